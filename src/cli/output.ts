@@ -1,0 +1,25 @@
+/** Output for people by default, JSON for scripts with --json; errors are one readable sentence. */
+export class CliError extends Error {
+  override name = "CliError";
+  readonly exitCode: number;
+  constructor(message: string, exitCode = 1) {
+    super(message);
+    this.exitCode = exitCode;
+  }
+}
+
+export function emit(json: boolean, data: unknown, text: () => string): void {
+  process.stdout.write(json ? `${JSON.stringify(data, null, 2)}\n` : `${text()}\n`);
+}
+
+/** Fixed-width columns for list output. */
+export function table(headers: string[], rows: string[][]): string {
+  if (rows.length === 0) return "(none)";
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join("  ")
+      .trimEnd();
+  return [line(headers), ...rows.map(line)].join("\n");
+}

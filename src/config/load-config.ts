@@ -1,0 +1,73 @@
+import { readFileSync } from "node:fs";
+import { type SettingKey, type Settings, settingDocs, settingsSchema } from "./settings.ts";
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+type Source = "default" | "config file" | "environment" | "command line";
+
+export interface LoadConfigInput {
+  env?: NodeJS.ProcessEnv;
+  /** Path of an optional JSON config file; IMAGING_CONFIG in env otherwise. */
+  configFile?: string | undefined;
+  /** Command-line flags, highest precedence. */
+  overrides?: Partial<Record<SettingKey, string | number | undefined>>;
+}
+
+/** Merges defaults < config file < environment < command line, then validates with named reasons. */
+export function loadSettings(input: LoadConfigInput = {}): Settings {
+  const env = input.env ?? process.env;
+  const raw: Record<string, unknown> = {};
+  const sources = new Map<string, Source>();
+  const put = (key: string, value: unknown, source: Source) => {
+    if (value === undefined || value === "") return;
+    raw[key] = value;
+    sources.set(key, source);
+  };
+
+  const file = input.configFile ?? env.IMAGING_CONFIG;
+  if (file) {
+    for (const [key, value] of Object.entries(readConfigFile(file))) put(key, value, "config file");
+  }
+  for (const doc of settingDocs) put(doc.key, env[doc.env], "environment");
+  for (const [key, value] of Object.entries(input.overrides ?? {})) put(key, value, "command line");
+
+  const parsed = settingsSchema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const lines = parsed.error.issues.map((issue) => {
+    const key = String(issue.path[0] ?? "");
+    const doc = settingDocs.find((d) => d.key === key);
+    const source = sources.get(key) ?? "default";
+    const where = source === "environment" ? (doc?.env ?? key) : key;
+    const got = key in raw ? ` (got ${JSON.stringify(raw[key])})` : "";
+    return `${where} from ${source}: ${issue.message}${got}`;
+  });
+  throw new ConfigError(`Invalid configuration:\n  ${lines.join("\n  ")}`);
+}
+
+function readConfigFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new ConfigError(`Cannot read config file ${path}: ${(error as Error).message}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`Config file ${path} is not valid JSON: ${(error as Error).message}`);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new ConfigError(`Config file ${path} must hold a JSON object of settings`);
+  }
+  const known = new Set<string>(settingDocs.map((d) => d.key));
+  const unknown = Object.keys(value).filter((k) => !known.has(k));
+  if (unknown.length > 0) {
+    throw new ConfigError(
+      `Config file ${path}: unknown key(s) ${unknown.join(", ")}; known keys: ${[...known].join(", ")}`,
+    );
+  }
+  return value as Record<string, unknown>;
+}

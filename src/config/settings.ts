@@ -1,0 +1,110 @@
+import { z } from "zod";
+
+/**
+ * Every setting of the service, in one place: its environment variable, its config-file key, what it
+ * means and its default. The README's configuration table is this list.
+ */
+export const settingsSchema = z.object({
+  dataDir: z.string().min(1).default("./data"),
+  databaseUrl: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "a postgres://user:password@host:port/database URL")
+    .optional(),
+  port: z.coerce.number().int().min(1).max(65535).optional(),
+  bindAddress: z.string().min(1).default("0.0.0.0"),
+  publicUrl: z.string().optional(),
+  tlsCertFile: z.string().min(1).optional(),
+  tlsKeyFile: z.string().min(1).optional(),
+  restPort: z.coerce.number().int().min(0).max(65535).default(8070),
+  internalBindAddress: z.string().min(1).default("127.0.0.1"),
+  restUpstreamUrl: z.url({ protocol: /^https?$/ }).optional(),
+  realm: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/, "letters, digits, '-' or '_'")
+    .default("imaging"),
+  issuer: z.url({ protocol: /^https?$/ }).optional(),
+  jwksUrl: z.url({ protocol: /^https?$/ }).optional(),
+  logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+});
+
+export type Settings = z.infer<typeof settingsSchema>;
+export type SettingKey = keyof Settings;
+
+export interface SettingDoc {
+  key: SettingKey;
+  env: string;
+  description: string;
+  defaultText: string;
+}
+
+export const settingDocs: readonly SettingDoc[] = [
+  {
+    key: "dataDir",
+    env: "IMAGING_DATA_DIR",
+    description: "Directory of the SQLite store and generated secrets",
+    defaultText: "./data",
+  },
+  {
+    key: "databaseUrl",
+    env: "DATABASE_URL",
+    description: "PostgreSQL store instead of SQLite (postgres://user:pass@host:5432/db)",
+    defaultText: "unset (SQLite file DATA_DIR/imaging.db)",
+  },
+  {
+    key: "port",
+    env: "PORT",
+    description: "User access port of the gateway",
+    defaultText: "8090 (http), 443 (https)",
+  },
+  {
+    key: "bindAddress",
+    env: "IMAGING_BIND_ADDRESS",
+    description: "Address the gateway listens on",
+    defaultText: "0.0.0.0",
+  },
+  {
+    key: "publicUrl",
+    env: "PUBLIC_URL",
+    description: "base_url seen by clients, e.g. http://gw.example.com:8090 (required on Windows over http)",
+    defaultText: "derived: http://<fqdn>:8090 or https://<fqdn>",
+  },
+  {
+    key: "tlsCertFile",
+    env: "TLS_CERT_FILE",
+    description: "PEM certificate chain: enables HTTPS on the gateway",
+    defaultText: "unset (http)",
+  },
+  { key: "tlsKeyFile", env: "TLS_KEY_FILE", description: "PEM private key for TLS_CERT_FILE", defaultText: "unset" },
+  {
+    key: "restPort",
+    env: "REST_PORT",
+    description: "Internal port of the REST API service (0 = any free port)",
+    defaultText: "8070",
+  },
+  {
+    key: "internalBindAddress",
+    env: "INTERNAL_BIND_ADDRESS",
+    description: "Address internal services listen on",
+    defaultText: "127.0.0.1",
+  },
+  {
+    key: "restUpstreamUrl",
+    env: "REST_UPSTREAM_URL",
+    description: "REST API the gateway forwards /rest to, when it runs in another process",
+    defaultText: "the in-process REST service",
+  },
+  { key: "realm", env: "IDP_REALM", description: "Identity provider realm", defaultText: "imaging" },
+  {
+    key: "issuer",
+    env: "IDP_ISSUER",
+    description: "Issuer of the tokens the REST API accepts",
+    defaultText: "{base_url}/auth/realms/{realm}",
+  },
+  {
+    key: "jwksUrl",
+    env: "IDP_JWKS_URL",
+    description: "JWKS of the issuer",
+    defaultText: "jwks_uri of the issuer's discovery document",
+  },
+  { key: "logLevel", env: "LOG_LEVEL", description: "Log level (fatal..trace, silent)", defaultText: "info" },
+];

@@ -1,0 +1,97 @@
+import swagger from "@fastify/swagger";
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import type { Kysely } from "kysely";
+import type { JwtVerifier } from "../auth/jwt-verifier.ts";
+import type { Database } from "../store/schema.ts";
+import { createAuthenticator } from "./authenticate.ts";
+import { problemSchema, sendProblem } from "./problem.ts";
+import { applicationRoutes } from "./routes/applications.ts";
+import { insightRoutes } from "./routes/insights.ts";
+import {
+  applicationDetailSchema,
+  applicationSummarySchema,
+  cveInsightSchema,
+  cvePackageSchema,
+  externalObjectSchema,
+} from "./schemas.ts";
+
+export interface RestAppOptions {
+  db: Kysely<Database>;
+  verifier: JwtVerifier;
+  version: string;
+  logger?: FastifyServerOptions["logger"];
+}
+
+const OPEN_PATHS = new Set(["/rest/openapi.json", "/rest/health"]);
+
+/** The platform REST API: applications and their insights, problem+json errors, OpenAPI 3.1. */
+export async function buildRestApp(options: RestAppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger ?? false,
+    // Parameter rules live in params.ts so each 400 names the rule; schemas document and serialize.
+    ajv: { customOptions: { strict: false } },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
+  });
+  app.setValidatorCompiler(() => (data) => ({ value: data }));
+
+  for (const schema of [
+    problemSchema,
+    externalObjectSchema,
+    cvePackageSchema,
+    applicationSummarySchema,
+    applicationDetailSchema,
+    cveInsightSchema,
+  ]) {
+    app.addSchema(schema);
+  }
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: {
+        title: "imaging-services REST API",
+        version: options.version,
+        description: "Applications, their analyses and CVE insights. Errors are application/problem+json.",
+      },
+      servers: [{ url: "/" }],
+      components: {
+        securitySchemes: {
+          bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "Platform token (aud imaging-api)" },
+          apiKey: { type: "apiKey", in: "header", name: "X-API-KEY" },
+        },
+      },
+      security: [{ bearer: [] }, { apiKey: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+
+  const authenticate = createAuthenticator({ db: options.db, verifier: options.verifier });
+  app.addHook("onRequest", async (request, reply) => {
+    const path = request.url.split("?")[0] ?? "";
+    if (OPEN_PATHS.has(path) || !path.startsWith("/rest/")) return;
+    const result = await authenticate(request);
+    if (result.ok) {
+      request.principal = result.principal;
+      return;
+    }
+    const challenge = result.tokenGiven
+      ? `Bearer realm="imaging-api", error="invalid_token", error_description="${result.detail.replace(/"/g, "'")}"`
+      : `Bearer realm="imaging-api"`;
+    reply.header("WWW-Authenticate", challenge);
+    return sendProblem(reply, 401, result.detail);
+  });
+
+  app.get("/rest/health", { schema: { hide: true } }, async () => ({ status: "UP" }));
+  app.get("/rest/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+  applicationRoutes(app, { db: options.db });
+  insightRoutes(app, { db: options.db });
+
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(reply, 404, `No such resource: ${request.method} ${request.url.split("?")[0]}`),
+  );
+  app.setErrorHandler((error: { statusCode?: number; message: string }, request, reply) => {
+    const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+    if (status === 500) request.log.error({ err: error }, "request failed");
+    return sendProblem(reply, status, status === 500 ? "The server could not complete the request" : error.message);
+  });
+  return app;
+}

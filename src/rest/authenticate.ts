@@ -1,0 +1,40 @@
+import type { FastifyRequest } from "fastify";
+import type { Kysely } from "kysely";
+import type { JwtVerifier } from "../auth/jwt-verifier.ts";
+import { type Principal, principalFromClaims } from "../auth/principal.ts";
+import { verifyApiKey } from "../store/api-keys.ts";
+import type { Database } from "../store/schema.ts";
+
+export type Authentication = { ok: true; principal: Principal } | { ok: false; detail: string; tokenGiven: boolean };
+
+export type Authenticator = (request: FastifyRequest) => Promise<Authentication>;
+
+/** Platform tokens (Bearer, audience imaging-api) or API keys (X-API-KEY) for scripts. */
+export function createAuthenticator(deps: { db: Kysely<Database>; verifier: JwtVerifier }): Authenticator {
+  return async (request) => {
+    const authorization = request.headers.authorization;
+    const apiKey = request.headers["x-api-key"];
+    if (typeof authorization === "string" && authorization.trim() !== "") {
+      const match = /^Bearer\s+([A-Za-z0-9._~+/-]+=*)\s*$/i.exec(authorization);
+      if (!match?.[1]) {
+        return { ok: false, tokenGiven: true, detail: "The Authorization header must be 'Bearer <token>'" };
+      }
+      const result = await deps.verifier.verify(match[1]);
+      if (!result.ok) return { ok: false, tokenGiven: true, detail: `Invalid bearer token: ${result.reason}` };
+      return { ok: true, principal: principalFromClaims(result.payload) };
+    }
+    if (typeof apiKey === "string" && apiKey !== "") {
+      const info = await verifyApiKey(deps.db, apiKey.trim());
+      if (!info) return { ok: false, tokenGiven: false, detail: "The X-API-KEY is unknown or revoked" };
+      return {
+        ok: true,
+        principal: { subject: info.user, roles: [info.role], applications: info.applications, via: "api-key" },
+      };
+    }
+    return {
+      ok: false,
+      tokenGiven: false,
+      detail: "Authentication required: send 'Authorization: Bearer <token>' or an 'X-API-KEY' header",
+    };
+  };
+}

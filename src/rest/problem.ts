@@ -1,0 +1,48 @@
+import type { FastifyReply } from "fastify";
+
+/** RFC 9457 problem details: every REST error has this shape and a sentence a person can act on. */
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  instance?: string;
+}
+
+const TITLES: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  406: "Not Acceptable",
+  413: "Payload Too Large",
+  415: "Unsupported Media Type",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
+  502: "Bad Gateway",
+  503: "Service Unavailable",
+};
+
+export function problem(status: number, detail: string, instance?: string): Problem {
+  return { type: "about:blank", title: TITLES[status] ?? "Error", status, detail, ...(instance ? { instance } : {}) };
+}
+
+export function sendProblem(reply: FastifyReply, status: number, detail: string): FastifyReply {
+  const body = problem(status, detail, reply.request.url.split("?")[0]);
+  return reply.code(status).type("application/problem+json").send(JSON.stringify(body));
+}
+
+export const problemSchema = {
+  $id: "Problem",
+  type: "object",
+  description: "RFC 9457 problem details",
+  properties: {
+    type: { type: "string" },
+    title: { type: "string" },
+    status: { type: "integer" },
+    detail: { type: "string" },
+    instance: { type: "string" },
+  },
+  required: ["type", "title", "status", "detail"],
+} as const;

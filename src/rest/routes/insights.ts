@@ -1,0 +1,92 @@
+import type { FastifyInstance } from "fastify";
+import { findVulnerability, listCveInsights, listOccurrences, SEVERITIES } from "../../store/insights.ts";
+import { type RestDeps, REPLIED, applicationAt, take } from "../context.ts";
+import { parseCveReference, parseLimit, parseSeverities, parseSkip } from "../params.ts";
+import { errorResponses, pagingQuery } from "../schemas.ts";
+
+type NameParams = { Params: { name: string }; Querystring: Record<string, unknown> };
+type CveParams = { Params: { name: string; id: string }; Querystring: Record<string, unknown> };
+
+export function insightRoutes(app: FastifyInstance, deps: RestDeps): void {
+  app.get<NameParams>(
+    "/rest/applications/:name/insights/cve",
+    {
+      schema: {
+        summary: "CVEs affecting an application, most severe first",
+        tags: ["insights"],
+        params: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+        querystring: {
+          ...pagingQuery("CVEs", true),
+          properties: {
+            ...pagingQuery("CVEs", true).properties,
+            severity: { type: "string", description: "Comma-separated severities to keep, e.g. CRITICAL,HIGH" },
+          },
+        },
+        response: { 200: { type: "array", items: { $ref: "CveInsight#" } }, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const paging = readPaging(request.query, reply);
+      if (paging === REPLIED) return reply;
+      const severities = take(reply, parseSeverities(request.query.severity, [...SEVERITIES, "UNKNOWN"]));
+      if (severities === REPLIED) return reply;
+      const found = await applicationAt(deps, request, reply);
+      if (found === REPLIED) return reply;
+      return listCveInsights(deps.db, {
+        applicationId: found.application.id,
+        seq: found.analysis.seq,
+        ...paging,
+        severities,
+      });
+    },
+  );
+
+  app.get<CveParams>(
+    "/rest/applications/:name/insights/cve/:id/occurrences",
+    {
+      schema: {
+        summary: "Impacted packages for a CVE, with their external objects",
+        description:
+          "Lists the application's packages affected by the CVE (or its GHSA alias) as of the latest analysis " +
+          "at or before `date`, ordered by name then version, each with the external objects of that package " +
+          "the application refers to (ordered by fullName then id).",
+        tags: ["insights"],
+        params: {
+          type: "object",
+          properties: {
+            name: { type: "string", description: "Application name (URL-encoded; no back-quote)" },
+            id: { type: "string", description: "CVE reference, e.g. CVE-2021-44228, or a GHSA alias" },
+          },
+          required: ["name", "id"],
+        },
+        querystring: pagingQuery("packages", true),
+        response: { 200: { type: "array", items: { $ref: "CvePackage#" } }, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const paging = readPaging(request.query, reply);
+      if (paging === REPLIED) return reply;
+      const cve = take(reply, parseCveReference(request.params.id));
+      if (cve === REPLIED) return reply;
+      const found = await applicationAt(deps, request, reply);
+      if (found === REPLIED) return reply;
+      const vulnerability = await findVulnerability(deps.db, cve);
+      // A well-formed CVE the platform has no advisory for affects none of the application's packages.
+      if (!vulnerability) return [];
+      return listOccurrences(deps.db, {
+        applicationId: found.application.id,
+        seq: found.analysis.seq,
+        vulnerabilityId: vulnerability.id,
+        ...paging,
+      });
+    },
+  );
+}
+
+function readPaging(query: Record<string, unknown>, reply: Parameters<typeof take>[0]) {
+  const limit = take(reply, parseLimit(query.limit, { required: true }));
+  if (limit === REPLIED) return REPLIED;
+  const skip = take(reply, parseSkip(query.skip));
+  if (skip === REPLIED) return REPLIED;
+  return { limit, skip };
+}

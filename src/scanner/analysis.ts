@@ -1,0 +1,70 @@
+/** What a scan produces and the store ingests: the contract between scanner and store. */
+import type { AffectedRange, Ecosystem } from "./versions/index.ts";
+
+export interface PackageRef {
+  ecosystem: Ecosystem;
+  /** npm name as published; Maven `groupId:artifactId`. */
+  name: string;
+  version: string;
+}
+
+export interface ExternalObjectInput {
+  id: string;
+  /** `<ecosystem>:<name>` of the package the object belongs to. */
+  package: string;
+  name: string;
+  fullName: string;
+  mangling: string;
+  type: string;
+  typeId: string;
+}
+
+export interface ApplicationObjectInput {
+  id: string;
+  name: string;
+  fullName: string;
+  type: string;
+  typeId: string;
+}
+
+export interface ReferenceInput {
+  from: ApplicationObjectInput;
+  /** id of an external object of the same analysis. */
+  to: string;
+}
+
+export interface AnalysisInput {
+  analyzedAt: string;
+  packages: PackageRef[];
+  objects: ExternalObjectInput[];
+  references: ReferenceInput[];
+}
+
+export interface PublishedVersionInput {
+  version: string;
+  releasedAt: string | null;
+}
+
+export interface AdvisoryInput {
+  id: string;
+  aliases: string[];
+  severity: string;
+  cvssScore: number | null;
+  summary: string;
+  publishedAt: string | null;
+  affected: { ecosystem: Ecosystem; package: string; ranges: AffectedRange[] }[];
+}
+
+export function packageKey(ecosystem: string, name: string): string {
+  return `${ecosystem}:${name}`;
+}
+
+/** Splits `<ecosystem>:<name>`; Maven names contain a colon themselves, so split on the first. */
+export function parsePackageKey(key: string): { ecosystem: Ecosystem; name: string } {
+  const colon = key.indexOf(":");
+  const ecosystem = key.slice(0, colon);
+  if (colon < 0 || (ecosystem !== "npm" && ecosystem !== "maven")) {
+    throw new Error(`package "${key}" must be written <npm|maven>:<name>`);
+  }
+  return { ecosystem, name: key.slice(colon + 1) };
+}

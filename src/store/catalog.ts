@@ -1,0 +1,206 @@
+import type { Kysely, Transaction } from "kysely";
+import type { AdvisoryInput, PublishedVersionInput } from "../scanner/analysis.ts";
+import { compareVersions, computePackageFacts, type Ecosystem, type PackageAdvisory } from "../scanner/versions/index.ts";
+import { chunks } from "./batch.ts";
+import type { Database } from "./schema.ts";
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/** Returns the package id, creating the package when it is new. */
+export async function ensurePackage(db: Db, ecosystem: Ecosystem, name: string): Promise<number> {
+  const existing = await db
+    .selectFrom("packages")
+    .select("id")
+    .where("ecosystem", "=", ecosystem)
+    .where("name", "=", name)
+    .executeTakeFirst();
+  if (existing) return existing.id;
+  const inserted = await db
+    .insertInto("packages")
+    .values({ ecosystem, name, releases_per_year: null, safest_version: null })
+    .returning("id")
+    .executeTakeFirstOrThrow();
+  return inserted.id;
+}
+
+/**
+ * Records a package's published versions (from its registry). Returns whether anything changed, in
+ * which case the package's facts were recomputed.
+ */
+export async function loadPublishedVersions(
+  db: Db,
+  ecosystem: Ecosystem,
+  name: string,
+  versions: readonly PublishedVersionInput[],
+): Promise<number> {
+  const packageId = await ensurePackage(db, ecosystem, name);
+  const known = new Map(
+    (
+      await db
+        .selectFrom("package_versions")
+        .select(["id", "version", "released_at", "published"])
+        .where("package_id", "=", packageId)
+        .execute()
+    ).map((row) => [row.version, row]),
+  );
+  const fresh = versions.filter((v) => !known.has(v.version));
+  for (const batch of chunks(fresh)) {
+    await db
+      .insertInto("package_versions")
+      .values(
+        batch.map((v) => ({
+          package_id: packageId,
+          version: v.version,
+          released_at: v.releasedAt,
+          published: 1,
+          prerelease: 0,
+          rank: 0,
+          safer_closest_version: null,
+        })),
+      )
+      .execute();
+  }
+  for (const v of versions) {
+    const row = known.get(v.version);
+    if (row && (row.published !== 1 || row.released_at !== v.releasedAt)) {
+      await db
+        .updateTable("package_versions")
+        .set({ published: 1, released_at: v.releasedAt })
+        .where("id", "=", row.id)
+        .execute();
+    }
+  }
+  await recomputePackageFacts(db, packageId);
+  return packageId;
+}
+
+/** Inserts or replaces an advisory (by CVE id) and recomputes the facts of the packages it names. */
+export async function loadAdvisory(db: Db, advisory: AdvisoryInput): Promise<number> {
+  const existing = await db
+    .selectFrom("vulnerabilities")
+    .select("id")
+    .where("cve_id", "=", advisory.id)
+    .executeTakeFirst();
+  const values = {
+    severity: advisory.severity.toUpperCase(),
+    cvss_score: advisory.cvssScore,
+    summary: advisory.summary,
+    published_at: advisory.publishedAt,
+  };
+  let vulnerabilityId: number;
+  const touched = new Set<number>();
+  if (existing) {
+    vulnerabilityId = existing.id;
+    await db.updateTable("vulnerabilities").set(values).where("id", "=", vulnerabilityId).execute();
+    const previous = await db
+      .deleteFrom("vulnerability_ranges")
+      .where("vulnerability_id", "=", vulnerabilityId)
+      .returning("package_id")
+      .execute();
+    for (const row of previous) touched.add(row.package_id);
+    await db.deleteFrom("vulnerability_aliases").where("vulnerability_id", "=", vulnerabilityId).execute();
+  } else {
+    vulnerabilityId = (
+      await db
+        .insertInto("vulnerabilities")
+        .values({ cve_id: advisory.id, ...values })
+        .returning("id")
+        .executeTakeFirstOrThrow()
+    ).id;
+  }
+  const aliases = [...new Set(advisory.aliases.filter((a) => a !== advisory.id))];
+  if (aliases.length > 0) {
+    await db
+      .insertInto("vulnerability_aliases")
+      .values(aliases.map((alias) => ({ alias, vulnerability_id: vulnerabilityId })))
+      .onConflict((oc) => oc.column("alias").doUpdateSet({ vulnerability_id: vulnerabilityId }))
+      .execute();
+  }
+  for (const affected of advisory.affected) {
+    const packageId = await ensurePackage(db, affected.ecosystem, affected.package);
+    touched.add(packageId);
+    if (affected.ranges.length === 0) continue;
+    await db
+      .insertInto("vulnerability_ranges")
+      .values(
+        affected.ranges.map((r) => ({
+          vulnerability_id: vulnerabilityId,
+          package_id: packageId,
+          introduced: r.introduced ?? null,
+          fixed: r.fixed ?? null,
+          last_affected: r.lastAffected ?? null,
+        })),
+      )
+      .execute();
+  }
+  for (const packageId of touched) await recomputePackageFacts(db, packageId);
+  return vulnerabilityId;
+}
+
+/**
+ * Derives a package's facts from its versions and the advisories' ranges: version order, which
+ * versions each vulnerability affects, safer closest / safest versions and releases per year.
+ */
+export async function recomputePackageFacts(db: Db, packageId: number): Promise<void> {
+  const pkg = await db
+    .selectFrom("packages")
+    .select(["ecosystem", "name"])
+    .where("id", "=", packageId)
+    .executeTakeFirstOrThrow();
+  const versions = await db
+    .selectFrom("package_versions")
+    .select(["id", "version", "released_at", "published", "rank", "prerelease", "safer_closest_version"])
+    .where("package_id", "=", packageId)
+    .execute();
+  const ranges = await db
+    .selectFrom("vulnerability_ranges")
+    .select(["vulnerability_id", "introduced", "fixed", "last_affected"])
+    .where("package_id", "=", packageId)
+    .execute();
+
+  const byVulnerability = new Map<number, PackageAdvisory["ranges"][number][]>();
+  for (const r of ranges) {
+    const list = byVulnerability.get(r.vulnerability_id) ?? [];
+    list.push({ introduced: r.introduced, fixed: r.fixed, lastAffected: r.last_affected });
+    byVulnerability.set(r.vulnerability_id, list);
+  }
+  const advisories = [...byVulnerability].map(([id, list]) => ({ id: String(id), ranges: list }));
+  const facts = computePackageFacts(
+    pkg.ecosystem as Ecosystem,
+    versions.filter((v) => v.published === 1).map((v) => ({ version: v.version, releasedAt: v.released_at })),
+    advisories,
+    versions.filter((v) => v.published !== 1).map((v) => v.version),
+  );
+  const factsByVersion = new Map(facts.versions.map((f) => [f.version, f]));
+
+  const links: { package_version_id: number; vulnerability_id: number }[] = [];
+  for (const row of versions) {
+    // Versions that compare equal (1.0 and 1.0.0) share the facts of the one kept.
+    const f =
+      factsByVersion.get(row.version) ??
+      facts.versions.find((x) => compareVersions(pkg.ecosystem as Ecosystem, x.version, row.version) === 0);
+    if (!f) continue;
+    const prerelease = f.prerelease ? 1 : 0;
+    if (row.rank !== f.rank || row.prerelease !== prerelease || row.safer_closest_version !== f.saferClosestVersion) {
+      await db
+        .updateTable("package_versions")
+        .set({ rank: f.rank, prerelease, safer_closest_version: f.saferClosestVersion })
+        .where("id", "=", row.id)
+        .execute();
+    }
+    for (const vulnerabilityId of f.affectedBy) {
+      links.push({ package_version_id: row.id, vulnerability_id: Number(vulnerabilityId) });
+    }
+  }
+  await db
+    .updateTable("packages")
+    .set({ releases_per_year: facts.releasesPerYear, safest_version: facts.safestVersion })
+    .where("id", "=", packageId)
+    .execute();
+
+  const versionIds = versions.map((v) => v.id);
+  for (const batch of chunks(versionIds, 500)) {
+    await db.deleteFrom("version_vulnerabilities").where("package_version_id", "in", batch).execute();
+  }
+  for (const batch of chunks(links)) await db.insertInto("version_vulnerabilities").values(batch).execute();
+}

@@ -1,0 +1,75 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { Kysely, PostgresDialect } from "kysely";
+import { type Migration, type MigrationProvider, Migrator } from "kysely/migration";
+import pg from "pg";
+import { initialMigration } from "./migrations/001-initial.ts";
+import { createNodeSqliteDialect } from "./node-sqlite-dialect.ts";
+import type { Database } from "./schema.ts";
+
+export type StoreKind = "sqlite" | "postgres";
+
+export interface StoreHandle {
+  db: Kysely<Database>;
+  kind: StoreKind;
+  /** Where the data lives, for messages (never includes a password). */
+  location: string;
+  close(): Promise<void>;
+}
+
+export interface OpenStoreOptions {
+  databaseUrl?: string | undefined;
+  sqliteFile: string;
+  /** Run pending migrations (default true). */
+  migrate?: boolean;
+}
+
+export async function openStore(options: OpenStoreOptions): Promise<StoreHandle> {
+  const handle = options.databaseUrl ? openPostgres(options.databaseUrl) : openSqlite(options.sqliteFile);
+  if (options.migrate ?? true) {
+    try {
+      await migrateToLatest(handle);
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  }
+  return handle;
+}
+
+function openSqlite(file: string): StoreHandle {
+  mkdirSync(dirname(file), { recursive: true });
+  const { dialect } = createNodeSqliteDialect(file);
+  const db = new Kysely<Database>({ dialect });
+  return { db, kind: "sqlite", location: file, close: () => db.destroy() };
+}
+
+function openPostgres(url: string): StoreHandle {
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // Numeric/bigint columns come back as strings by default; our counts fit in JS numbers.
+  pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number.parseInt(v, 10));
+  pg.types.setTypeParser(pg.types.builtins.FLOAT4, (v) => Number.parseFloat(v));
+  pg.types.setTypeParser(pg.types.builtins.FLOAT8, (v) => Number.parseFloat(v));
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const safe = new URL(url);
+  safe.password = "";
+  return { db, kind: "postgres", location: safe.toString(), close: () => db.destroy() };
+}
+
+const migrationNames = ["001-initial"] as const;
+
+function inCodeMigrations(kind: StoreKind): MigrationProvider {
+  return {
+    getMigrations: async (): Promise<Record<string, Migration>> => ({ [migrationNames[0]]: initialMigration(kind) }),
+  };
+}
+
+export async function migrateToLatest(handle: StoreHandle): Promise<string[]> {
+  const migrator = new Migrator({ db: handle.db, provider: inCodeMigrations(handle.kind) });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === "Error")?.migrationName ?? "unknown";
+    throw new Error(`Store migration ${failed} failed on ${handle.location}: ${(error as Error).message}`);
+  }
+  return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
+}

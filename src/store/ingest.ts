@@ -1,0 +1,379 @@
+import type { Kysely, Transaction } from "kysely";
+import {
+  type AnalysisInput,
+  type ApplicationObjectInput,
+  type ExternalObjectInput,
+  packageKey,
+  parsePackageKey,
+} from "../scanner/analysis.ts";
+import { chunks, nowIso } from "./batch.ts";
+import { ensurePackage, recomputePackageFacts } from "./catalog.ts";
+import { type Database, OPEN_SEQ } from "./schema.ts";
+
+export class IngestError extends Error {
+  override name = "IngestError";
+}
+
+export interface ChangeCount {
+  added: number;
+  removed: number;
+}
+
+export interface IngestResult {
+  application: string;
+  seq: number;
+  analyzedAt: string;
+  packages: ChangeCount;
+  objects: ChangeCount;
+  references: ChangeCount;
+}
+
+export interface IngestOptions {
+  description?: string;
+  demo?: boolean;
+}
+
+/**
+ * Records an analysis as the difference from the application's previous one: rows that did not change
+ * stay as they are, vanished rows are closed at this analysis, new ones open at it.
+ */
+export async function ingestAnalysis(
+  db: Kysely<Database>,
+  applicationName: string,
+  input: AnalysisInput,
+  options: IngestOptions = {},
+): Promise<IngestResult> {
+  const analyzedAt = validateAnalysis(applicationName, input);
+  return db.transaction().execute(async (trx) => {
+    const applicationId = await ensureApplication(trx, applicationName, options);
+    const last = await trx
+      .selectFrom("analyses")
+      .select(["seq", "analyzed_at"])
+      .where("application_id", "=", applicationId)
+      .orderBy("seq", "desc")
+      .limit(1)
+      .executeTakeFirst();
+    if (last && last.analyzed_at >= analyzedAt) {
+      throw new IngestError(
+        `Analyses of ${applicationName} are recorded in time order: the latest is ${last.analyzed_at}, ` +
+          `so ${analyzedAt} cannot be added after it`,
+      );
+    }
+    const seq = (last?.seq ?? 0) + 1;
+    await trx
+      .insertInto("analyses")
+      .values({ application_id: applicationId, seq, analyzed_at: analyzedAt, created_at: nowIso() })
+      .execute();
+
+    const packageIds = await resolvePackages(trx, input);
+    const packages = await diffPackages(trx, applicationId, seq, input, packageIds);
+    const external = await diffExternalObjects(trx, applicationId, seq, input.objects, packageIds);
+    const sources = await diffApplicationObjects(trx, applicationId, seq, input);
+    const references = await diffReferences(trx, applicationId, seq, input, external.rowIds, sources.rowIds);
+    return {
+      application: applicationName,
+      seq,
+      analyzedAt,
+      packages,
+      objects: external.count,
+      references,
+    };
+  });
+}
+
+function validateAnalysis(applicationName: string, input: AnalysisInput): string {
+  if (!applicationName || applicationName.includes("`")) {
+    throw new IngestError(`Application name "${applicationName}" is empty or contains a back-quote`);
+  }
+  const instant = new Date(input.analyzedAt);
+  if (Number.isNaN(instant.getTime()) || !/T/.test(input.analyzedAt)) {
+    throw new IngestError(`analyzedAt "${input.analyzedAt}" is not an ISO 8601 date-time`);
+  }
+  const used = new Set(input.packages.map((p) => packageKey(p.ecosystem, p.name)));
+  const ids = new Set<string>();
+  for (const object of input.objects) {
+    if (ids.has(object.id)) throw new IngestError(`External object id ${object.id} appears twice`);
+    ids.add(object.id);
+    if (!used.has(object.package)) {
+      throw new IngestError(`External object ${object.id} belongs to ${object.package}, which the analysis does not use`);
+    }
+  }
+  const sources = new Map<string, ApplicationObjectInput>();
+  for (const reference of input.references) {
+    if (!ids.has(reference.to)) {
+      throw new IngestError(`A reference from ${reference.from.id} points to unknown external object ${reference.to}`);
+    }
+    const seen = sources.get(reference.from.id);
+    if (seen && !sameSource(seen, reference.from)) {
+      throw new IngestError(`Application object ${reference.from.id} is described twice with different attributes`);
+    }
+    sources.set(reference.from.id, reference.from);
+  }
+  return instant.toISOString();
+}
+
+async function ensureApplication(trx: Transaction<Database>, name: string, options: IngestOptions): Promise<number> {
+  const existing = await trx.selectFrom("applications").select("id").where("name", "=", name).executeTakeFirst();
+  if (existing) return existing.id;
+  const row = await trx
+    .insertInto("applications")
+    .values({ name, description: options.description ?? "", demo: options.demo ? 1 : 0, created_at: nowIso() })
+    .returning("id")
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/** Package ids by `<ecosystem>:<name>`, creating packages and in-use versions the catalog lacks. */
+async function resolvePackages(trx: Transaction<Database>, input: AnalysisInput): Promise<Map<string, number>> {
+  const ids = new Map<string, number>();
+  for (const p of input.packages) {
+    const key = packageKey(p.ecosystem, p.name);
+    if (!ids.has(key)) ids.set(key, await ensurePackage(trx, p.ecosystem, p.name));
+  }
+  for (const key of new Set(input.objects.map((o) => o.package))) {
+    if (!ids.has(key)) {
+      const { ecosystem, name } = parsePackageKey(key);
+      ids.set(key, await ensurePackage(trx, ecosystem, name));
+    }
+  }
+  return ids;
+}
+
+async function diffPackages(
+  trx: Transaction<Database>,
+  applicationId: number,
+  seq: number,
+  input: AnalysisInput,
+  packageIds: Map<string, number>,
+): Promise<ChangeCount> {
+  const wanted = new Set<number>();
+  const recompute = new Set<number>();
+  for (const p of input.packages) {
+    const packageId = packageIds.get(packageKey(p.ecosystem, p.name)) as number;
+    let row = await trx
+      .selectFrom("package_versions")
+      .select("id")
+      .where("package_id", "=", packageId)
+      .where("version", "=", p.version)
+      .executeTakeFirst();
+    if (!row) {
+      // A version in use that the registry data does not list yet: kept, flagged unpublished.
+      row = await trx
+        .insertInto("package_versions")
+        .values({
+          package_id: packageId,
+          version: p.version,
+          released_at: null,
+          published: 0,
+          prerelease: 0,
+          rank: 0,
+          safer_closest_version: null,
+        })
+        .returning("id")
+        .executeTakeFirstOrThrow();
+      recompute.add(packageId);
+    }
+    wanted.add(row.id);
+  }
+  for (const packageId of recompute) await recomputePackageFacts(trx, packageId);
+
+  const open = await trx
+    .selectFrom("application_packages")
+    .select(["id", "package_version_id"])
+    .where("application_id", "=", applicationId)
+    .where("to_seq", "=", OPEN_SEQ)
+    .execute();
+  const openVersions = new Set(open.map((r) => r.package_version_id));
+  const closed = open.filter((r) => !wanted.has(r.package_version_id)).map((r) => r.id);
+  await closeRows(trx, "application_packages", closed, seq);
+  const added = [...wanted].filter((id) => !openVersions.has(id));
+  for (const batch of chunks(added)) {
+    await trx
+      .insertInto("application_packages")
+      .values(
+        batch.map((package_version_id) => ({
+          application_id: applicationId,
+          package_version_id,
+          from_seq: seq,
+          to_seq: OPEN_SEQ,
+        })),
+      )
+      .execute();
+  }
+  return { added: added.length, removed: closed.length };
+}
+
+async function diffExternalObjects(
+  trx: Transaction<Database>,
+  applicationId: number,
+  seq: number,
+  objects: readonly ExternalObjectInput[],
+  packageIds: Map<string, number>,
+): Promise<{ count: ChangeCount; rowIds: Map<string, number> }> {
+  const open = await trx
+    .selectFrom("external_objects")
+    .select(["id", "object_id", "package_id", "name", "full_name", "mangling", "type", "type_id"])
+    .where("application_id", "=", applicationId)
+    .where("to_seq", "=", OPEN_SEQ)
+    .execute();
+  const openById = new Map(open.map((r) => [r.object_id, r]));
+  const rowIds = new Map<string, number>();
+  const toInsert: Omit<ExternalObjectRow, "id">[] = [];
+  for (const o of objects) {
+    const packageId = packageIds.get(o.package) as number;
+    const row = openById.get(o.id);
+    if (
+      row &&
+      row.package_id === packageId &&
+      row.name === o.name &&
+      row.full_name === o.fullName &&
+      row.mangling === o.mangling &&
+      row.type === o.type &&
+      row.type_id === o.typeId
+    ) {
+      rowIds.set(o.id, row.id);
+      openById.delete(o.id);
+      continue;
+    }
+    toInsert.push({
+      application_id: applicationId,
+      package_id: packageId,
+      object_id: o.id,
+      name: o.name,
+      full_name: o.fullName,
+      mangling: o.mangling,
+      type: o.type,
+      type_id: o.typeId,
+      from_seq: seq,
+      to_seq: OPEN_SEQ,
+    });
+  }
+  // Whatever is still open and was not matched has vanished or changed: close it.
+  const closed = [...openById.values()].map((r) => r.id);
+  await closeRows(trx, "external_objects", closed, seq);
+  for (const batch of chunks(toInsert, 300)) {
+    const inserted = await trx.insertInto("external_objects").values(batch).returning(["id", "object_id"]).execute();
+    for (const r of inserted) rowIds.set(r.object_id, r.id);
+  }
+  return { count: { added: toInsert.length, removed: closed.length }, rowIds };
+}
+
+interface ExternalObjectRow {
+  id: number;
+  application_id: number;
+  package_id: number;
+  object_id: string;
+  name: string;
+  full_name: string;
+  mangling: string;
+  type: string;
+  type_id: string;
+  from_seq: number;
+  to_seq: number;
+}
+
+async function diffApplicationObjects(
+  trx: Transaction<Database>,
+  applicationId: number,
+  seq: number,
+  input: AnalysisInput,
+): Promise<{ rowIds: Map<string, number> }> {
+  const sources = new Map<string, ApplicationObjectInput>();
+  for (const r of input.references) sources.set(r.from.id, r.from);
+  const open = await trx
+    .selectFrom("application_objects")
+    .select(["id", "object_id", "name", "full_name", "type", "type_id"])
+    .where("application_id", "=", applicationId)
+    .where("to_seq", "=", OPEN_SEQ)
+    .execute();
+  const openById = new Map(open.map((r) => [r.object_id, r]));
+  const rowIds = new Map<string, number>();
+  const toInsert: {
+    application_id: number;
+    object_id: string;
+    name: string;
+    full_name: string;
+    type: string;
+    type_id: string;
+    from_seq: number;
+    to_seq: number;
+  }[] = [];
+  for (const s of sources.values()) {
+    const row = openById.get(s.id);
+    if (row && sameSource({ id: row.object_id, name: row.name, fullName: row.full_name, type: row.type, typeId: row.type_id }, s)) {
+      rowIds.set(s.id, row.id);
+      openById.delete(s.id);
+      continue;
+    }
+    toInsert.push({
+      application_id: applicationId,
+      object_id: s.id,
+      name: s.name,
+      full_name: s.fullName,
+      type: s.type,
+      type_id: s.typeId,
+      from_seq: seq,
+      to_seq: OPEN_SEQ,
+    });
+  }
+  await closeRows(
+    trx,
+    "application_objects",
+    [...openById.values()].map((r) => r.id),
+    seq,
+  );
+  for (const batch of chunks(toInsert, 400)) {
+    const inserted = await trx.insertInto("application_objects").values(batch).returning(["id", "object_id"]).execute();
+    for (const r of inserted) rowIds.set(r.object_id, r.id);
+  }
+  return { rowIds };
+}
+
+async function diffReferences(
+  trx: Transaction<Database>,
+  applicationId: number,
+  seq: number,
+  input: AnalysisInput,
+  targets: Map<string, number>,
+  sources: Map<string, number>,
+): Promise<ChangeCount> {
+  const wanted = new Map<string, { source_id: number; target_id: number }>();
+  for (const r of input.references) {
+    const source_id = sources.get(r.from.id) as number;
+    const target_id = targets.get(r.to) as number;
+    wanted.set(`${source_id}>${target_id}`, { source_id, target_id });
+  }
+  const open = await trx
+    .selectFrom("object_references")
+    .select(["id", "source_id", "target_id"])
+    .where("application_id", "=", applicationId)
+    .where("to_seq", "=", OPEN_SEQ)
+    .execute();
+  const closed: number[] = [];
+  for (const r of open) {
+    const key = `${r.source_id}>${r.target_id}`;
+    if (wanted.has(key)) wanted.delete(key);
+    else closed.push(r.id);
+  }
+  await closeRows(trx, "object_references", closed, seq);
+  const added = [...wanted.values()];
+  for (const batch of chunks(added, 500)) {
+    await trx
+      .insertInto("object_references")
+      .values(batch.map((r) => ({ application_id: applicationId, ...r, from_seq: seq, to_seq: OPEN_SEQ })))
+      .execute();
+  }
+  return { added: added.length, removed: closed.length };
+}
+
+type IntervalTable = "application_packages" | "external_objects" | "application_objects" | "object_references";
+
+async function closeRows(trx: Transaction<Database>, table: IntervalTable, ids: number[], seq: number): Promise<void> {
+  for (const batch of chunks(ids, 500)) {
+    await trx.updateTable(table).set({ to_seq: seq }).where("id", "in", batch).execute();
+  }
+}
+
+function sameSource(a: ApplicationObjectInput, b: ApplicationObjectInput): boolean {
+  return a.name === b.name && a.fullName === b.fullName && a.type === b.type && a.typeId === b.typeId;
+}

@@ -1,0 +1,363 @@
+import { type Kysely, sql } from "kysely";
+import { type Database, OPEN_SEQ } from "./schema.ts";
+
+export interface ApplicationRow {
+  id: number;
+  name: string;
+  description: string;
+  demo: boolean;
+}
+
+export interface AnalysisRef {
+  seq: number;
+  analyzedAt: string;
+}
+
+export interface ApplicationSummary {
+  name: string;
+  description: string;
+  demo: boolean;
+  analysisCount: number;
+  latestAnalysisAt: string | null;
+}
+
+export interface VulnerabilityRow {
+  id: number;
+  cveId: string;
+  aliases: string[];
+  severity: string;
+  cvssScore: number | null;
+  summary: string;
+  publishedAt: string | null;
+}
+
+export interface ExternalObjectRecord {
+  fullName: string;
+  id: string;
+  mangling: string;
+  name: string;
+  type: string;
+  typeId: string;
+}
+
+export interface CvePackageRecord {
+  name: string;
+  objects: ExternalObjectRecord[];
+  releaseDate: { dateTime: string } | null;
+  releasesPerYear: number | null;
+  saferClosestVersion: string | null;
+  safestVersion: string | null;
+  version: string;
+}
+
+export interface CveInsight {
+  affectedPackageCount: number;
+  aliases: string[];
+  id: string;
+  referringObjectCount: number;
+  score: number | null;
+  severity: string;
+  summary: string;
+}
+
+export const SEVERITIES = ["CRITICAL", "HIGH", "MEDIUM", "LOW"] as const;
+
+type Db = Kysely<Database>;
+
+/** Rows valid in analysis `seq` of their application. */
+const liveAt = (alias: string, seq: number) =>
+  sql<boolean>`${sql.ref(`${alias}.from_seq`)} <= ${seq} and ${sql.ref(`${alias}.to_seq`)} > ${seq}`;
+
+export async function listApplications(
+  db: Db,
+  options: { names: readonly string[] | null; limit: number; skip: number },
+): Promise<ApplicationSummary[]> {
+  if (options.names && options.names.length === 0) return [];
+  let query = db
+    .selectFrom("applications as a")
+    .leftJoin("analyses as an", "an.application_id", "a.id")
+    .select((eb) => [
+      "a.name",
+      "a.description",
+      "a.demo",
+      eb.fn.count<number>("an.id").as("analysis_count"),
+      eb.fn.max("an.analyzed_at").as("latest"),
+    ])
+    .groupBy(["a.id", "a.name", "a.description", "a.demo"])
+    .orderBy("a.name")
+    .limit(options.limit)
+    .offset(options.skip);
+  if (options.names) query = query.where("a.name", "in", options.names);
+  const rows = await query.execute();
+  return rows.map((r) => ({
+    name: r.name,
+    description: r.description,
+    demo: Number(r.demo) === 1,
+    analysisCount: Number(r.analysis_count),
+    latestAnalysisAt: (r.latest as string | null) ?? null,
+  }));
+}
+
+export async function findApplication(db: Db, name: string): Promise<ApplicationRow | undefined> {
+  const row = await db
+    .selectFrom("applications")
+    .select(["id", "name", "description", "demo"])
+    .where("name", "=", name)
+    .executeTakeFirst();
+  return row && { ...row, demo: row.demo === 1 };
+}
+
+export async function listAnalyses(db: Db, applicationId: number): Promise<AnalysisRef[]> {
+  const rows = await db
+    .selectFrom("analyses")
+    .select(["seq", "analyzed_at"])
+    .where("application_id", "=", applicationId)
+    .orderBy("seq")
+    .execute();
+  return rows.map((r) => ({ seq: r.seq, analyzedAt: r.analyzed_at }));
+}
+
+/** The latest analysis at or before `date` (an ISO instant), or the latest one without a date. */
+export async function resolveAnalysis(db: Db, applicationId: number, date?: string): Promise<AnalysisRef | undefined> {
+  let query = db
+    .selectFrom("analyses")
+    .select(["seq", "analyzed_at"])
+    .where("application_id", "=", applicationId)
+    .orderBy("analyzed_at", "desc")
+    .limit(1);
+  if (date) query = query.where("analyzed_at", "<=", date);
+  const row = await query.executeTakeFirst();
+  return row && { seq: row.seq, analyzedAt: row.analyzed_at };
+}
+
+/** Finds a vulnerability by CVE id or by one of its aliases (GHSA, OSV ids). */
+export async function findVulnerability(db: Db, idOrAlias: string): Promise<VulnerabilityRow | undefined> {
+  const key = idOrAlias.toUpperCase().startsWith("CVE-") ? idOrAlias.toUpperCase() : idOrAlias;
+  let row = await db.selectFrom("vulnerabilities").selectAll().where("cve_id", "=", key).executeTakeFirst();
+  if (!row) {
+    row = await db
+      .selectFrom("vulnerability_aliases as va")
+      .innerJoin("vulnerabilities as v", "v.id", "va.vulnerability_id")
+      .selectAll("v")
+      .where(sql<boolean>`lower(va.alias) = ${idOrAlias.toLowerCase()}`)
+      .executeTakeFirst();
+  }
+  if (!row) return undefined;
+  const aliases = await db
+    .selectFrom("vulnerability_aliases")
+    .select("alias")
+    .where("vulnerability_id", "=", row.id)
+    .orderBy("alias")
+    .execute();
+  return {
+    id: row.id,
+    cveId: row.cve_id,
+    aliases: aliases.map((a) => a.alias),
+    severity: row.severity,
+    cvssScore: row.cvss_score,
+    summary: row.summary,
+    publishedAt: row.published_at,
+  };
+}
+
+/**
+ * The packages of an application (as of analysis `seq`) affected by a vulnerability, ordered by name
+ * then version, each with the external objects of that package that the application refers to.
+ */
+export async function listOccurrences(
+  db: Db,
+  query: { applicationId: number; seq: number; vulnerabilityId: number; limit: number; skip: number },
+): Promise<CvePackageRecord[]> {
+  const { applicationId, seq } = query;
+  const packages = await db
+    .selectFrom("version_vulnerabilities as vv")
+    .innerJoin("application_packages as ap", "ap.package_version_id", "vv.package_version_id")
+    .innerJoin("package_versions as pv", "pv.id", "vv.package_version_id")
+    .innerJoin("packages as p", "p.id", "pv.package_id")
+    .select([
+      "p.id as package_id",
+      "p.name",
+      "pv.version",
+      "pv.released_at",
+      "p.releases_per_year",
+      "pv.safer_closest_version",
+      "p.safest_version",
+    ])
+    .where("vv.vulnerability_id", "=", query.vulnerabilityId)
+    .where("ap.application_id", "=", applicationId)
+    .where(liveAt("ap", seq))
+    .orderBy("p.name")
+    .orderBy("pv.rank")
+    .orderBy("pv.version")
+    .limit(query.limit)
+    .offset(query.skip)
+    .execute();
+  if (packages.length === 0) return [];
+
+  const objects = await referredExternalObjects(db, applicationId, seq, [...new Set(packages.map((p) => p.package_id))]);
+  return packages.map((p) => ({
+    name: p.name,
+    objects: objects.get(p.package_id) ?? [],
+    releaseDate: p.released_at ? { dateTime: toUtcSeconds(p.released_at) } : null,
+    releasesPerYear: p.releases_per_year,
+    saferClosestVersion: p.safer_closest_version,
+    safestVersion: p.safest_version,
+    version: p.version,
+  }));
+}
+
+/** External objects of the given packages that application objects refer to in analysis `seq`. */
+export async function referredExternalObjects(
+  db: Db,
+  applicationId: number,
+  seq: number,
+  packageIds: readonly number[],
+): Promise<Map<number, ExternalObjectRecord[]>> {
+  const rows = await db
+    .selectFrom("external_objects as eo")
+    .select(["eo.package_id", "eo.object_id", "eo.name", "eo.full_name", "eo.mangling", "eo.type", "eo.type_id"])
+    .where("eo.application_id", "=", applicationId)
+    .where("eo.package_id", "in", packageIds)
+    .where(liveAt("eo", seq))
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom("object_references as r")
+          .select(sql`1`.as("one"))
+          .whereRef("r.target_id", "=", "eo.id")
+          .where(liveAt("r", seq)),
+      ),
+    )
+    .orderBy("eo.package_id")
+    .orderBy("eo.full_name")
+    .orderBy("eo.object_id")
+    .execute();
+  const byPackage = new Map<number, ExternalObjectRecord[]>();
+  for (const r of rows) {
+    const list = byPackage.get(r.package_id) ?? [];
+    list.push({
+      fullName: r.full_name,
+      id: r.object_id,
+      mangling: r.mangling,
+      name: r.name,
+      type: r.type,
+      typeId: r.type_id,
+    });
+    byPackage.set(r.package_id, list);
+  }
+  return byPackage;
+}
+
+const severityRank = sql<number>`case v.severity when 'CRITICAL' then 4 when 'HIGH' then 3 when 'MEDIUM' then 2 when 'LOW' then 1 else 0 end`;
+
+/** Vulnerabilities affecting the application in analysis `seq`, most severe first. */
+export async function listCveInsights(
+  db: Db,
+  query: { applicationId: number; seq: number; limit: number; skip: number; severities?: readonly string[] },
+): Promise<CveInsight[]> {
+  const { applicationId, seq } = query;
+  let select = db
+    .selectFrom("application_packages as ap")
+    .innerJoin("version_vulnerabilities as vv", "vv.package_version_id", "ap.package_version_id")
+    .innerJoin("vulnerabilities as v", "v.id", "vv.vulnerability_id")
+    .select((eb) => [
+      "v.id",
+      "v.cve_id",
+      "v.severity",
+      "v.cvss_score",
+      "v.summary",
+      eb.fn.count<number>("ap.package_version_id").distinct().as("affected"),
+    ])
+    .where("ap.application_id", "=", applicationId)
+    .where(liveAt("ap", seq))
+    .groupBy(["v.id", "v.cve_id", "v.severity", "v.cvss_score", "v.summary"])
+    .orderBy(severityRank, "desc")
+    .orderBy(sql`coalesce(v.cvss_score, -1)`, "desc")
+    .orderBy("v.cve_id")
+    .limit(query.limit)
+    .offset(query.skip);
+  if (query.severities && query.severities.length > 0) select = select.where("v.severity", "in", query.severities);
+  const rows = await select.execute();
+  if (rows.length === 0) return [];
+  const ids = rows.map((r) => r.id);
+
+  const counts = await db
+    .selectFrom("application_packages as ap")
+    .innerJoin("version_vulnerabilities as vv", "vv.package_version_id", "ap.package_version_id")
+    .innerJoin("package_versions as pv", "pv.id", "ap.package_version_id")
+    .innerJoin("external_objects as eo", (join) =>
+      join.onRef("eo.application_id", "=", "ap.application_id").onRef("eo.package_id", "=", "pv.package_id"),
+    )
+    .select((eb) => ["vv.vulnerability_id", eb.fn.count<number>("eo.id").distinct().as("objects")])
+    .where("ap.application_id", "=", applicationId)
+    .where(liveAt("ap", seq))
+    .where(liveAt("eo", seq))
+    .where("vv.vulnerability_id", "in", ids)
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom("object_references as r")
+          .select(sql`1`.as("one"))
+          .whereRef("r.target_id", "=", "eo.id")
+          .where(liveAt("r", seq)),
+      ),
+    )
+    .groupBy("vv.vulnerability_id")
+    .execute();
+  const objectCounts = new Map(counts.map((c) => [c.vulnerability_id, Number(c.objects)]));
+  const aliases = await db
+    .selectFrom("vulnerability_aliases")
+    .select(["vulnerability_id", "alias"])
+    .where("vulnerability_id", "in", ids)
+    .orderBy("alias")
+    .execute();
+  return rows.map((r) => ({
+    affectedPackageCount: Number(r.affected),
+    aliases: aliases.filter((a) => a.vulnerability_id === r.id).map((a) => a.alias),
+    id: r.cve_id,
+    referringObjectCount: objectCounts.get(r.id) ?? 0,
+    score: r.cvss_score,
+    severity: r.severity,
+    summary: r.summary,
+  }));
+}
+
+export interface AnalysisCounts {
+  packages: number;
+  vulnerablePackages: number;
+  vulnerabilities: number;
+  externalObjects: number;
+  references: number;
+}
+
+export async function countAnalysis(db: Db, applicationId: number, seq: number): Promise<AnalysisCounts> {
+  const count = async (table: "application_packages" | "external_objects" | "object_references") => {
+    const { rows } = await sql<{ n: number }>`select count(*) as n from ${sql.table(table)}
+      where application_id = ${applicationId} and from_seq <= ${seq} and to_seq > ${seq}`.execute(db);
+    return Number(rows[0]?.n ?? 0);
+  };
+  const vulnerable = await db
+    .selectFrom("application_packages as ap")
+    .innerJoin("version_vulnerabilities as vv", "vv.package_version_id", "ap.package_version_id")
+    .select((eb) => [
+      eb.fn.count<number>("ap.package_version_id").distinct().as("packages"),
+      eb.fn.count<number>("vv.vulnerability_id").distinct().as("vulnerabilities"),
+    ])
+    .where("ap.application_id", "=", applicationId)
+    .where(liveAt("ap", seq))
+    .executeTakeFirstOrThrow();
+  return {
+    packages: await count("application_packages"),
+    vulnerablePackages: Number(vulnerable.packages),
+    vulnerabilities: Number(vulnerable.vulnerabilities),
+    externalObjects: await count("external_objects"),
+    references: await count("object_references"),
+  };
+}
+
+/** ISO 8601 UTC with a trailing Z, to the second, as the API family writes datetimes. */
+export function toUtcSeconds(iso: string): string {
+  return new Date(iso).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+export { OPEN_SEQ };

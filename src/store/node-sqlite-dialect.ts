@@ -1,0 +1,43 @@
+import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
+import { type Dialect, SqliteDialect, type SqliteDatabase, type SqliteStatement } from "kysely";
+
+/**
+ * Kysely's SqliteDialect speaks to a better-sqlite3-shaped database. Node's built-in node:sqlite has
+ * nearly the same surface, so a thin adapter avoids a native dependency that would need a compiler or
+ * a prebuilt binary download on the target machine.
+ */
+export function createNodeSqliteDialect(file: string): { dialect: Dialect; raw: DatabaseSync } {
+  const raw = new DatabaseSync(file);
+  raw.exec("PRAGMA journal_mode = WAL");
+  raw.exec("PRAGMA busy_timeout = 10000");
+  raw.exec("PRAGMA foreign_keys = ON");
+  raw.exec("PRAGMA synchronous = NORMAL");
+  const database: SqliteDatabase = {
+    close: () => raw.close(),
+    prepare: (sql: string) => adaptStatement(raw.prepare(sql), sql),
+  };
+  return { dialect: new SqliteDialect({ database }), raw };
+}
+
+const READER = /^\s*(select|with|pragma|values|explain)\b|\breturning\b/i;
+
+function adaptStatement(statement: StatementSync, sql: string): SqliteStatement {
+  const reader = typeof statement.columns === "function" ? statement.columns().length > 0 : READER.test(sql);
+  return {
+    reader,
+    all: (parameters) => statement.all(...toInputs(parameters)) as unknown[],
+    run: (parameters) => {
+      const result = statement.run(...toInputs(parameters));
+      return { changes: result.changes, lastInsertRowid: result.lastInsertRowid };
+    },
+    iterate: (parameters) => statement.iterate(...toInputs(parameters)) as IterableIterator<unknown>,
+  };
+}
+
+function toInputs(parameters: ReadonlyArray<unknown>): SQLInputValue[] {
+  return parameters.map((value) => {
+    if (typeof value === "boolean") return value ? 1 : 0;
+    if (value === undefined) return null;
+    return value as SQLInputValue;
+  });
+}

@@ -1,0 +1,143 @@
+import type { Generated } from "kysely";
+
+/**
+ * History is stored as validity intervals over an application's analysis sequence numbers: a row is
+ * part of analysis `seq` when from_seq <= seq < to_seq. Unchanged rows are never copied, so storage
+ * grows with what changes between analyses.
+ */
+export const OPEN_SEQ = 2_147_483_647;
+
+export interface ApplicationsTable {
+  id: Generated<number>;
+  name: string;
+  description: string;
+  demo: number;
+  created_at: string;
+}
+
+export interface AnalysesTable {
+  id: Generated<number>;
+  application_id: number;
+  seq: number;
+  analyzed_at: string;
+  created_at: string;
+}
+
+export interface PackagesTable {
+  id: Generated<number>;
+  ecosystem: string;
+  name: string;
+  releases_per_year: number | null;
+  safest_version: string | null;
+}
+
+export interface PackageVersionsTable {
+  id: Generated<number>;
+  package_id: number;
+  version: string;
+  released_at: string | null;
+  /** 1 when the registry lists this version, 0 for a version only seen in use. */
+  published: number;
+  prerelease: number;
+  /** Position in the package's version order. */
+  rank: number;
+  safer_closest_version: string | null;
+}
+
+export interface VulnerabilitiesTable {
+  id: Generated<number>;
+  cve_id: string;
+  severity: string;
+  cvss_score: number | null;
+  summary: string;
+  published_at: string | null;
+}
+
+export interface VulnerabilityAliasesTable {
+  alias: string;
+  vulnerability_id: number;
+}
+
+export interface VulnerabilityRangesTable {
+  id: Generated<number>;
+  vulnerability_id: number;
+  package_id: number;
+  introduced: string | null;
+  fixed: string | null;
+  last_affected: string | null;
+}
+
+/** Derived from ranges and versions: which versions each vulnerability affects. */
+export interface VersionVulnerabilitiesTable {
+  package_version_id: number;
+  vulnerability_id: number;
+}
+
+export interface ApplicationPackagesTable {
+  id: Generated<number>;
+  application_id: number;
+  package_version_id: number;
+  from_seq: number;
+  to_seq: number;
+}
+
+export interface ExternalObjectsTable {
+  id: Generated<number>;
+  application_id: number;
+  package_id: number;
+  object_id: string;
+  name: string;
+  full_name: string;
+  mangling: string;
+  type: string;
+  type_id: string;
+  from_seq: number;
+  to_seq: number;
+}
+
+export interface ApplicationObjectsTable {
+  id: Generated<number>;
+  application_id: number;
+  object_id: string;
+  name: string;
+  full_name: string;
+  type: string;
+  type_id: string;
+  from_seq: number;
+  to_seq: number;
+}
+
+export interface ObjectReferencesTable {
+  id: Generated<number>;
+  application_id: number;
+  source_id: number;
+  target_id: number;
+  from_seq: number;
+  to_seq: number;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  secret_hash: string;
+  user_name: string;
+  role: string;
+  applications: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface Database {
+  applications: ApplicationsTable;
+  analyses: AnalysesTable;
+  packages: PackagesTable;
+  package_versions: PackageVersionsTable;
+  vulnerabilities: VulnerabilitiesTable;
+  vulnerability_aliases: VulnerabilityAliasesTable;
+  vulnerability_ranges: VulnerabilityRangesTable;
+  version_vulnerabilities: VersionVulnerabilitiesTable;
+  application_packages: ApplicationPackagesTable;
+  external_objects: ExternalObjectsTable;
+  application_objects: ApplicationObjectsTable;
+  object_references: ObjectReferencesTable;
+  api_keys: ApiKeysTable;
+}

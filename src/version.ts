@@ -1,0 +1,9 @@
+import { readFileSync } from "node:fs";
+
+/** The product version, from package.json (one level above src/ and dist/). */
+export const VERSION: string = (
+  JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }
+).version;
+
+/** Audience of platform tokens (DESIGN.md). */
+export const PLATFORM_AUDIENCE = "imaging-api";
