@@ -26,7 +26,11 @@ export async function startService(
   try {
     await hooks.beforeListen?.(store);
     const logger = config.logLevel === "silent" ? false : { level: config.logLevel };
-    const verifier = createJwtVerifier({ issuer: config.issuer, audience: PLATFORM_AUDIENCE, jwksUrl: config.jwksUrl });
+    const verifier = createJwtVerifier({
+      issuer: config.issuer,
+      audience: PLATFORM_AUDIENCE,
+      jwksUrl: config.jwksUrl,
+    });
     const rest = await buildRestApp({ db: store.db, verifier, version: VERSION, logger });
     await rest.listen({ host: config.internalBindAddress, port: config.restPort });
     started.push(rest);

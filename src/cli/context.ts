@@ -8,14 +8,23 @@ export interface StoreOptions {
   config?: string;
 }
 
-export function settingsFrom(options: StoreOptions, extra: Partial<Record<keyof Settings, string | number | undefined>> = {}) {
+export function settingsFrom(
+  options: StoreOptions,
+  extra: Partial<Record<keyof Settings, string | number | undefined>> = {},
+) {
   return loadSettings({ configFile: options.config, overrides: { dataDir: options.dataDir, ...extra } });
 }
 
 /** Opens the same store the service uses (SQLite WAL or PostgreSQL allow both at once). */
-export async function withStore<T>(options: StoreOptions, work: (store: StoreHandle) => Promise<T>): Promise<T> {
+export async function withStore<T>(
+  options: StoreOptions,
+  work: (store: StoreHandle) => Promise<T>,
+): Promise<T> {
   const settings = settingsFrom(options);
-  const store = await openStore({ databaseUrl: settings.databaseUrl, sqliteFile: sqliteFileIn(settings.dataDir) });
+  const store = await openStore({
+    databaseUrl: settings.databaseUrl,
+    sqliteFile: sqliteFileIn(settings.dataDir),
+  });
   try {
     return await work(store);
   } finally {

@@ -37,7 +37,10 @@ function normalizePublicUrl(value: string): BaseUrlResult {
   try {
     url = new URL(value);
   } catch {
-    return { ok: false, reason: `PUBLIC_URL must be an absolute URL such as http://gw.example.com:8090, got "${value}"` };
+    return {
+      ok: false,
+      reason: `PUBLIC_URL must be an absolute URL such as http://gw.example.com:8090, got "${value}"`,
+    };
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     return { ok: false, reason: `PUBLIC_URL must use http or https, got "${url.protocol.replace(":", "")}"` };

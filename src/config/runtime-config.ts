@@ -1,7 +1,7 @@
 import { join, resolve } from "node:path";
-import { ConfigError } from "./load-config.ts";
 import { HTTP_PORT, HTTPS_PORT, resolveBaseUrl } from "./base-url.ts";
 import { detectFqdn } from "./fqdn.ts";
+import { ConfigError } from "./load-config.ts";
 import type { Settings } from "./settings.ts";
 
 export interface RuntimeConfig extends Settings {
@@ -24,7 +24,10 @@ export interface RuntimeContext {
   fqdn?: string;
 }
 
-export async function resolveRuntimeConfig(settings: Settings, context: RuntimeContext = {}): Promise<RuntimeConfig> {
+export async function resolveRuntimeConfig(
+  settings: Settings,
+  context: RuntimeContext = {},
+): Promise<RuntimeConfig> {
   if (Boolean(settings.tlsCertFile) !== Boolean(settings.tlsKeyFile)) {
     throw new ConfigError("Invalid configuration:\n  TLS_CERT_FILE and TLS_KEY_FILE must be set together");
   }

@@ -10,7 +10,7 @@ export const settingsSchema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, "a postgres://user:password@host:port/database URL")
     .optional(),
-  port: z.coerce.number().int().min(1).max(65535).optional(),
+  port: z.coerce.number().int().min(0).max(65535).optional(),
   bindAddress: z.string().min(1).default("0.0.0.0"),
   publicUrl: z.string().optional(),
   tlsCertFile: z.string().min(1).optional(),
@@ -74,7 +74,12 @@ export const settingDocs: readonly SettingDoc[] = [
     description: "PEM certificate chain: enables HTTPS on the gateway",
     defaultText: "unset (http)",
   },
-  { key: "tlsKeyFile", env: "TLS_KEY_FILE", description: "PEM private key for TLS_CERT_FILE", defaultText: "unset" },
+  {
+    key: "tlsKeyFile",
+    env: "TLS_KEY_FILE",
+    description: "PEM private key for TLS_CERT_FILE",
+    defaultText: "unset",
+  },
   {
     key: "restPort",
     env: "REST_PORT",

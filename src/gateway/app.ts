@@ -36,7 +36,8 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
   });
 
   // The REST API is forwarded as is: it authenticates callers itself.
-  const forwardRest = (request: { url: string }, reply: { from: (url: string) => unknown }) => reply.from(request.url);
+  const forwardRest = (request: { url: string }, reply: { from: (url: string) => unknown }) =>
+    reply.from(request.url);
   app.all("/rest", forwardRest);
   app.all("/rest/*", forwardRest);
 
@@ -44,7 +45,10 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
     reply
       .code(404)
       .type("application/json")
-      .send({ error: "not_found", error_description: `No such resource: ${request.method} ${request.url.split("?")[0]}` }),
+      .send({
+        error: "not_found",
+        error_description: `No such resource: ${request.method} ${request.url.split("?")[0]}`,
+      }),
   );
   return app;
 }

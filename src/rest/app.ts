@@ -55,7 +55,12 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
       servers: [{ url: "/" }],
       components: {
         securitySchemes: {
-          bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "Platform token (aud imaging-api)" },
+          bearer: {
+            type: "http",
+            scheme: "bearer",
+            bearerFormat: "JWT",
+            description: "Platform token (aud imaging-api)",
+          },
           apiKey: { type: "apiKey", in: "header", name: "X-API-KEY" },
         },
       },
@@ -89,9 +94,14 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
     sendProblem(reply, 404, `No such resource: ${request.method} ${request.url.split("?")[0]}`),
   );
   app.setErrorHandler((error: { statusCode?: number; message: string }, request, reply) => {
-    const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+    const status =
+      error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
     if (status === 500) request.log.error({ err: error }, "request failed");
-    return sendProblem(reply, status, status === 500 ? "The server could not complete the request" : error.message);
+    return sendProblem(
+      reply,
+      status,
+      status === 500 ? "The server could not complete the request" : error.message,
+    );
   });
   return app;
 }

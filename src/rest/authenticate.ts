@@ -5,7 +5,9 @@ import { type Principal, principalFromClaims } from "../auth/principal.ts";
 import { verifyApiKey } from "../store/api-keys.ts";
 import type { Database } from "../store/schema.ts";
 
-export type Authentication = { ok: true; principal: Principal } | { ok: false; detail: string; tokenGiven: boolean };
+export type Authentication =
+  | { ok: true; principal: Principal }
+  | { ok: false; detail: string; tokenGiven: boolean };
 
 export type Authenticator = (request: FastifyRequest) => Promise<Authentication>;
 
@@ -20,7 +22,8 @@ export function createAuthenticator(deps: { db: Kysely<Database>; verifier: JwtV
         return { ok: false, tokenGiven: true, detail: "The Authorization header must be 'Bearer <token>'" };
       }
       const result = await deps.verifier.verify(match[1]);
-      if (!result.ok) return { ok: false, tokenGiven: true, detail: `Invalid bearer token: ${result.reason}` };
+      if (!result.ok)
+        return { ok: false, tokenGiven: true, detail: `Invalid bearer token: ${result.reason}` };
       return { ok: true, principal: principalFromClaims(result.payload) };
     }
     if (typeof apiKey === "string" && apiKey !== "") {
@@ -28,7 +31,12 @@ export function createAuthenticator(deps: { db: Kysely<Database>; verifier: JwtV
       if (!info) return { ok: false, tokenGiven: false, detail: "The X-API-KEY is unknown or revoked" };
       return {
         ok: true,
-        principal: { subject: info.user, roles: [info.role], applications: info.applications, via: "api-key" },
+        principal: {
+          subject: info.user,
+          roles: [info.role],
+          applications: info.applications,
+          via: "api-key",
+        },
       };
     }
     return {

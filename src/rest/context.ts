@@ -1,7 +1,12 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import { canReadApplication, type Principal } from "../auth/principal.ts";
-import { type AnalysisRef, type ApplicationRow, findApplication, resolveAnalysis } from "../store/insights.ts";
+import {
+  type AnalysisRef,
+  type ApplicationRow,
+  findApplication,
+  resolveAnalysis,
+} from "../store/insights.ts";
 import type { Database } from "../store/schema.ts";
 import { type Parsed, parseApplicationName, parseDateTime } from "./params.ts";
 import { sendProblem } from "./problem.ts";

@@ -20,7 +20,9 @@ export function parseLimit(raw: unknown, options: { required: boolean; fallback?
   if (!text.ok) return text;
   if (text.value === undefined || text.value === "") {
     if (!options.required && options.fallback !== undefined) return ok(options.fallback);
-    return fail(`Query parameter 'limit' is required: the maximum number of items to return, 1 to ${MAX_LIMIT}`);
+    return fail(
+      `Query parameter 'limit' is required: the maximum number of items to return, 1 to ${MAX_LIMIT}`,
+    );
   }
   if (!/^\d+$/.test(text.value) || Number(text.value) < 1 || Number(text.value) > MAX_LIMIT) {
     return fail(`Query parameter 'limit' must be an integer from 1 to ${MAX_LIMIT}, got '${text.value}'`);
@@ -106,7 +108,9 @@ export function parseSeverities(raw: unknown, allowed: readonly string[]): Parse
   const values = text.value.split(",").map((v) => v.trim().toUpperCase());
   const bad = values.filter((v) => !allowed.includes(v));
   if (bad.length > 0) {
-    return fail(`Query parameter 'severity' accepts ${allowed.join(", ")} (comma-separated), got '${bad.join(",")}'`);
+    return fail(
+      `Query parameter 'severity' accepts ${allowed.join(", ")} (comma-separated), got '${bad.join(",")}'`,
+    );
   }
   return ok([...new Set(values)]);
 }

@@ -25,7 +25,13 @@ const TITLES: Record<number, string> = {
 };
 
 export function problem(status: number, detail: string, instance?: string): Problem {
-  return { type: "about:blank", title: TITLES[status] ?? "Error", status, detail, ...(instance ? { instance } : {}) };
+  return {
+    type: "about:blank",
+    title: TITLES[status] ?? "Error",
+    status,
+    detail,
+    ...(instance ? { instance } : {}),
+  };
 }
 
 export function sendProblem(reply: FastifyReply, status: number, detail: string): FastifyReply {

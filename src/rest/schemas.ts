@@ -32,7 +32,10 @@ export const cvePackageSchema = {
   properties: {
     name: { type: "string", description: "Package name; Maven packages as groupId:artifactId" },
     objects: { type: "array", items: { $ref: "ExternalObject#" } },
-    releaseDate: { ...nullable(dateTime), description: "Release date of the version in use (null if unknown)" },
+    releaseDate: {
+      ...nullable(dateTime),
+      description: "Release date of the version in use (null if unknown)",
+    },
     releasesPerYear: {
       type: ["integer", "null"],
       description: "Average number of releases per year over the package's published history",
@@ -47,7 +50,15 @@ export const cvePackageSchema = {
     },
     version: { type: "string", description: "Package version in use" },
   },
-  required: ["name", "objects", "releaseDate", "releasesPerYear", "saferClosestVersion", "safestVersion", "version"],
+  required: [
+    "name",
+    "objects",
+    "releaseDate",
+    "releasesPerYear",
+    "saferClosestVersion",
+    "safestVersion",
+    "version",
+  ],
 } as const;
 
 export const applicationSummarySchema = {
@@ -114,7 +125,8 @@ export const pagingQuery = (what: string, required: boolean) => ({
     date: {
       type: "string",
       format: "date-time",
-      description: "ISO 8601 date-time: use the latest analysis at or before this instant (default: the latest)",
+      description:
+        "ISO 8601 date-time: use the latest analysis at or before this instant (default: the latest)",
     },
   },
   ...(required ? { required: ["limit"] } : {}),

@@ -47,7 +47,15 @@ export async function createApiKey(
       revoked_at: null,
     })
     .execute();
-  return { id, key: `imk_${id}_${secret}`, user: input.user, role: input.role, applications, createdAt, revokedAt: null };
+  return {
+    id,
+    key: `imk_${id}_${secret}`,
+    user: input.user,
+    role: input.role,
+    applications,
+    createdAt,
+    revokedAt: null,
+  };
 }
 
 export async function listApiKeys(db: Kysely<Database>): Promise<ApiKeyInfo[]> {
@@ -57,9 +65,14 @@ export async function listApiKeys(db: Kysely<Database>): Promise<ApiKeyInfo[]> {
 
 /** Returns false when no key has that id. Revoking twice keeps the first revocation time. */
 export async function revokeApiKey(db: Kysely<Database>, id: string): Promise<boolean> {
-  const row = await db.selectFrom("api_keys").select(["id", "revoked_at"]).where("id", "=", id).executeTakeFirst();
+  const row = await db
+    .selectFrom("api_keys")
+    .select(["id", "revoked_at"])
+    .where("id", "=", id)
+    .executeTakeFirst();
   if (!row) return false;
-  if (!row.revoked_at) await db.updateTable("api_keys").set({ revoked_at: nowIso() }).where("id", "=", id).execute();
+  if (!row.revoked_at)
+    await db.updateTable("api_keys").set({ revoked_at: nowIso() }).where("id", "=", id).execute();
   return true;
 }
 

@@ -1,6 +1,11 @@
 import type { Kysely, Transaction } from "kysely";
 import type { AdvisoryInput, PublishedVersionInput } from "../scanner/analysis.ts";
-import { compareVersions, computePackageFacts, type Ecosystem, type PackageAdvisory } from "../scanner/versions/index.ts";
+import {
+  compareVersions,
+  computePackageFacts,
+  type Ecosystem,
+  type PackageAdvisory,
+} from "../scanner/versions/index.ts";
 import { chunks } from "./batch.ts";
 import type { Database } from "./schema.ts";
 
@@ -181,7 +186,11 @@ export async function recomputePackageFacts(db: Db, packageId: number): Promise<
       facts.versions.find((x) => compareVersions(pkg.ecosystem as Ecosystem, x.version, row.version) === 0);
     if (!f) continue;
     const prerelease = f.prerelease ? 1 : 0;
-    if (row.rank !== f.rank || row.prerelease !== prerelease || row.safer_closest_version !== f.saferClosestVersion) {
+    if (
+      row.rank !== f.rank ||
+      row.prerelease !== prerelease ||
+      row.safer_closest_version !== f.saferClosestVersion
+    ) {
       await db
         .updateTable("package_versions")
         .set({ rank: f.rank, prerelease, safer_closest_version: f.saferClosestVersion })

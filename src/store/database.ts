@@ -60,7 +60,9 @@ const migrationNames = ["001-initial"] as const;
 
 function inCodeMigrations(kind: StoreKind): MigrationProvider {
   return {
-    getMigrations: async (): Promise<Record<string, Migration>> => ({ [migrationNames[0]]: initialMigration(kind) }),
+    getMigrations: async (): Promise<Record<string, Migration>> => ({
+      [migrationNames[0]]: initialMigration(kind),
+    }),
   };
 }
 

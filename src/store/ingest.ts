@@ -95,36 +95,58 @@ function validateAnalysis(applicationName: string, input: AnalysisInput): string
     if (ids.has(object.id)) throw new IngestError(`External object id ${object.id} appears twice`);
     ids.add(object.id);
     if (!used.has(object.package)) {
-      throw new IngestError(`External object ${object.id} belongs to ${object.package}, which the analysis does not use`);
+      throw new IngestError(
+        `External object ${object.id} belongs to ${object.package}, which the analysis does not use`,
+      );
     }
   }
   const sources = new Map<string, ApplicationObjectInput>();
   for (const reference of input.references) {
     if (!ids.has(reference.to)) {
-      throw new IngestError(`A reference from ${reference.from.id} points to unknown external object ${reference.to}`);
+      throw new IngestError(
+        `A reference from ${reference.from.id} points to unknown external object ${reference.to}`,
+      );
     }
     const seen = sources.get(reference.from.id);
     if (seen && !sameSource(seen, reference.from)) {
-      throw new IngestError(`Application object ${reference.from.id} is described twice with different attributes`);
+      throw new IngestError(
+        `Application object ${reference.from.id} is described twice with different attributes`,
+      );
     }
     sources.set(reference.from.id, reference.from);
   }
   return instant.toISOString();
 }
 
-async function ensureApplication(trx: Transaction<Database>, name: string, options: IngestOptions): Promise<number> {
-  const existing = await trx.selectFrom("applications").select("id").where("name", "=", name).executeTakeFirst();
+async function ensureApplication(
+  trx: Transaction<Database>,
+  name: string,
+  options: IngestOptions,
+): Promise<number> {
+  const existing = await trx
+    .selectFrom("applications")
+    .select("id")
+    .where("name", "=", name)
+    .executeTakeFirst();
   if (existing) return existing.id;
   const row = await trx
     .insertInto("applications")
-    .values({ name, description: options.description ?? "", demo: options.demo ? 1 : 0, created_at: nowIso() })
+    .values({
+      name,
+      description: options.description ?? "",
+      demo: options.demo ? 1 : 0,
+      created_at: nowIso(),
+    })
     .returning("id")
     .executeTakeFirstOrThrow();
   return row.id;
 }
 
 /** Package ids by `<ecosystem>:<name>`, creating packages and in-use versions the catalog lacks. */
-async function resolvePackages(trx: Transaction<Database>, input: AnalysisInput): Promise<Map<string, number>> {
+async function resolvePackages(
+  trx: Transaction<Database>,
+  input: AnalysisInput,
+): Promise<Map<string, number>> {
   const ids = new Map<string, number>();
   for (const p of input.packages) {
     const key = packageKey(p.ecosystem, p.name);
@@ -252,7 +274,11 @@ async function diffExternalObjects(
   const closed = [...openById.values()].map((r) => r.id);
   await closeRows(trx, "external_objects", closed, seq);
   for (const batch of chunks(toInsert, 300)) {
-    const inserted = await trx.insertInto("external_objects").values(batch).returning(["id", "object_id"]).execute();
+    const inserted = await trx
+      .insertInto("external_objects")
+      .values(batch)
+      .returning(["id", "object_id"])
+      .execute();
     for (const r of inserted) rowIds.set(r.object_id, r.id);
   }
   return { count: { added: toInsert.length, removed: closed.length }, rowIds };
@@ -300,7 +326,13 @@ async function diffApplicationObjects(
   }[] = [];
   for (const s of sources.values()) {
     const row = openById.get(s.id);
-    if (row && sameSource({ id: row.object_id, name: row.name, fullName: row.full_name, type: row.type, typeId: row.type_id }, s)) {
+    if (
+      row &&
+      sameSource(
+        { id: row.object_id, name: row.name, fullName: row.full_name, type: row.type, typeId: row.type_id },
+        s,
+      )
+    ) {
       rowIds.set(s.id, row.id);
       openById.delete(s.id);
       continue;
@@ -323,7 +355,11 @@ async function diffApplicationObjects(
     seq,
   );
   for (const batch of chunks(toInsert, 400)) {
-    const inserted = await trx.insertInto("application_objects").values(batch).returning(["id", "object_id"]).execute();
+    const inserted = await trx
+      .insertInto("application_objects")
+      .values(batch)
+      .returning(["id", "object_id"])
+      .execute();
     for (const r of inserted) rowIds.set(r.object_id, r.id);
   }
   return { rowIds };
@@ -366,9 +402,18 @@ async function diffReferences(
   return { added: added.length, removed: closed.length };
 }
 
-type IntervalTable = "application_packages" | "external_objects" | "application_objects" | "object_references";
+type IntervalTable =
+  | "application_packages"
+  | "external_objects"
+  | "application_objects"
+  | "object_references";
 
-async function closeRows(trx: Transaction<Database>, table: IntervalTable, ids: number[], seq: number): Promise<void> {
+async function closeRows(
+  trx: Transaction<Database>,
+  table: IntervalTable,
+  ids: number[],
+  seq: number,
+): Promise<void> {
   for (const batch of chunks(ids, 500)) {
     await trx.updateTable(table).set({ to_seq: seq }).where("id", "in", batch).execute();
   }

@@ -118,7 +118,11 @@ export async function listAnalyses(db: Db, applicationId: number): Promise<Analy
 }
 
 /** The latest analysis at or before `date` (an ISO instant), or the latest one without a date. */
-export async function resolveAnalysis(db: Db, applicationId: number, date?: string): Promise<AnalysisRef | undefined> {
+export async function resolveAnalysis(
+  db: Db,
+  applicationId: number,
+  date?: string,
+): Promise<AnalysisRef | undefined> {
   let query = db
     .selectFrom("analyses")
     .select(["seq", "analyzed_at"])
@@ -194,7 +198,9 @@ export async function listOccurrences(
     .execute();
   if (packages.length === 0) return [];
 
-  const objects = await referredExternalObjects(db, applicationId, seq, [...new Set(packages.map((p) => p.package_id))]);
+  const objects = await referredExternalObjects(db, applicationId, seq, [
+    ...new Set(packages.map((p) => p.package_id)),
+  ]);
   return packages.map((p) => ({
     name: p.name,
     objects: objects.get(p.package_id) ?? [],
@@ -215,7 +221,15 @@ export async function referredExternalObjects(
 ): Promise<Map<number, ExternalObjectRecord[]>> {
   const rows = await db
     .selectFrom("external_objects as eo")
-    .select(["eo.package_id", "eo.object_id", "eo.name", "eo.full_name", "eo.mangling", "eo.type", "eo.type_id"])
+    .select([
+      "eo.package_id",
+      "eo.object_id",
+      "eo.name",
+      "eo.full_name",
+      "eo.mangling",
+      "eo.type",
+      "eo.type_id",
+    ])
     .where("eo.application_id", "=", applicationId)
     .where("eo.package_id", "in", packageIds)
     .where(liveAt("eo", seq))
@@ -276,7 +290,8 @@ export async function listCveInsights(
     .orderBy("v.cve_id")
     .limit(query.limit)
     .offset(query.skip);
-  if (query.severities && query.severities.length > 0) select = select.where("v.severity", "in", query.severities);
+  if (query.severities && query.severities.length > 0)
+    select = select.where("v.severity", "in", query.severities);
   const rows = await select.execute();
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);

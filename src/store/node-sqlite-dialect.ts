@@ -1,5 +1,5 @@
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
-import { type Dialect, SqliteDialect, type SqliteDatabase, type SqliteStatement } from "kysely";
+import { type Dialect, type SqliteDatabase, SqliteDialect, type SqliteStatement } from "kysely";
 
 /**
  * Kysely's SqliteDialect speaks to a better-sqlite3-shaped database. Node's built-in node:sqlite has

@@ -114,9 +114,30 @@ for (const kind of STORE_KINDS) {
         {
           name: "left-pad",
           objects: [
-            { fullName: "left-pad.pad", id: "10", mangling: "pad(string, number)", name: "pad", type: "JavaScript Function", typeId: "JS_FUNCTION" },
-            { fullName: "left-pad.padStart", id: "11", mangling: "padStart(string, number)", name: "padStart", type: "JavaScript Function", typeId: "JS_FUNCTION" },
-            { fullName: "left-pad.unused", id: "12", mangling: "unused(string, number)", name: "unused", type: "JavaScript Function", typeId: "JS_FUNCTION" },
+            {
+              fullName: "left-pad.pad",
+              id: "10",
+              mangling: "pad(string, number)",
+              name: "pad",
+              type: "JavaScript Function",
+              typeId: "JS_FUNCTION",
+            },
+            {
+              fullName: "left-pad.padStart",
+              id: "11",
+              mangling: "padStart(string, number)",
+              name: "padStart",
+              type: "JavaScript Function",
+              typeId: "JS_FUNCTION",
+            },
+            {
+              fullName: "left-pad.unused",
+              id: "12",
+              mangling: "unused(string, number)",
+              name: "unused",
+              type: "JavaScript Function",
+              typeId: "JS_FUNCTION",
+            },
           ],
           releaseDate: { dateTime: "2020-01-01T00:00:00Z" },
           releasesPerYear: 2,
@@ -141,7 +162,12 @@ for (const kind of STORE_KINDS) {
         skip: 0,
       });
       assert.deepEqual(records, []);
-      const insights = await listCveInsights(store.db, { applicationId: app?.id as number, seq: 1, limit: 10, skip: 0 });
+      const insights = await listCveInsights(store.db, {
+        applicationId: app?.id as number,
+        seq: 1,
+        limit: 10,
+        skip: 0,
+      });
       assert.deepEqual(insights, [
         {
           affectedPackageCount: 1,
@@ -156,12 +182,29 @@ for (const kind of STORE_KINDS) {
     });
 
     it("stores history as changes: unchanged rows are not copied", async () => {
-      const count = async (table: "external_objects" | "object_references" | "application_packages" | "application_objects") =>
-        Number((await store.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow()).n);
-      assert.equal(await count("external_objects"), 3, "three objects unchanged across two analyses: three rows");
+      const count = async (
+        table: "external_objects" | "object_references" | "application_packages" | "application_objects",
+      ) =>
+        Number(
+          (
+            await store.db
+              .selectFrom(table)
+              .select((eb) => eb.fn.countAll<number>().as("n"))
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
+      assert.equal(
+        await count("external_objects"),
+        3,
+        "three objects unchanged across two analyses: three rows",
+      );
       assert.equal(await count("object_references"), 3, "one reference removed, none added");
       assert.equal(await count("application_objects"), 3);
-      assert.equal(await count("application_packages"), 3, "zeta unchanged, left-pad 1.0.0 closed, 1.2.0 opened");
+      assert.equal(
+        await count("application_packages"),
+        3,
+        "zeta unchanged, left-pad 1.0.0 closed, 1.2.0 opened",
+      );
     });
 
     it("refuses an analysis older than the latest one, and keeps the store unchanged", async () => {

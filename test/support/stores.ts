@@ -25,7 +25,13 @@ export async function createTestStore(kind: "sqlite" | "postgres"): Promise<Test
   const dataDir = mkdtempSync(join(tmpdir(), "imaging-test-"));
   const sqliteFile = join(dataDir, "imaging.db");
   if (kind === "sqlite") {
-    return { kind, dataDir, databaseUrl: undefined, sqliteFile, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
+    return {
+      kind,
+      dataDir,
+      databaseUrl: undefined,
+      sqliteFile,
+      drop: async () => rmSync(dataDir, { recursive: true, force: true }),
+    };
   }
   const name = `imaging_test_${randomBytes(6).toString("hex")}`;
   const admin = new pg.Client({ connectionString: postgresAdminUrl });

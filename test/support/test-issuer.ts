@@ -9,7 +9,10 @@ import { exportJWK, generateKeyPair, type JWK, type JWTPayload, SignJWT } from "
 export interface TestIssuer {
   issuer: string;
   jwksUrl: string;
-  sign(claims: JWTPayload, options?: { expiresIn?: string | number; notBefore?: string | number; kid?: string }): Promise<string>;
+  sign(
+    claims: JWTPayload,
+    options?: { expiresIn?: string | number; notBefore?: string | number; kid?: string },
+  ): Promise<string>;
   publicJwk: JWK;
   close(): Promise<void>;
 }

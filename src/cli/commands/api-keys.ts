@@ -6,7 +6,9 @@ import { CliError, emit, table } from "../output.ts";
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 export function registerApiKeys(program: Command): void {
-  const keys = program.command("api-keys").description("API keys for scripts calling the REST API (X-API-KEY)");
+  const keys = program
+    .command("api-keys")
+    .description("API keys for scripts calling the REST API (X-API-KEY)");
   const common = (c: Command) =>
     c
       .option("--data-dir <dir>", "data directory (default: IMAGING_DATA_DIR, else ./data)")
@@ -20,27 +22,33 @@ export function registerApiKeys(program: Command): void {
       .requiredOption("--user <user>", "who the key acts for")
       .option("--role <role>", `role: ${ROLES.join(" or ")}`, "viewer")
       .option("--app <name>", "application a viewer may read (repeatable)", collect),
-  ).action(async (options: { user: string; role: string; app?: string[]; json?: boolean; dataDir?: string }) => {
-    if (!ROLES.includes(options.role as Role)) {
-      throw new CliError(`--role must be ${ROLES.join(" or ")}, got '${options.role}'`, 2);
-    }
-    if (options.user.trim() === "") throw new CliError("--user must not be empty", 2);
-    const created = await withStore(options, (store) =>
-      createApiKey(store.db, { user: options.user, role: options.role as Role, applications: options.app ?? [] }),
-    );
-    emit(Boolean(options.json), created, () =>
-      [
-        `API key ${created.id} created for ${created.user} (${created.role}${
-          created.role === "viewer" ? `: ${created.applications.join(", ") || "no application"}` : ""
-        })`,
-        "Copy it now, it is not shown again:",
-        "",
-        `  ${created.key}`,
-        "",
-        "Use it as the X-API-KEY header of REST API calls.",
-      ].join("\n"),
-    );
-  });
+  ).action(
+    async (options: { user: string; role: string; app?: string[]; json?: boolean; dataDir?: string }) => {
+      if (!ROLES.includes(options.role as Role)) {
+        throw new CliError(`--role must be ${ROLES.join(" or ")}, got '${options.role}'`, 2);
+      }
+      if (options.user.trim() === "") throw new CliError("--user must not be empty", 2);
+      const created = await withStore(options, (store) =>
+        createApiKey(store.db, {
+          user: options.user,
+          role: options.role as Role,
+          applications: options.app ?? [],
+        }),
+      );
+      emit(Boolean(options.json), created, () =>
+        [
+          `API key ${created.id} created for ${created.user} (${created.role}${
+            created.role === "viewer" ? `: ${created.applications.join(", ") || "no application"}` : ""
+          })`,
+          "Copy it now, it is not shown again:",
+          "",
+          `  ${created.key}`,
+          "",
+          "Use it as the X-API-KEY header of REST API calls.",
+        ].join("\n"),
+      );
+    },
+  );
 
   common(keys.command("list").description("List keys (never their secrets)")).action(
     async (options: { json?: boolean; dataDir?: string }) => {
@@ -61,11 +69,11 @@ export function registerApiKeys(program: Command): void {
     },
   );
 
-  common(keys.command("revoke").description("Revoke a key: it stops working at once").argument("<id>", "key id")).action(
-    async (id: string, options: { json?: boolean; dataDir?: string }) => {
-      const found = await withStore(options, (store) => revokeApiKey(store.db, id));
-      if (!found) throw new CliError(`No API key with id '${id}' (see: imaging api-keys list)`);
-      emit(Boolean(options.json), { id, revoked: true }, () => `API key ${id} revoked`);
-    },
-  );
+  common(
+    keys.command("revoke").description("Revoke a key: it stops working at once").argument("<id>", "key id"),
+  ).action(async (id: string, options: { json?: boolean; dataDir?: string }) => {
+    const found = await withStore(options, (store) => revokeApiKey(store.db, id));
+    if (!found) throw new CliError(`No API key with id '${id}' (see: imaging api-keys list)`);
+    emit(Boolean(options.json), { id, revoked: true }, () => `API key ${id} revoked`);
+  });
 }

@@ -15,7 +15,10 @@ export function registerConfig(program: Command): void {
     .option("--json", "print JSON")
     .action(async (options: { dataDir?: string; port?: string; config?: string; json?: boolean }) => {
       const runtime = await resolveRuntimeConfig(settingsFrom(options, { port: options.port }));
-      const shown = { ...runtime, databaseUrl: runtime.databaseUrl ? redact(runtime.databaseUrl) : undefined };
+      const shown = {
+        ...runtime,
+        databaseUrl: runtime.databaseUrl ? redact(runtime.databaseUrl) : undefined,
+      };
       emit(Boolean(options.json), shown, () =>
         table(
           ["SETTING", "ENV", "VALUE"],

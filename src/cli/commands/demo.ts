@@ -4,7 +4,9 @@ import { withStore } from "../context.ts";
 import { emit } from "../output.ts";
 
 export function registerDemo(program: Command): void {
-  const demo = program.command("demo").description("Demo analyses (real public package facts, fictional applications)");
+  const demo = program
+    .command("demo")
+    .description("Demo analyses (real public package facts, fictional applications)");
   demo
     .command("load")
     .description("Load the demo applications into the store (existing ones are left as they are)")
@@ -17,7 +19,8 @@ export function registerDemo(program: Command): void {
         [
           `Demo data: ${result.packages} packages, ${result.advisories} advisories`,
           ...result.applications.map(
-            (a) => `  ${a.name}: ${a.skipped ? "already present, left as is" : `${a.analyses} analyses loaded`}`,
+            (a) =>
+              `  ${a.name}: ${a.skipped ? "already present, left as is" : `${a.analyses} analyses loaded`}`,
           ),
         ].join("\n"),
       );

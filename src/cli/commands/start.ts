@@ -14,40 +14,54 @@ export function registerStart(program: Command): void {
     .option("--demo", "load the demo analyses when the store is empty")
     .option("--config <file>", "JSON config file (default: IMAGING_CONFIG)")
     .option("--json", "print the start-up summary as JSON")
-    .action(async (options: { dataDir?: string; port?: string; demo?: boolean; config?: string; json?: boolean }) => {
-      const settings = settingsFrom(options, { port: options.port });
-      const config = await resolveRuntimeConfig(settings);
-      let demo: string[] = [];
-      const service = await startService(config, {
-        beforeListen: async (store) => {
-          if (options.demo && (await storeIsEmpty(store.db))) {
-            demo = (await loadDemo(store.db)).applications.map((a) => a.name);
-          }
-        },
-      });
-      emit(
-        Boolean(options.json),
-        { baseUrl: config.baseUrl, gateway: service.gatewayUrl, rest: service.restUrl, store: service.store.location, demo },
-        () =>
-          [
-            `imaging-services ${config.baseUrl} is up`,
-            `  gateway   ${service.gatewayUrl} (healthcheck: ${config.baseUrl}/mcp/healthcheck)`,
-            `  REST API  ${service.restUrl} (internal), ${config.baseUrl}/rest/openapi.json`,
-            `  store     ${service.store.location}`,
-            ...(demo.length > 0 ? [`  demo data loaded: ${demo.join(", ")}`] : []),
-          ].join("\n"),
-      );
-      const shutdown = (signal: string) => {
-        process.stderr.write(`${signal} received: finishing in-flight requests\n`);
-        service.stop().then(
-          () => process.exit(0),
-          (error: unknown) => {
-            process.stderr.write(`shutdown failed: ${(error as Error).message}\n`);
-            process.exit(1);
+    .action(
+      async (options: {
+        dataDir?: string;
+        port?: string;
+        demo?: boolean;
+        config?: string;
+        json?: boolean;
+      }) => {
+        const settings = settingsFrom(options, { port: options.port });
+        const config = await resolveRuntimeConfig(settings);
+        let demo: string[] = [];
+        const service = await startService(config, {
+          beforeListen: async (store) => {
+            if (options.demo && (await storeIsEmpty(store.db))) {
+              demo = (await loadDemo(store.db)).applications.map((a) => a.name);
+            }
           },
+        });
+        emit(
+          Boolean(options.json),
+          {
+            baseUrl: config.baseUrl,
+            gateway: service.gatewayUrl,
+            rest: service.restUrl,
+            store: service.store.location,
+            demo,
+          },
+          () =>
+            [
+              `imaging-services ${config.baseUrl} is up`,
+              `  gateway   ${service.gatewayUrl} (healthcheck: ${config.baseUrl}/mcp/healthcheck)`,
+              `  REST API  ${service.restUrl} (internal), ${config.baseUrl}/rest/openapi.json`,
+              `  store     ${service.store.location}`,
+              ...(demo.length > 0 ? [`  demo data loaded: ${demo.join(", ")}`] : []),
+            ].join("\n"),
         );
-      };
-      process.once("SIGINT", () => shutdown("SIGINT"));
-      process.once("SIGTERM", () => shutdown("SIGTERM"));
-    });
+        const shutdown = (signal: string) => {
+          process.stderr.write(`${signal} received: finishing in-flight requests\n`);
+          service.stop().then(
+            () => process.exit(0),
+            (error: unknown) => {
+              process.stderr.write(`shutdown failed: ${(error as Error).message}\n`);
+              process.exit(1);
+            },
+          );
+        };
+        process.once("SIGINT", () => shutdown("SIGINT"));
+        process.once("SIGTERM", () => shutdown("SIGTERM"));
+      },
+    );
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { readableApplications } from "../../auth/principal.ts";
 import { countAnalysis, listAnalyses, listApplications, toUtcSeconds } from "../../store/insights.ts";
-import { type RestDeps, REPLIED, applicationAt, take } from "../context.ts";
+import { applicationAt, REPLIED, type RestDeps, take } from "../context.ts";
 import { parseLimit, parseSkip } from "../params.ts";
 import { errorResponses } from "../schemas.ts";
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { findVulnerability, listCveInsights, listOccurrences, SEVERITIES } from "../../store/insights.ts";
-import { type RestDeps, REPLIED, applicationAt, take } from "../context.ts";
+import { applicationAt, REPLIED, type RestDeps, take } from "../context.ts";
 import { parseCveReference, parseLimit, parseSeverities, parseSkip } from "../params.ts";
 import { errorResponses, pagingQuery } from "../schemas.ts";
 
@@ -19,7 +19,10 @@ export function insightRoutes(app: FastifyInstance, deps: RestDeps): void {
           ...pagingQuery("CVEs", true),
           properties: {
             ...pagingQuery("CVEs", true).properties,
-            severity: { type: "string", description: "Comma-separated severities to keep, e.g. CRITICAL,HIGH" },
+            severity: {
+              type: "string",
+              description: "Comma-separated severities to keep, e.g. CRITICAL,HIGH",
+            },
           },
         },
         response: { 200: { type: "array", items: { $ref: "CveInsight#" } }, ...errorResponses },

@@ -3,7 +3,12 @@ import type { Kysely } from "kysely";
 import { loadAdvisory, loadPublishedVersions } from "../../store/catalog.ts";
 import { ingestAnalysis } from "../../store/ingest.ts";
 import type { Database } from "../../store/schema.ts";
-import { type AdvisoryInput, type AnalysisInput, parsePackageKey, type PublishedVersionInput } from "../analysis.ts";
+import {
+  type AdvisoryInput,
+  type AnalysisInput,
+  type PublishedVersionInput,
+  parsePackageKey,
+} from "../analysis.ts";
 
 interface DemoApplication {
   name: string;
@@ -61,7 +66,11 @@ export async function loadDemo(db: Kysely<Database>): Promise<DemoLoadResult> {
         demo: true,
       });
     }
-    result.applications.push({ name: application.name, analyses: application.analyses.length, skipped: false });
+    result.applications.push({
+      name: application.name,
+      analyses: application.analyses.length,
+      skipped: false,
+    });
   }
   return result;
 }

@@ -22,13 +22,19 @@ export function initialMigration(kind: StoreKind) {
         .execute();
 
       await id(db.schema.createTable("analyses"))
-        .addColumn("application_id", "integer", (c) => c.notNull().references("applications.id").onDelete("cascade"))
+        .addColumn("application_id", "integer", (c) =>
+          c.notNull().references("applications.id").onDelete("cascade"),
+        )
         .addColumn("seq", "integer", (c) => c.notNull())
         .addColumn("analyzed_at", "text", (c) => c.notNull())
         .addColumn("created_at", "text", (c) => c.notNull())
         .addUniqueConstraint("analyses_app_seq", ["application_id", "seq"])
         .execute();
-      await db.schema.createIndex("analyses_app_time").on("analyses").columns(["application_id", "analyzed_at"]).execute();
+      await db.schema
+        .createIndex("analyses_app_time")
+        .on("analyses")
+        .columns(["application_id", "analyzed_at"])
+        .execute();
 
       await id(db.schema.createTable("packages"))
         .addColumn("ecosystem", "text", (c) => c.notNull())
@@ -74,7 +80,11 @@ export function initialMigration(kind: StoreKind) {
         .addColumn("fixed", "text")
         .addColumn("last_affected", "text")
         .execute();
-      await db.schema.createIndex("vulnerability_ranges_pkg").on("vulnerability_ranges").column("package_id").execute();
+      await db.schema
+        .createIndex("vulnerability_ranges_pkg")
+        .on("vulnerability_ranges")
+        .column("package_id")
+        .execute();
       await db.schema
         .createIndex("vulnerability_ranges_vuln")
         .on("vulnerability_ranges")
@@ -98,7 +108,9 @@ export function initialMigration(kind: StoreKind) {
         .execute();
 
       await id(db.schema.createTable("application_packages"))
-        .addColumn("application_id", "integer", (c) => c.notNull().references("applications.id").onDelete("cascade"))
+        .addColumn("application_id", "integer", (c) =>
+          c.notNull().references("applications.id").onDelete("cascade"),
+        )
         .addColumn("package_version_id", "integer", (c) => c.notNull().references("package_versions.id"))
         .addColumn("from_seq", "integer", (c) => c.notNull())
         .addColumn("to_seq", "integer", (c) => c.notNull())
@@ -115,7 +127,9 @@ export function initialMigration(kind: StoreKind) {
         .execute();
 
       await id(db.schema.createTable("external_objects"))
-        .addColumn("application_id", "integer", (c) => c.notNull().references("applications.id").onDelete("cascade"))
+        .addColumn("application_id", "integer", (c) =>
+          c.notNull().references("applications.id").onDelete("cascade"),
+        )
         .addColumn("package_id", "integer", (c) => c.notNull().references("packages.id"))
         .addColumn("object_id", "text", sortText)
         .addColumn("name", "text", sortText)
@@ -138,7 +152,9 @@ export function initialMigration(kind: StoreKind) {
         .execute();
 
       await id(db.schema.createTable("application_objects"))
-        .addColumn("application_id", "integer", (c) => c.notNull().references("applications.id").onDelete("cascade"))
+        .addColumn("application_id", "integer", (c) =>
+          c.notNull().references("applications.id").onDelete("cascade"),
+        )
         .addColumn("object_id", "text", sortText)
         .addColumn("name", "text", sortText)
         .addColumn("full_name", "text", sortText)
@@ -154,7 +170,9 @@ export function initialMigration(kind: StoreKind) {
         .execute();
 
       await id(db.schema.createTable("object_references"))
-        .addColumn("application_id", "integer", (c) => c.notNull().references("applications.id").onDelete("cascade"))
+        .addColumn("application_id", "integer", (c) =>
+          c.notNull().references("applications.id").onDelete("cascade"),
+        )
         .addColumn("source_id", "integer", (c) => c.notNull().references("application_objects.id"))
         .addColumn("target_id", "integer", (c) => c.notNull().references("external_objects.id"))
         .addColumn("from_seq", "integer", (c) => c.notNull())
@@ -170,7 +188,11 @@ export function initialMigration(kind: StoreKind) {
         .on("object_references")
         .columns(["application_id", "to_seq"])
         .execute();
-      await db.schema.createIndex("object_references_source").on("object_references").column("source_id").execute();
+      await db.schema
+        .createIndex("object_references_source")
+        .on("object_references")
+        .column("source_id")
+        .execute();
 
       await db.schema
         .createTable("api_keys")

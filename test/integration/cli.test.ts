@@ -1,0 +1,133 @@
+import assert from "node:assert/strict";
+import { once } from "node:events";
+import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { runCli, spawnService } from "../support/cli.ts";
+import { createTestStore, type TestStore } from "../support/stores.ts";
+
+describe("imaging command", () => {
+  let store: TestStore;
+  before(async () => {
+    store = await createTestStore("sqlite");
+  });
+  after(async () => {
+    await store?.drop();
+  });
+
+  it("has --help on every command", async () => {
+    for (const args of [
+      [],
+      ["start"],
+      ["demo", "load"],
+      ["api-keys", "create"],
+      ["api-keys", "list"],
+      ["api-keys", "revoke"],
+      ["config", "show"],
+    ]) {
+      const result = await runCli([...args, "--help"]);
+      assert.equal(result.code, 0, `${args.join(" ")} --help`);
+      assert.match(result.stdout, /^Usage: imaging/m);
+    }
+  });
+
+  it("explains a bad flag value in one readable line", async () => {
+    const result = await runCli([
+      "api-keys",
+      "create",
+      "--user",
+      "u",
+      "--role",
+      "root",
+      "--data-dir",
+      store.dataDir,
+    ]);
+    assert.equal(result.code, 2);
+    assert.equal(result.stderr.trim(), "imaging: --role must be admin or viewer, got 'root'");
+  });
+
+  it("reports invalid configuration naming the variable", async () => {
+    const result = await runCli(["config", "show"], { PORT: "eighty" });
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /PORT from environment/);
+  });
+
+  it("config show --json prints the effective base_url", async () => {
+    const result = await runCli(["config", "show", "--json"], { PUBLIC_URL: "https://gw.example.com" });
+    assert.equal(result.code, 0);
+    assert.equal(JSON.parse(result.stdout).baseUrl, "https://gw.example.com");
+  });
+
+  describe("against a running service on the same store", () => {
+    let service: Awaited<ReturnType<typeof spawnService>>;
+    before(async () => {
+      service = await spawnService(["--data-dir", store.dataDir, "--port", "0", "--demo"], {
+        PUBLIC_URL: "http://127.0.0.1:8090",
+        REST_PORT: "0",
+        IMAGING_BIND_ADDRESS: "127.0.0.1",
+      });
+    });
+    after(() => {
+      if (service.child.exitCode === null) service.child.kill("SIGKILL");
+    });
+
+    it("loads the demo applications into an empty store at start", () => {
+      assert.deepEqual(
+        [...service.summary.demo].sort(),
+        ["claims-portal", "payments-service", "storefront-web"].sort(),
+      );
+    });
+
+    it("creates an API key that the running service accepts at once, and revokes it", async () => {
+      const created = await runCli([
+        "api-keys",
+        "create",
+        "--user",
+        "ci-script",
+        "--role",
+        "admin",
+        "--json",
+        "--data-dir",
+        store.dataDir,
+      ]);
+      assert.equal(created.code, 0, created.stderr);
+      const { key, id } = JSON.parse(created.stdout) as { key: string; id: string };
+      const url = `${service.summary.gateway}/rest/applications/payments-service/insights/cve/CVE-2021-44228/occurrences?limit=20&date=2024-02-01T00:00:00Z`;
+      const response = await fetch(url, { headers: { "x-api-key": key } });
+      assert.equal(response.status, 200);
+      const body = (await response.json()) as { name: string; version: string }[];
+      assert.ok(body.some((p) => p.name === "org.apache.logging.log4j:log4j-core" && p.version === "2.14.1"));
+
+      const listed = await runCli(["api-keys", "list", "--json", "--data-dir", store.dataDir]);
+      const keys = JSON.parse(listed.stdout) as { id: string; user: string; key?: string }[];
+      assert.deepEqual(
+        keys.map((k) => [k.id, k.user, "key" in k]),
+        [[id, "ci-script", false]],
+      );
+      assert.ok(!listed.stdout.includes(key), "secrets are never listed");
+
+      const revoked = await runCli(["api-keys", "revoke", id, "--data-dir", store.dataDir]);
+      assert.equal(revoked.code, 0);
+      assert.equal((await fetch(url, { headers: { "x-api-key": key } })).status, 401);
+      const unknown = await runCli(["api-keys", "revoke", "0000", "--data-dir", store.dataDir]);
+      assert.equal(unknown.code, 1);
+      assert.match(unknown.stderr, /No API key with id '0000'/);
+    });
+
+    it("demo load on a populated store leaves existing applications alone", async () => {
+      const result = await runCli(["demo", "load", "--json", "--data-dir", store.dataDir]);
+      assert.equal(result.code, 0, result.stderr);
+      const body = JSON.parse(result.stdout) as { applications: { skipped: boolean }[] };
+      assert.ok(body.applications.every((a) => a.skipped));
+    });
+
+    it("shuts down on SIGTERM with exit code 0 and closes the store cleanly", async () => {
+      service.child.kill("SIGTERM");
+      const [code] = await once(service.child, "exit");
+      assert.equal(code, 0, service.stderr());
+      const wal = join(store.dataDir, "imaging.db-wal");
+      // Closing the last connection checkpoints the write-ahead log into the database file.
+      assert.ok(!existsSync(wal) || statSync(wal).size === 0, "WAL checkpointed on close");
+    });
+  });
+});

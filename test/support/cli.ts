@@ -1,0 +1,69 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { fileURLToPath } from "node:url";
+
+export const CLI = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the `imaging` command as a user would, in its own process. */
+export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d) => {
+    stdout += d;
+  });
+  child.stderr.on("data", (d) => {
+    stderr += d;
+  });
+  const [code] = (await once(child, "close")) as [number | null];
+  return { code, stdout, stderr };
+}
+
+/** Starts `imaging start ... --json` and resolves with its start-up summary once it listens. */
+export async function spawnService(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{
+  child: ChildProcess;
+  summary: { baseUrl: string; gateway: string; rest: string; demo: string[] };
+  stderr: () => string;
+}> {
+  const child = spawn(process.execPath, [CLI, "start", "--json", ...args], {
+    env: { ...process.env, LOG_LEVEL: "silent", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stderr?.on("data", (d) => {
+    stderr += d;
+  });
+  const summary = await new Promise<{ baseUrl: string; gateway: string; rest: string; demo: string[] }>(
+    (resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`service did not start in 30 s: ${stderr}`)), 30_000);
+      child.stdout?.on("data", (d) => {
+        stdout += d;
+        try {
+          const parsed = JSON.parse(stdout);
+          clearTimeout(timer);
+          resolve(parsed);
+        } catch {
+          // JSON not complete yet
+        }
+      });
+      child.once("exit", (code) => {
+        clearTimeout(timer);
+        reject(new Error(`service exited with ${code}: ${stderr}`));
+      });
+    },
+  );
+  return { child, summary, stderr: () => stderr };
+}
