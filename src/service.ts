@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { FastifyInstance } from "fastify";
 import { createJwtVerifier } from "./auth/jwt-verifier.ts";
+import { ConfigError } from "./config/load-config.ts";
 import type { RuntimeConfig } from "./config/runtime-config.ts";
 import { buildGateway } from "./gateway/app.ts";
 import { buildRestApp } from "./rest/app.ts";
@@ -32,7 +33,7 @@ export async function startService(
       jwksUrl: config.jwksUrl,
     });
     const rest = await buildRestApp({ db: store.db, verifier, version: VERSION, logger });
-    await rest.listen({ host: config.internalBindAddress, port: config.restPort });
+    await listenOrExplain(rest, config.internalBindAddress, config.restPort, "REST_PORT");
     started.push(rest);
     const restUrl = listenUrl(rest, "http");
 
@@ -44,7 +45,7 @@ export async function startService(
         : undefined,
       logger,
     });
-    await gateway.listen({ host: config.bindAddress, port: config.port });
+    await listenOrExplain(gateway, config.bindAddress, config.port, "PORT (or --port)");
     started.push(gateway);
     const gatewayUrl = listenUrl(gateway, config.https ? "https" : "http");
 
@@ -61,6 +62,34 @@ export async function startService(
   } catch (error) {
     for (const app of started.reverse()) await app.close();
     await store.close();
+    throw error;
+  }
+}
+
+/** Turns the usual listen failures into a sentence naming the setting to change. */
+async function listenOrExplain(
+  app: FastifyInstance,
+  host: string,
+  port: number,
+  setting: string,
+): Promise<void> {
+  try {
+    await app.listen({ host, port });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EADDRINUSE") {
+      throw new ConfigError(
+        `Port ${port} on ${host} is already in use: stop the other process or change ${setting}`,
+      );
+    }
+    if (code === "EACCES") {
+      throw new ConfigError(
+        `Not allowed to listen on port ${port}: use a port above 1023 or grant the right; see ${setting}`,
+      );
+    }
+    if (code === "EADDRNOTAVAIL") {
+      throw new ConfigError(`Address ${host} is not an address of this machine`);
+    }
     throw error;
   }
 }

@@ -27,7 +27,7 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
 
   app.get("/mcp/healthcheck", async () => {
     const upstreams = health.snapshot();
-    const up = Object.values(upstreams).every((s) => s === "UP");
+    const up = !Object.values(upstreams).includes("DOWN");
     return {
       status: up ? "UP" : "DEGRADED",
       service: "imaging-services",

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { once } from "node:events";
 import { existsSync, statSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { runCli, spawnService } from "../support/cli.ts";
@@ -50,6 +52,27 @@ describe("imaging command", () => {
     const result = await runCli(["config", "show"], { PORT: "eighty" });
     assert.equal(result.code, 1);
     assert.match(result.stderr, /PORT from environment/);
+  });
+
+  it("says which setting to change when the port is taken", async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+    const port = (blocker.address() as AddressInfo).port;
+    try {
+      const result = await runCli(["start", "--data-dir", store.dataDir, "--port", String(port)], {
+        PUBLIC_URL: "http://127.0.0.1:8090",
+        REST_PORT: "0",
+        IMAGING_BIND_ADDRESS: "127.0.0.1",
+        LOG_LEVEL: "silent",
+      });
+      assert.equal(result.code, 1);
+      assert.equal(
+        result.stderr.trim(),
+        `imaging: Port ${port} on 127.0.0.1 is already in use: stop the other process or change PORT (or --port)`,
+      );
+    } finally {
+      blocker.close();
+    }
   });
 
   it("config show --json prints the effective base_url", async () => {
