@@ -1,0 +1,127 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
+import type { RunningService } from "../../src/service.ts";
+import { createApiKey } from "../../src/store/api-keys.ts";
+import { startTestService } from "../support/service.ts";
+import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
+
+interface CvePackage {
+  name: string;
+  version: string;
+  releaseDate: { dateTime: string } | null;
+  releasesPerYear: number | null;
+  saferClosestVersion: string | null;
+  safestVersion: string | null;
+  objects: { id: string; name: string; fullName: string; mangling: string; type: string; typeId: string }[];
+}
+
+const LOG4J = "org.apache.logging.log4j:log4j-core";
+
+for (const kind of STORE_KINDS) {
+  describe(`demo data through the REST API on ${kind}`, () => {
+    let store: TestStore;
+    let service: RunningService;
+    let key: string;
+    const get = async <T>(path: string): Promise<T> => {
+      const response = await fetch(`${service.gatewayUrl}${path}`, { headers: { "x-api-key": key } });
+      assert.equal(response.status, 200, `${path}: ${response.status}`);
+      return (await response.json()) as T;
+    };
+
+    before(async () => {
+      store = await createTestStore(kind);
+      service = await startTestService(store, {}, async (handle) => {
+        await loadDemo(handle.db);
+      });
+      key = (await createApiKey(service.store.db, { user: "script", role: "admin", applications: [] })).key;
+    });
+    after(async () => {
+      await service?.stop();
+      await store?.drop();
+    });
+
+    it("labels the demo applications as demo data", async () => {
+      const apps = await get<{ name: string; demo: boolean; description: string; analysisCount: number }[]>(
+        "/rest/applications",
+      );
+      assert.deepEqual(
+        apps.map((a) => a.name),
+        ["claims-portal", "payments-service", "storefront-web"],
+      );
+      for (const app of apps) {
+        assert.equal(app.demo, true);
+        assert.match(app.description, /^Demo data: /);
+        assert.ok(app.analysisCount >= 2);
+      }
+    });
+
+    it("answers the Log4Shell question as of the January 2024 analysis", async () => {
+      const body = await get<CvePackage[]>(
+        "/rest/applications/payments-service/insights/cve/CVE-2021-44228/occurrences?limit=20&date=2024-02-01T00:00:00Z",
+      );
+      assert.equal(body.length, 1);
+      const [log4j] = body as [CvePackage];
+      assert.equal(log4j.name, LOG4J);
+      assert.equal(log4j.version, "2.14.1");
+      // Real facts: 2.14.1 was signed for Maven Central on 2021-03-07; 2.17.1 is the first release
+      // affected by none of the four Log4j CVEs.
+      assert.deepEqual(log4j.releaseDate, { dateTime: "2021-03-07T05:12:27Z" });
+      assert.equal(log4j.saferClosestVersion, "2.17.1");
+      assert.equal(log4j.safestVersion, "2.26.1");
+      assert.equal(typeof log4j.releasesPerYear, "number");
+      assert.ok(log4j.objects.length >= 10);
+      const loggerContext = log4j.objects.find((o) => o.fullName === "org.apache.logging.log4j.core.LoggerContext");
+      assert.deepEqual(loggerContext && { ...loggerContext, id: "-" }, {
+        fullName: "org.apache.logging.log4j.core.LoggerContext",
+        id: "-",
+        mangling: "",
+        name: "LoggerContext",
+        type: "Java Class",
+        typeId: "JV_CLASS",
+      });
+      const methods = log4j.objects.filter((o) => o.typeId === "JV_METHOD");
+      assert.ok(methods.length > 0 && methods.every((m) => / return /.test(m.mangling)), "Java methods carry manglings");
+      const order = log4j.objects.map((o) => `${o.fullName}\u0000${o.id}`);
+      assert.deepEqual(order, [...order].sort(), "objects ordered by fullName then id");
+    });
+
+    it("finds no Log4Shell occurrence after the June 2024 upgrade to 2.17.1", async () => {
+      assert.deepEqual(
+        await get("/rest/applications/payments-service/insights/cve/CVE-2021-44228/occurrences?limit=20"),
+        [],
+      );
+    });
+
+    it("resolves the GHSA alias of Log4Shell", async () => {
+      const byAlias = await get<CvePackage[]>(
+        "/rest/applications/payments-service/insights/cve/GHSA-jfh8-c2jp-5v3q/occurrences?limit=20&date=2024-02-01T00:00:00Z",
+      );
+      assert.equal(byAlias[0]?.name, LOG4J);
+    });
+
+    it("lists all four Log4j CVEs among the January analysis' insights", async () => {
+      const cves = await get<{ id: string; severity: string }[]>(
+        "/rest/applications/payments-service/insights/cve?limit=100&date=2024-01-15T09:00:00Z",
+      );
+      const ids = cves.map((c) => c.id);
+      for (const id of ["CVE-2021-44228", "CVE-2021-45046", "CVE-2021-45105", "CVE-2021-44832"]) {
+        assert.ok(ids.includes(id), `${id} listed`);
+      }
+      assert.equal(cves[0]?.severity, "CRITICAL");
+    });
+
+    it("lists the lodash functions storefront-web calls for CVE-2021-23337", async () => {
+      const body = await get<CvePackage[]>(
+        "/rest/applications/storefront-web/insights/cve/CVE-2021-23337/occurrences?limit=20&date=2024-04-01T00:00:00Z",
+      );
+      assert.equal(body.length, 1);
+      const [lodash] = body as [CvePackage];
+      assert.equal(lodash.name, "lodash");
+      assert.equal(lodash.version, "4.17.15");
+      assert.deepEqual(lodash.releaseDate, { dateTime: "2019-07-19T02:28:46Z" });
+      assert.equal(lodash.saferClosestVersion, "4.17.21");
+      assert.ok(lodash.objects.some((o) => o.name === "template" && o.typeId === "JS_FUNCTION"));
+    });
+  });
+}
