@@ -42,9 +42,10 @@ for (const kind of STORE_KINDS) {
     });
 
     it("labels the demo applications as demo data", async () => {
-      const apps = await get<{ name: string; demo: boolean; description: string; analysisCount: number }[]>(
-        "/rest/applications",
-      );
+      const apps =
+        await get<{ name: string; demo: boolean; description: string; analysisCount: number }[]>(
+          "/rest/applications",
+        );
       assert.deepEqual(
         apps.map((a) => a.name),
         ["claims-portal", "payments-service", "storefront-web"],
@@ -71,7 +72,9 @@ for (const kind of STORE_KINDS) {
       assert.equal(log4j.safestVersion, "2.26.1");
       assert.equal(typeof log4j.releasesPerYear, "number");
       assert.ok(log4j.objects.length >= 10);
-      const loggerContext = log4j.objects.find((o) => o.fullName === "org.apache.logging.log4j.core.LoggerContext");
+      const loggerContext = log4j.objects.find(
+        (o) => o.fullName === "org.apache.logging.log4j.core.LoggerContext",
+      );
       assert.deepEqual(loggerContext && { ...loggerContext, id: "-" }, {
         fullName: "org.apache.logging.log4j.core.LoggerContext",
         id: "-",
@@ -81,7 +84,10 @@ for (const kind of STORE_KINDS) {
         typeId: "JV_CLASS",
       });
       const methods = log4j.objects.filter((o) => o.typeId === "JV_METHOD");
-      assert.ok(methods.length > 0 && methods.every((m) => / return /.test(m.mangling)), "Java methods carry manglings");
+      assert.ok(
+        methods.length > 0 && methods.every((m) => / return /.test(m.mangling)),
+        "Java methods carry manglings",
+      );
       const order = log4j.objects.map((o) => `${o.fullName}\u0000${o.id}`);
       assert.deepEqual(order, [...order].sort(), "objects ordered by fullName then id");
     });
