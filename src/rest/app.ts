@@ -4,9 +4,25 @@ import type { Kysely } from "kysely";
 import type { JwtVerifier } from "../auth/jwt-verifier.ts";
 import type { Database } from "../store/schema.ts";
 import { createAuthenticator } from "./authenticate.ts";
+import {
+  comparisonSchema,
+  gateEvaluationSchema,
+  gateFindingSchema,
+  gateHistoryEntrySchema,
+  gateRuleSchema,
+} from "./gate-schemas.ts";
+import {
+  applicationObjectSchema,
+  externalObjectMatchSchema,
+  interactionSchema,
+  packageSchema,
+} from "./package-schemas.ts";
 import { problemSchema, sendProblem } from "./problem.ts";
 import { applicationRoutes } from "./routes/applications.ts";
+import { compareRoutes } from "./routes/compare.ts";
+import { gateRoutes } from "./routes/gates.ts";
 import { insightRoutes } from "./routes/insights.ts";
+import { packageRoutes } from "./routes/packages.ts";
 import {
   applicationDetailSchema,
   applicationSummarySchema,
@@ -41,6 +57,15 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
     applicationSummarySchema,
     applicationDetailSchema,
     cveInsightSchema,
+    packageSchema,
+    applicationObjectSchema,
+    interactionSchema,
+    externalObjectMatchSchema,
+    gateRuleSchema,
+    gateFindingSchema,
+    gateEvaluationSchema,
+    gateHistoryEntrySchema,
+    comparisonSchema,
   ]) {
     app.addSchema(schema);
   }
@@ -50,7 +75,8 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
       info: {
         title: "imaging-services REST API",
         version: options.version,
-        description: "Applications, their analyses and CVE insights. Errors are application/problem+json.",
+        description:
+          "Applications, their analyses, packages, CVE insights and quality gates. Errors are application/problem+json.",
       },
       servers: [{ url: "/" }],
       components: {
@@ -78,6 +104,7 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
       request.principal = result.principal;
       return;
     }
+    if (result.unavailable) return sendProblem(reply, 503, result.detail);
     const challenge = result.tokenGiven
       ? `Bearer realm="imaging-api", error="invalid_token", error_description="${result.detail.replace(/"/g, "'")}"`
       : `Bearer realm="imaging-api"`;
@@ -89,6 +116,9 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
   app.get("/rest/openapi.json", { schema: { hide: true } }, async () => app.swagger());
   applicationRoutes(app, { db: options.db });
   insightRoutes(app, { db: options.db });
+  packageRoutes(app, { db: options.db });
+  gateRoutes(app, { db: options.db });
+  compareRoutes(app, { db: options.db });
 
   app.setNotFoundHandler((request, reply) =>
     sendProblem(reply, 404, `No such resource: ${request.method} ${request.url.split("?")[0]}`),

@@ -4,10 +4,11 @@ import type { JwtVerifier } from "../auth/jwt-verifier.ts";
 import { type Principal, principalFromClaims } from "../auth/principal.ts";
 import { verifyApiKey } from "../store/api-keys.ts";
 import type { Database } from "../store/schema.ts";
+import { PLATFORM_AUDIENCE } from "../version.ts";
 
 export type Authentication =
   | { ok: true; principal: Principal }
-  | { ok: false; detail: string; tokenGiven: boolean };
+  | { ok: false; detail: string; tokenGiven: boolean; unavailable?: boolean };
 
 export type Authenticator = (request: FastifyRequest) => Promise<Authentication>;
 
@@ -21,7 +22,15 @@ export function createAuthenticator(deps: { db: Kysely<Database>; verifier: JwtV
       if (!match?.[1]) {
         return { ok: false, tokenGiven: true, detail: "The Authorization header must be 'Bearer <token>'" };
       }
-      const result = await deps.verifier.verify(match[1]);
+      const result = await deps.verifier.verify(match[1], PLATFORM_AUDIENCE);
+      if (!result.ok && result.unavailable) {
+        return {
+          ok: false,
+          tokenGiven: true,
+          unavailable: true,
+          detail: `Cannot verify the token now: ${result.reason}`,
+        };
+      }
       if (!result.ok)
         return { ok: false, tokenGiven: true, detail: `Invalid bearer token: ${result.reason}` };
       return { ok: true, principal: principalFromClaims(result.payload) };

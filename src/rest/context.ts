@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
-import { canReadApplication, type Principal } from "../auth/principal.ts";
+import { canReadApplication, isAdmin, type Principal } from "../auth/principal.ts";
 import {
   type AnalysisRef,
   type ApplicationRow,
@@ -8,7 +8,7 @@ import {
   resolveAnalysis,
 } from "../store/insights.ts";
 import type { Database } from "../store/schema.ts";
-import { type Parsed, parseApplicationName, parseDateTime } from "./params.ts";
+import { type Parsed, parseApplicationName, parseDateTime, parseLimit, parseSkip } from "./params.ts";
 import { sendProblem } from "./problem.ts";
 
 declare module "fastify" {
@@ -42,6 +42,20 @@ export async function applicationAt(
   if (name === REPLIED) return REPLIED;
   const date = take(reply, parseDateTime(request.query.date));
   if (date === REPLIED) return REPLIED;
+  const application = await readableApplication(deps, request, reply, name);
+  if (application === REPLIED) return REPLIED;
+  const analysis = await analysisAt(deps, reply, application, date);
+  if (analysis === REPLIED) return REPLIED;
+  return { application, analysis };
+}
+
+/** The application `name` when it exists (else 404) and the caller may read it (else 403). */
+export async function readableApplication(
+  deps: RestDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  name: string,
+): Promise<ApplicationRow | typeof REPLIED> {
   const application = await findApplication(deps.db, name);
   if (!application) {
     sendProblem(reply, 404, `No application named '${name}'`);
@@ -51,16 +65,55 @@ export async function applicationAt(
     sendProblem(reply, 403, `You are not allowed to read application '${name}'`);
     return REPLIED;
   }
+  return application;
+}
+
+/** The latest analysis at or before `date` (the latest without one), else 404 naming `parameter`. */
+export async function analysisAt(
+  deps: RestDeps,
+  reply: FastifyReply,
+  application: ApplicationRow,
+  date: string | undefined,
+  parameter = "date",
+): Promise<AnalysisRef | typeof REPLIED> {
   const analysis = await resolveAnalysis(deps.db, application.id, date);
   if (!analysis) {
     sendProblem(
       reply,
       404,
       date
-        ? `Application '${name}' has no analysis at or before ${date}`
-        : `Application '${name}' has not been analyzed yet`,
+        ? `Application '${application.name}' has no analysis at or before ${date}` +
+            (parameter === "date" ? "" : ` (${parameter})`)
+        : `Application '${application.name}' has not been analyzed yet`,
     );
     return REPLIED;
   }
-  return { application, analysis };
+  return analysis;
+}
+
+/**
+ * Route hook for writes: 403 problem unless the caller is an administrator. It runs before the body
+ * is read, so a non-administrator learns nothing from how a body would have been judged.
+ */
+export function adminOnly(what: string) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+    if (request.principal && isAdmin(request.principal)) return undefined;
+    return sendProblem(reply, 403, `Only administrators may change ${what}`);
+  };
+}
+
+/** `limit` and `skip` of a list operation; `fallback` makes `limit` optional. */
+export function readPaging(
+  query: Record<string, unknown>,
+  reply: FastifyReply,
+  fallback?: number,
+): { limit: number; skip: number } | typeof REPLIED {
+  const limit = take(
+    reply,
+    parseLimit(query.limit, fallback === undefined ? { required: true } : { required: false, fallback }),
+  );
+  if (limit === REPLIED) return REPLIED;
+  const skip = take(reply, parseSkip(query.skip));
+  if (skip === REPLIED) return REPLIED;
+  return { limit, skip };
 }

@@ -82,10 +82,15 @@ export function parseDateTime(raw: unknown, name = "date"): Parsed<string | unde
   return ok(new Date(utc - offsetMinutes * 60_000).toISOString());
 }
 
+/** C0 control characters and DEL: PostgreSQL refuses NUL in text, and none belongs in a name. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
 export function parseApplicationName(raw: unknown): Parsed<string> {
   const name = typeof raw === "string" ? raw : "";
   if (name.trim() === "") return fail("The application name is empty");
   if (name.includes("`")) return fail("The application name must not contain a back-quote (`)");
+  if (CONTROL.test(name)) return fail("The application name must not contain control characters");
   if (name.length > 256) return fail("The application name is longer than 256 characters");
   return ok(name);
 }
@@ -113,4 +118,125 @@ export function parseSeverities(raw: unknown, allowed: readonly string[]): Parse
     );
   }
   return ok([...new Set(values)]);
+}
+
+/** An optional `true` or `false`. */
+export function parseBoolean(raw: unknown, name: string): Parsed<boolean | undefined> {
+  const text = single(name, raw);
+  if (!text.ok) return text;
+  if (text.value === undefined || text.value === "") return ok(undefined);
+  if (text.value === "true") return ok(true);
+  if (text.value === "false") return ok(false);
+  return fail(`Query parameter '${name}' must be true or false, got '${text.value}'`);
+}
+
+export const MAX_SEARCH_LENGTH = 200;
+
+/** Text to search for: 1 to 200 characters, taken literally (no wildcards). */
+export function parseSearchText(
+  raw: unknown,
+  options: { name: string; required: boolean; what: string },
+): Parsed<string | undefined> {
+  const text = single(options.name, raw);
+  if (!text.ok) return text;
+  if (text.value === undefined || text.value === "") {
+    return options.required
+      ? fail(
+          `Query parameter '${options.name}' is required: ${options.what}, 1 to ${MAX_SEARCH_LENGTH} characters`,
+        )
+      : ok(undefined);
+  }
+  if (text.value.length > MAX_SEARCH_LENGTH) {
+    return fail(
+      `Query parameter '${options.name}' must be at most ${MAX_SEARCH_LENGTH} characters, got ${text.value.length}`,
+    );
+  }
+  if (CONTROL.test(text.value)) return fail(`Query parameter '${options.name}' contains control characters`);
+  return ok(text.value);
+}
+
+export const ECOSYSTEMS = ["npm", "maven"] as const;
+
+export function parseEcosystem(raw: unknown): Parsed<(typeof ECOSYSTEMS)[number] | undefined> {
+  const text = single("ecosystem", raw);
+  if (!text.ok) return text;
+  if (text.value === undefined || text.value === "") return ok(undefined);
+  const value = ECOSYSTEMS.find((e) => e === text.value);
+  if (!value) return fail(`Query parameter 'ecosystem' must be npm or maven, got '${text.value}'`);
+  return ok(value);
+}
+
+/** A package name as the analyses record it: npm name, or Maven groupId:artifactId. Required. */
+export function parsePackageName(raw: unknown): Parsed<string> {
+  const text = single("package", raw);
+  if (!text.ok) return text;
+  const value = text.value?.trim() ?? "";
+  if (value === "") {
+    return fail("Query parameter 'package' is required: an npm package name or a Maven groupId:artifactId");
+  }
+  if (value.length > 512) return fail("Query parameter 'package' is longer than 512 characters");
+  if (CONTROL.test(value)) return fail("Query parameter 'package' contains control characters");
+  return ok(value);
+}
+
+/** An optional exact object type identifier, e.g. JS_FUNCTION. */
+export function parseTypeId(raw: unknown): Parsed<string | undefined> {
+  const text = single("type", raw);
+  if (!text.ok) return text;
+  if (text.value === undefined || text.value === "") return ok(undefined);
+  if (text.value.length > MAX_SEARCH_LENGTH) {
+    return fail(
+      `Query parameter 'type' must be at most ${MAX_SEARCH_LENGTH} characters, got ${text.value.length}`,
+    );
+  }
+  if (CONTROL.test(text.value)) return fail("Query parameter 'type' contains control characters");
+  return ok(text.value);
+}
+
+/** A quality gate rule id: lower-case letters, digits and dashes, e.g. no-referenced-severe-cve. */
+export function parseGateRuleId(raw: unknown): Parsed<string> {
+  const id = typeof raw === "string" ? raw : "";
+  if (!/^[a-z0-9][a-z0-9-]{0,99}$/.test(id)) {
+    return fail(
+      `'${id.length > 100 ? `${id.slice(0, 100)}...` : id}' is not a gate rule id: expected lower-case letters, digits and dashes`,
+    );
+  }
+  return ok(id);
+}
+
+export interface GateRuleUpdate {
+  enabled?: boolean;
+  parameters?: unknown;
+}
+
+/**
+ * The body of a gate rule update: a JSON object with `enabled` (boolean) and/or `parameters` (object,
+ * checked against the rule's kind by the caller). Any other key is refused.
+ */
+export function parseGateRuleUpdate(body: unknown): Parsed<GateRuleUpdate> {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    return fail('The request body must be a JSON object such as {"enabled": false} or {"parameters": {...}}');
+  }
+  const update: GateRuleUpdate = {};
+  for (const [key, value] of Object.entries(body)) {
+    if (key === "enabled") {
+      if (typeof value !== "boolean") {
+        return fail(`'enabled' must be a boolean (true or false), got ${JSON.stringify(value) ?? "nothing"}`);
+      }
+      update.enabled = value;
+    } else if (key === "parameters") {
+      if (typeof value !== "object" || value === null || Array.isArray(value)) {
+        return fail(
+          `'parameters' must be a JSON object, got ${value === null ? "null" : Array.isArray(value) ? "an array" : JSON.stringify(value)}`,
+        );
+      }
+      update.parameters = value;
+    } else {
+      return fail(`Unknown property '${key.slice(0, 100)}': the body accepts 'enabled' and 'parameters'`);
+    }
+  }
+  if (update.enabled === undefined && update.parameters === undefined) {
+    return fail("The request body must set 'enabled', 'parameters' or both");
+  }
+  return ok(update);
 }

@@ -2,13 +2,13 @@
  * JSON schemas of the REST resources. Properties are listed in name order: responses are serialized
  * in schema order, and the API family orders JSON properties by name.
  */
-const dateTime = {
+export const dateTime = {
   type: "object",
   properties: { dateTime: { type: "string", format: "date-time", examples: ["2024-04-22T08:41:34Z"] } },
   required: ["dateTime"],
 } as const;
 
-const nullable = <T extends object>(schema: T) => ({ anyOf: [schema, { type: "null" }] });
+export const nullable = <T extends object>(schema: T) => ({ anyOf: [schema, { type: "null" }] });
 
 export const externalObjectSchema = {
   $id: "ExternalObject",

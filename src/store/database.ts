@@ -4,6 +4,7 @@ import { Kysely, PostgresDialect } from "kysely";
 import { type Migration, type MigrationProvider, Migrator } from "kysely/migration";
 import pg from "pg";
 import { initialMigration } from "./migrations/001-initial.ts";
+import { gateRulesMigration } from "./migrations/002-gate-rules.ts";
 import { createNodeSqliteDialect } from "./node-sqlite-dialect.ts";
 import type { Database } from "./schema.ts";
 
@@ -56,12 +57,13 @@ function openPostgres(url: string): StoreHandle {
   return { db, kind: "postgres", location: safe.toString(), close: () => db.destroy() };
 }
 
-const migrationNames = ["001-initial"] as const;
+const migrationNames = ["001-initial", "002-gate-rules"] as const;
 
 function inCodeMigrations(kind: StoreKind): MigrationProvider {
   return {
     getMigrations: async (): Promise<Record<string, Migration>> => ({
       [migrationNames[0]]: initialMigration(kind),
+      [migrationNames[1]]: gateRulesMigration(kind),
     }),
   };
 }

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from "kysely";
 import { type Database, OPEN_SEQ } from "./schema.ts";
+import { liveAt } from "./sql-helpers.ts";
 
 export interface ApplicationRow {
   id: number;
@@ -63,10 +64,6 @@ export interface CveInsight {
 export const SEVERITIES = ["CRITICAL", "HIGH", "MEDIUM", "LOW"] as const;
 
 type Db = Kysely<Database>;
-
-/** Rows valid in analysis `seq` of their application. */
-const liveAt = (alias: string, seq: number) =>
-  sql<boolean>`${sql.ref(`${alias}.from_seq`)} <= ${seq} and ${sql.ref(`${alias}.to_seq`)} > ${seq}`;
 
 export async function listApplications(
   db: Db,

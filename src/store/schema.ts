@@ -126,6 +126,19 @@ export interface ApiKeysTable {
   revoked_at: string | null;
 }
 
+export interface GateRulesTable {
+  id: string;
+  name: string;
+  description: string;
+  kind: string;
+  /** 1 enabled, 0 disabled. */
+  enabled: number;
+  /** JSON object of the rule's parameters. */
+  parameters: string;
+  updated_at: string;
+  updated_by: string | null;
+}
+
 export interface Database {
   applications: ApplicationsTable;
   analyses: AnalysesTable;
@@ -140,4 +153,5 @@ export interface Database {
   application_objects: ApplicationObjectsTable;
   object_references: ObjectReferencesTable;
   api_keys: ApiKeysTable;
+  gate_rules: GateRulesTable;
 }

@@ -1,0 +1,171 @@
+import type { FastifyInstance } from "fastify";
+import { mergeGateParameters } from "../../store/gate-kinds.ts";
+import {
+  evaluateAnalysis,
+  findGateRule,
+  gateHistory,
+  listGateRules,
+  updateGateRule,
+} from "../../store/gates.ts";
+import { toUtcSeconds } from "../../store/insights.ts";
+import {
+  adminOnly,
+  applicationAt,
+  REPLIED,
+  type RestDeps,
+  readableApplication,
+  readPaging,
+  take,
+} from "../context.ts";
+import { gateRuleUpdateSchema } from "../gate-schemas.ts";
+import { parseApplicationName, parseGateRuleId, parseGateRuleUpdate } from "../params.ts";
+import { sendProblem } from "../problem.ts";
+import { errorResponses } from "../schemas.ts";
+
+type NameParams = { Params: { name: string }; Querystring: Record<string, unknown> };
+
+const nameParams = {
+  type: "object",
+  properties: { name: { type: "string", description: "Application name (URL-encoded; no back-quote)" } },
+  required: ["name"],
+} as const;
+
+export function gateRoutes(app: FastifyInstance, deps: RestDeps): void {
+  app.get(
+    "/rest/gates",
+    {
+      schema: {
+        summary: "Quality gate rules, ordered by id",
+        tags: ["gates"],
+        response: {
+          200: { type: "array", items: { $ref: "GateRule#" } },
+          401: errorResponses[401],
+        },
+      },
+    },
+    async () => listGateRules(deps.db),
+  );
+
+  app.put<{ Params: { id: string }; Body: unknown }>(
+    "/rest/gates/:id",
+    {
+      onRequest: adminOnly("quality gate rules"),
+      schema: {
+        summary: "Enable, disable or configure a quality gate rule (administrators)",
+        description:
+          "`parameters` are merged into the rule's current ones; each key must be one the rule's kind takes, " +
+          "with a value of the expected type. Returns the updated rule.",
+        tags: ["gates"],
+        params: {
+          type: "object",
+          properties: { id: { type: "string", description: "Rule id, e.g. no-referenced-severe-cve" } },
+          required: ["id"],
+        },
+        body: gateRuleUpdateSchema,
+        response: {
+          200: { $ref: "GateRule#" },
+          400: { description: "Invalid rule id or body", $ref: "Problem#" },
+          401: errorResponses[401],
+          403: { description: "The caller is not an administrator", $ref: "Problem#" },
+          404: { description: "No rule with this id", $ref: "Problem#" },
+        },
+      },
+    },
+    async (request, reply) => {
+      const id = take(reply, parseGateRuleId(request.params.id));
+      if (id === REPLIED) return reply;
+      const rule = await findGateRule(deps.db, id);
+      if (!rule) return sendProblem(reply, 404, `No quality gate rule with id '${id}'`);
+      const update = take(reply, parseGateRuleUpdate(request.body));
+      if (update === REPLIED) return reply;
+      let parameters: Record<string, unknown> | undefined;
+      if (update.parameters !== undefined) {
+        const merged = mergeGateParameters(rule.kind, rule.parameters, update.parameters);
+        if (!merged.ok) return sendProblem(reply, 400, merged.detail);
+        parameters = merged.value;
+      }
+      const subject = request.principal?.subject ?? "";
+      return updateGateRule(deps.db, id, { enabled: update.enabled, parameters }, subject);
+    },
+  );
+
+  app.get<NameParams>(
+    "/rest/applications/:name/gates/evaluation",
+    {
+      schema: {
+        summary: "Evaluate the enabled quality gate rules on an analysis",
+        description:
+          "Evaluates the enabled rules on the latest analysis at or before `date`. The verdict is fail when any " +
+          "rule has a finding.",
+        tags: ["gates"],
+        params: nameParams,
+        querystring: {
+          type: "object",
+          properties: {
+            date: {
+              type: "string",
+              format: "date-time",
+              description:
+                "ISO 8601 date-time: evaluate the latest analysis at or before it (default: latest)",
+            },
+          },
+        },
+        response: { 200: { $ref: "GateEvaluation#" }, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const found = await applicationAt(deps, request, reply);
+      if (found === REPLIED) return reply;
+      const evaluation = await evaluateAnalysis(deps.db, found.application.id, found.analysis.seq);
+      return {
+        analysis: { dateTime: toUtcSeconds(found.analysis.analyzedAt) },
+        application: found.application.name,
+        ...evaluation,
+      };
+    },
+  );
+
+  app.get<NameParams>(
+    "/rest/applications/:name/gates/history",
+    {
+      schema: {
+        summary: "Quality gate verdict of each analysis, newest first",
+        tags: ["gates"],
+        params: nameParams,
+        querystring: {
+          type: "object",
+          properties: {
+            limit: {
+              type: "integer",
+              minimum: 1,
+              maximum: 1000,
+              default: 100,
+              description: "Maximum number of analyses to return",
+            },
+            skip: {
+              type: "integer",
+              minimum: 0,
+              default: 0,
+              description: "Number of analyses to skip first",
+            },
+          },
+        },
+        response: { 200: { type: "array", items: { $ref: "GateHistoryEntry#" } }, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const paging = readPaging(request.query, reply, 100);
+      if (paging === REPLIED) return reply;
+      const name = take(reply, parseApplicationName(request.params.name));
+      if (name === REPLIED) return reply;
+      const application = await readableApplication(deps, request, reply, name);
+      if (application === REPLIED) return reply;
+      const entries = await gateHistory(deps.db, application.id, paging);
+      return entries.map((e) => ({
+        analysis: { dateTime: toUtcSeconds(e.analyzedAt) },
+        failedRules: e.failedRules,
+        verdict: e.verdict,
+      }));
+    },
+  );
+}

@@ -1,0 +1,211 @@
+import type { FastifyInstance } from "fastify";
+import { toUtcSeconds } from "../../store/insights.ts";
+import {
+  findUsedPackages,
+  listInteractions,
+  listPackages,
+  searchExternalObjects,
+} from "../../store/packages.ts";
+import { applicationAt, REPLIED, type RestDeps, readPaging, take } from "../context.ts";
+import {
+  ECOSYSTEMS,
+  parseBoolean,
+  parseEcosystem,
+  parsePackageName,
+  parseSearchText,
+  parseTypeId,
+} from "../params.ts";
+import { sendProblem } from "../problem.ts";
+import { errorResponses, pagingQuery } from "../schemas.ts";
+
+type NameParams = { Params: { name: string }; Querystring: Record<string, unknown> };
+
+/** Lists without a required `limit` return this many items. */
+const DEFAULT_LIMIT = 100;
+
+const nameParams = {
+  type: "object",
+  properties: { name: { type: "string", description: "Application name (URL-encoded; no back-quote)" } },
+  required: ["name"],
+} as const;
+
+/** Paging query whose `limit` defaults to 100. */
+const optionalPaging = (what: string) => {
+  const base = pagingQuery(what, false);
+  return {
+    ...base,
+    properties: { ...base.properties, limit: { ...base.properties.limit, default: DEFAULT_LIMIT } },
+  };
+};
+
+export function packageRoutes(app: FastifyInstance, deps: RestDeps): void {
+  app.get<NameParams>(
+    "/rest/applications/:name/packages",
+    {
+      schema: {
+        summary: "Packages used by an application, with their facts and vulnerabilities",
+        description:
+          "Lists the package versions used in the latest analysis at or before `date`, ordered by name then " +
+          "version, each with the CVE ids affecting it and the most severe of their severities.",
+        tags: ["packages"],
+        params: nameParams,
+        querystring: {
+          ...pagingQuery("packages", true),
+          properties: {
+            ...pagingQuery("packages", true).properties,
+            vulnerable: {
+              type: "boolean",
+              description: "true: only versions affected by a CVE; false: only unaffected ones",
+            },
+            q: { type: "string", maxLength: 200, description: "Keep names containing this text (any case)" },
+          },
+        },
+        response: { 200: { type: "array", items: { $ref: "Package#" } }, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const paging = readPaging(request.query, reply);
+      if (paging === REPLIED) return reply;
+      const vulnerable = take(reply, parseBoolean(request.query.vulnerable, "vulnerable"));
+      if (vulnerable === REPLIED) return reply;
+      const q = take(
+        reply,
+        parseSearchText(request.query.q, { name: "q", required: false, what: "text of the package name" }),
+      );
+      if (q === REPLIED) return reply;
+      const found = await applicationAt(deps, request, reply);
+      if (found === REPLIED) return reply;
+      return listPackages(deps.db, {
+        applicationId: found.application.id,
+        seq: found.analysis.seq,
+        ...paging,
+        vulnerable,
+        q,
+      });
+    },
+  );
+
+  app.get<NameParams>(
+    "/rest/applications/:name/interactions",
+    {
+      schema: {
+        summary: "Application objects that refer to the external objects of a package",
+        description:
+          "Lists the references from application objects (source) to external objects of the package (target) " +
+          "in the latest analysis at or before `date`, ordered by target fullName and id, then source fullName " +
+          "and id. 404 when the application does not use the package in that analysis.",
+        tags: ["packages"],
+        params: nameParams,
+        querystring: {
+          ...optionalPaging("references"),
+          properties: {
+            ...optionalPaging("references").properties,
+            package: { type: "string", description: "npm package name, or Maven groupId:artifactId" },
+            ecosystem: {
+              type: "string",
+              enum: [...ECOSYSTEMS],
+              description: "Needed only when the name is used in both ecosystems",
+            },
+          },
+          required: ["package"],
+        },
+        response: {
+          200: { type: "array", items: { $ref: "Interaction#" } },
+          ...errorResponses,
+          404: {
+            description: "Unknown application, no analysis at or before the date, or package not used",
+            $ref: "Problem#",
+          },
+        },
+      },
+    },
+    async (request, reply) => {
+      const paging = readPaging(request.query, reply, DEFAULT_LIMIT);
+      if (paging === REPLIED) return reply;
+      const name = take(reply, parsePackageName(request.query.package));
+      if (name === REPLIED) return reply;
+      const ecosystem = take(reply, parseEcosystem(request.query.ecosystem));
+      if (ecosystem === REPLIED) return reply;
+      const found = await applicationAt(deps, request, reply);
+      if (found === REPLIED) return reply;
+      const { application, analysis } = found;
+      const packages = await findUsedPackages(deps.db, {
+        applicationId: application.id,
+        seq: analysis.seq,
+        name,
+        ecosystem,
+      });
+      const used = packages[0];
+      if (!used) {
+        return sendProblem(
+          reply,
+          404,
+          `Application '${application.name}' does not use ${ecosystem ? `${ecosystem} ` : ""}package '${name}' ` +
+            `in its analysis of ${toUtcSeconds(analysis.analyzedAt)}`,
+        );
+      }
+      if (packages.length > 1) {
+        return sendProblem(
+          reply,
+          400,
+          `Package name '${name}' is used in several ecosystems (${packages.map((p) => p.ecosystem).join(", ")}): ` +
+            "add the query parameter 'ecosystem'",
+        );
+      }
+      return listInteractions(deps.db, {
+        applicationId: application.id,
+        seq: analysis.seq,
+        packageId: used.id,
+        ...paging,
+      });
+    },
+  );
+
+  app.get<NameParams>(
+    "/rest/applications/:name/objects",
+    {
+      schema: {
+        summary: "Search the external objects an application refers to",
+        description:
+          "External objects referred to in the latest analysis at or before `date` whose name, fullName, mangling " +
+          "or type contains `q` (any case), optionally of one exact `type` (typeId); ordered by fullName then id.",
+        tags: ["packages"],
+        params: nameParams,
+        querystring: {
+          ...optionalPaging("objects"),
+          properties: {
+            ...optionalPaging("objects").properties,
+            q: { type: "string", minLength: 1, maxLength: 200, description: "Text to look for (any case)" },
+            type: { type: "string", maxLength: 200, description: "Exact typeId to keep, e.g. JS_FUNCTION" },
+          },
+          required: ["q"],
+        },
+        response: { 200: { type: "array", items: { $ref: "ExternalObjectMatch#" } }, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const paging = readPaging(request.query, reply, DEFAULT_LIMIT);
+      if (paging === REPLIED) return reply;
+      const q = take(
+        reply,
+        parseSearchText(request.query.q, {
+          name: "q",
+          required: true,
+          what: "text to find in the name, fullName, mangling or type of the objects",
+        }),
+      );
+      if (q === REPLIED) return reply;
+      const typeId = take(reply, parseTypeId(request.query.type));
+      if (typeId === REPLIED) return reply;
+      const found = await applicationAt(deps, request, reply);
+      if (found === REPLIED) return reply;
+      return searchExternalObjects(deps.db, {
+        applicationId: found.application.id,
+        seq: found.analysis.seq,
+        q: q as string,
+        typeId,
+        ...paging,
+      });
+    },
+  );
+}

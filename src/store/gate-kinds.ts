@@ -1,0 +1,123 @@
+/**
+ * Quality gate rule kinds and their parameters, as pure functions: each kind names its parameters,
+ * their defaults and the rule that checks a value, so an update is refused with the key at fault and
+ * the type it expects.
+ */
+
+export type Verdict<T> = { ok: true; value: T } | { ok: false; detail: string };
+
+export interface GateRule {
+  description: string;
+  enabled: boolean;
+  id: string;
+  kind: string;
+  name: string;
+  parameters: Record<string, unknown>;
+}
+
+export const GATE_SEVERITIES = ["CRITICAL", "HIGH", "MEDIUM", "LOW"] as const;
+
+/** CRITICAL 4 .. LOW 1; anything else (UNKNOWN) 0. */
+export function severityRank(severity: string): number {
+  const index = (GATE_SEVERITIES as readonly string[]).indexOf(severity.toUpperCase());
+  return index < 0 ? 0 : GATE_SEVERITIES.length - index;
+}
+
+interface ParameterSpec {
+  default: unknown;
+  /** What the value must be, for messages: "one of CRITICAL, HIGH, MEDIUM, LOW". */
+  expected: string;
+  /** The normalized value, or undefined when the value does not qualify. */
+  read(raw: unknown): unknown;
+}
+
+const severityParameter = (fallback: string): ParameterSpec => ({
+  default: fallback,
+  expected: `a string, one of ${GATE_SEVERITIES.join(", ")}`,
+  read: (raw) =>
+    typeof raw === "string" && (GATE_SEVERITIES as readonly string[]).includes(raw.toUpperCase())
+      ? raw.toUpperCase()
+      : undefined,
+});
+
+const countParameter = (fallback: number, max: number): ParameterSpec => ({
+  default: fallback,
+  expected: `an integer from 0 to ${max}`,
+  read: (raw) =>
+    typeof raw === "number" && Number.isInteger(raw) && raw >= 0 && raw <= max ? raw : undefined,
+});
+
+export const GATE_KINDS = {
+  "no-referenced-severe-cve": { minSeverity: severityParameter("HIGH") },
+  "max-releases-behind-safest": { maxReleases: countParameter(10, 100_000) },
+  "no-unfixable-vulnerability": {},
+} satisfies Record<string, Record<string, ParameterSpec>>;
+
+export type GateKind = keyof typeof GATE_KINDS;
+
+export function isGateKind(kind: string): kind is GateKind {
+  return Object.hasOwn(GATE_KINDS, kind);
+}
+
+function specsOf(kind: GateKind): Record<string, ParameterSpec> {
+  return GATE_KINDS[kind];
+}
+
+const shown = (value: unknown): string => {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "string")
+    return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
+  if (typeof value === "object") return "an object";
+  return String(value);
+};
+
+/**
+ * Merges `changes` into the `current` parameters of a rule of `kind`: every key must be one the kind
+ * knows and every value of the type it expects.
+ */
+export function mergeGateParameters(
+  kind: string,
+  current: Record<string, unknown>,
+  changes: unknown,
+): Verdict<Record<string, unknown>> {
+  if (!isGateKind(kind)) return { ok: false, detail: `Rules of kind '${kind}' have no parameters to change` };
+  if (typeof changes !== "object" || changes === null || Array.isArray(changes)) {
+    return { ok: false, detail: `'parameters' must be a JSON object, got ${shown(changes)}` };
+  }
+  const specs = specsOf(kind);
+  const known = Object.keys(specs);
+  const merged = effectiveGateParameters(kind, current);
+  for (const [key, raw] of Object.entries(changes)) {
+    const spec = Object.hasOwn(specs, key) ? specs[key] : undefined;
+    if (!spec) {
+      return {
+        ok: false,
+        detail:
+          known.length === 0
+            ? `Unknown parameter '${key}': rules of kind '${kind}' take no parameters`
+            : `Unknown parameter '${key}' for rules of kind '${kind}': expected ${known.map((k) => `'${k}'`).join(", ")}`,
+      };
+    }
+    const value = spec.read(raw);
+    if (value === undefined) {
+      return { ok: false, detail: `Parameter '${key}' must be ${spec.expected}, got ${shown(raw)}` };
+    }
+    merged[key] = value;
+  }
+  return { ok: true, value: merged };
+}
+
+/** The kind's defaults overlaid with the stored values that still qualify (keys in name order). */
+export function effectiveGateParameters(kind: string, stored: unknown): Record<string, unknown> {
+  if (!isGateKind(kind)) return {};
+  const specs = specsOf(kind);
+  const values = typeof stored === "object" && stored !== null ? (stored as Record<string, unknown>) : {};
+  const result: Record<string, unknown> = {};
+  for (const key of Object.keys(specs).sort()) {
+    const spec = specs[key] as ParameterSpec;
+    const value = Object.hasOwn(values, key) ? spec.read(values[key]) : undefined;
+    result[key] = value === undefined ? spec.default : value;
+  }
+  return result;
+}

@@ -1,0 +1,269 @@
+import { type Kysely, sql } from "kysely";
+import {
+  evaluateGates,
+  type PackageInterval,
+  type ReferenceInterval,
+  type RuleOutcome,
+  statesAt,
+} from "./gate-evaluation.ts";
+import { effectiveGateParameters, type GateRule, isGateKind } from "./gate-kinds.ts";
+import type { ExternalObjectRecord } from "./insights.ts";
+import { vulnerabilitiesOfVersions } from "./packages.ts";
+import type { Database, GateRulesTable } from "./schema.ts";
+import { liveAt, liveWithin } from "./sql-helpers.ts";
+
+type Db = Kysely<Database>;
+
+/** At most this many referred objects are listed with a finding. */
+export const FINDING_OBJECTS_MAX = 20;
+
+function toRule(row: GateRulesTable): GateRule {
+  let stored: unknown = {};
+  try {
+    stored = JSON.parse(row.parameters);
+  } catch {
+    stored = {};
+  }
+  return {
+    description: row.description,
+    enabled: Number(row.enabled) === 1,
+    id: row.id,
+    kind: row.kind,
+    name: row.name,
+    parameters: isGateKind(row.kind)
+      ? effectiveGateParameters(row.kind, stored)
+      : ((stored ?? {}) as Record<string, unknown>),
+  };
+}
+
+/** Every quality gate rule, ordered by id. */
+export async function listGateRules(db: Db): Promise<GateRule[]> {
+  const rows = await db.selectFrom("gate_rules").selectAll().orderBy("id").execute();
+  return rows.map(toRule);
+}
+
+export async function findGateRule(db: Db, id: string): Promise<GateRule | undefined> {
+  const row = await db.selectFrom("gate_rules").selectAll().where("id", "=", id).executeTakeFirst();
+  return row && toRule(row);
+}
+
+/** Changes whether a rule is enabled and/or its (already validated) parameters; returns the rule. */
+export async function updateGateRule(
+  db: Db,
+  id: string,
+  change: { enabled?: boolean | undefined; parameters?: Record<string, unknown> | undefined },
+  by: string,
+): Promise<GateRule | undefined> {
+  await db
+    .updateTable("gate_rules")
+    .set({
+      ...(change.enabled === undefined ? {} : { enabled: change.enabled ? 1 : 0 }),
+      ...(change.parameters === undefined ? {} : { parameters: JSON.stringify(change.parameters) }),
+      updated_at: new Date().toISOString(),
+      updated_by: by,
+    })
+    .where("id", "=", id)
+    .execute();
+  return findGateRule(db, id);
+}
+
+/**
+ * The packages used by an application in any analysis of lo..hi (inclusive), with the facts the rules
+ * read and the intervals of their references, so each analysis is evaluated without a snapshot.
+ */
+async function gateInputs(
+  db: Db,
+  applicationId: number,
+  lo: number,
+  hi: number,
+): Promise<{ packages: PackageInterval[]; references: ReferenceInterval[] }> {
+  const rows = await db
+    .selectFrom("application_packages as ap")
+    .innerJoin("package_versions as pv", "pv.id", "ap.package_version_id")
+    .innerJoin("packages as p", "p.id", "pv.package_id")
+    .leftJoin("package_versions as sv", (join) =>
+      join.onRef("sv.package_id", "=", "p.id").onRef("sv.version", "=", "p.safest_version"),
+    )
+    .select((eb) => [
+      "ap.from_seq",
+      "ap.to_seq",
+      "pv.id as version_id",
+      "p.id as package_id",
+      "p.name",
+      "pv.version",
+      "pv.safer_closest_version",
+      "p.safest_version",
+      "sv.rank as safest_rank",
+      eb
+        .selectFrom("package_versions as v")
+        .select(sql<number>`count(distinct v.rank)`.as("n"))
+        .whereRef("v.package_id", "=", "p.id")
+        .where("v.published", "=", 1)
+        .where("v.prerelease", "=", 0)
+        .whereRef("v.rank", ">", "pv.rank")
+        .whereRef("v.rank", "<=", "sv.rank")
+        .as("behind"),
+    ])
+    .where("ap.application_id", "=", applicationId)
+    .where(liveWithin("ap", lo, hi))
+    .orderBy("p.name")
+    .orderBy("p.ecosystem")
+    .orderBy("pv.rank")
+    .orderBy("pv.version")
+    .execute();
+  const vulnerabilities = await vulnerabilitiesOfVersions(
+    db,
+    rows.map((r) => r.version_id),
+  );
+  const packages = rows.map((r) => ({
+    fromSeq: r.from_seq,
+    toSeq: r.to_seq,
+    packageId: r.package_id,
+    name: r.name,
+    version: r.version,
+    saferClosestVersion: r.safer_closest_version,
+    safestVersion: r.safest_version,
+    releasesBehind: r.safest_rank === null ? null : Number(r.behind ?? 0),
+    vulnerabilities: vulnerabilities.get(r.version_id) ?? [],
+  }));
+
+  // Only whether a vulnerable package is referred matters to the rules.
+  const vulnerable = [
+    ...new Set(packages.filter((p) => p.vulnerabilities.length > 0).map((p) => p.packageId)),
+  ];
+  const references: ReferenceInterval[] = [];
+  for (let i = 0; i < vulnerable.length; i += 500) {
+    const spans = await db
+      .selectFrom("object_references as r")
+      .innerJoin("external_objects as eo", "eo.id", "r.target_id")
+      .select([
+        "eo.package_id",
+        "r.from_seq",
+        "r.to_seq",
+        "eo.from_seq as object_from_seq",
+        "eo.to_seq as object_to_seq",
+      ])
+      .distinct()
+      .where("r.application_id", "=", applicationId)
+      .where("eo.package_id", "in", vulnerable.slice(i, i + 500))
+      .where(liveWithin("r", lo, hi))
+      .where(liveWithin("eo", lo, hi))
+      .execute();
+    for (const s of spans) {
+      references.push({
+        packageId: s.package_id,
+        fromSeq: Math.max(s.from_seq, s.object_from_seq),
+        toSeq: Math.min(s.to_seq, s.object_to_seq),
+      });
+    }
+  }
+  return { packages, references };
+}
+
+export interface FindingRecord {
+  cve?: string;
+  detail: string;
+  objects?: ExternalObjectRecord[];
+  package: string;
+  severity?: string;
+  version: string;
+}
+
+export interface GateEvaluation {
+  rules: { findings: FindingRecord[]; id: string; name: string; passed: boolean }[];
+  verdict: "pass" | "fail";
+}
+
+/** Evaluates the enabled rules on analysis `seq`; CVE findings list up to 20 referred objects. */
+export async function evaluateAnalysis(db: Db, applicationId: number, seq: number): Promise<GateEvaluation> {
+  const rules = await listGateRules(db);
+  const inputs = await gateInputs(db, applicationId, seq, seq);
+  const result = evaluateGates(rules, statesAt(seq, inputs.packages, inputs.references));
+  const withObjects = new Set(
+    result.rules.flatMap((r) => r.findings.filter((f) => f.cve !== undefined).map((f) => f.packageId)),
+  );
+  const objects = new Map<number, ExternalObjectRecord[]>();
+  for (const packageId of withObjects) {
+    objects.set(packageId, await referredObjectsSample(db, applicationId, seq, packageId));
+  }
+  return {
+    rules: result.rules.map((rule: RuleOutcome) => ({
+      findings: rule.findings.map(({ packageId, ...finding }) =>
+        finding.cve === undefined ? finding : { ...finding, objects: objects.get(packageId) ?? [] },
+      ),
+      id: rule.id,
+      name: rule.name,
+      passed: rule.passed,
+    })),
+    verdict: result.verdict,
+  };
+}
+
+export interface GateHistoryEntry {
+  analyzedAt: string;
+  failedRules: string[];
+  verdict: "pass" | "fail";
+}
+
+/** The verdict of every analysis of the page, newest first, from one read of the intervals. */
+export async function gateHistory(
+  db: Db,
+  applicationId: number,
+  paging: { limit: number; skip: number },
+): Promise<GateHistoryEntry[]> {
+  const analyses = await db
+    .selectFrom("analyses")
+    .select(["seq", "analyzed_at"])
+    .where("application_id", "=", applicationId)
+    .orderBy("seq", "desc")
+    .limit(paging.limit)
+    .offset(paging.skip)
+    .execute();
+  if (analyses.length === 0) return [];
+  const seqs = analyses.map((a) => a.seq);
+  const rules = await listGateRules(db);
+  const inputs = await gateInputs(db, applicationId, Math.min(...seqs), Math.max(...seqs));
+  return analyses.map((a) => {
+    const result = evaluateGates(rules, statesAt(a.seq, inputs.packages, inputs.references));
+    return {
+      analyzedAt: a.analyzed_at,
+      failedRules: result.rules.filter((r) => !r.passed).map((r) => r.id),
+      verdict: result.verdict,
+    };
+  });
+}
+
+async function referredObjectsSample(
+  db: Db,
+  applicationId: number,
+  seq: number,
+  packageId: number,
+): Promise<ExternalObjectRecord[]> {
+  const rows = await db
+    .selectFrom("external_objects as eo")
+    .select(["eo.object_id", "eo.name", "eo.full_name", "eo.mangling", "eo.type", "eo.type_id"])
+    .where("eo.application_id", "=", applicationId)
+    .where("eo.package_id", "=", packageId)
+    .where(liveAt("eo", seq))
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom("object_references as r")
+          .select(sql`1`.as("one"))
+          .whereRef("r.target_id", "=", "eo.id")
+          .where(liveAt("r", seq)),
+      ),
+    )
+    .orderBy("eo.full_name")
+    .orderBy("eo.object_id")
+    .limit(FINDING_OBJECTS_MAX)
+    .execute();
+  return rows.map((r) => ({
+    fullName: r.full_name,
+    id: r.object_id,
+    mangling: r.mangling,
+    name: r.name,
+    type: r.type,
+    typeId: r.type_id,
+  }));
+}

@@ -1,0 +1,285 @@
+import { type Kysely, sql } from "kysely";
+import { severityRank } from "./gate-kinds.ts";
+import { type ExternalObjectRecord, toUtcSeconds } from "./insights.ts";
+import type { Database } from "./schema.ts";
+import { containsIgnoringCase, liveAt } from "./sql-helpers.ts";
+
+type Db = Kysely<Database>;
+
+export interface PackageRecord {
+  ecosystem: string;
+  maxSeverity: string | null;
+  name: string;
+  releaseDate: { dateTime: string } | null;
+  releasesPerYear: number | null;
+  saferClosestVersion: string | null;
+  safestVersion: string | null;
+  version: string;
+  vulnerabilities: string[];
+}
+
+export interface PackageRef {
+  id: number;
+  ecosystem: string;
+  name: string;
+}
+
+export interface InteractionRecord {
+  source: { fullName: string; id: string; name: string; type: string; typeId: string };
+  target: ExternalObjectRecord;
+}
+
+export interface ObjectMatchRecord extends ExternalObjectRecord {
+  package: string;
+}
+
+/**
+ * The packages used in analysis `seq`, ordered by name then version, with the CVEs affecting each
+ * version. `vulnerable` keeps only affected (true) or unaffected (false) versions; `q` keeps names
+ * containing it, ignoring case.
+ */
+export async function listPackages(
+  db: Db,
+  query: {
+    applicationId: number;
+    seq: number;
+    limit: number;
+    skip: number;
+    vulnerable?: boolean | undefined;
+    q?: string | undefined;
+  },
+): Promise<PackageRecord[]> {
+  let select = db
+    .selectFrom("application_packages as ap")
+    .innerJoin("package_versions as pv", "pv.id", "ap.package_version_id")
+    .innerJoin("packages as p", "p.id", "pv.package_id")
+    .select([
+      "pv.id as version_id",
+      "p.ecosystem",
+      "p.name",
+      "pv.version",
+      "pv.released_at",
+      "p.releases_per_year",
+      "pv.safer_closest_version",
+      "p.safest_version",
+    ])
+    .where("ap.application_id", "=", query.applicationId)
+    .where(liveAt("ap", query.seq))
+    .orderBy("p.name")
+    .orderBy("p.ecosystem")
+    .orderBy("pv.rank")
+    .orderBy("pv.version")
+    .limit(query.limit)
+    .offset(query.skip);
+  if (query.vulnerable !== undefined) {
+    const wanted = query.vulnerable;
+    select = select.where((eb) => {
+      const affected = eb.exists(
+        eb
+          .selectFrom("version_vulnerabilities as vv")
+          .select(sql`1`.as("one"))
+          .whereRef("vv.package_version_id", "=", "pv.id"),
+      );
+      return wanted ? affected : eb.not(affected);
+    });
+  }
+  if (query.q) select = select.where(containsIgnoringCase("p.name", query.q));
+  const rows = await select.execute();
+  const vulnerabilities = await vulnerabilitiesOfVersions(
+    db,
+    rows.map((r) => r.version_id),
+  );
+  return rows.map((r) => {
+    const found = vulnerabilities.get(r.version_id) ?? [];
+    return {
+      ecosystem: r.ecosystem,
+      maxSeverity: maxSeverity(found.map((v) => v.severity)),
+      name: r.name,
+      releaseDate: r.released_at ? { dateTime: toUtcSeconds(r.released_at) } : null,
+      releasesPerYear: r.releases_per_year,
+      saferClosestVersion: r.safer_closest_version,
+      safestVersion: r.safest_version,
+      version: r.version,
+      vulnerabilities: found.map((v) => v.cve),
+    };
+  });
+}
+
+/** CVEs affecting each package version, ordered by CVE id. */
+export async function vulnerabilitiesOfVersions(
+  db: Db,
+  versionIds: readonly number[],
+): Promise<Map<number, { cve: string; severity: string }[]>> {
+  const byVersion = new Map<number, { cve: string; severity: string }[]>();
+  const ids = [...new Set(versionIds)];
+  for (let i = 0; i < ids.length; i += 500) {
+    const rows = await db
+      .selectFrom("version_vulnerabilities as vv")
+      .innerJoin("vulnerabilities as v", "v.id", "vv.vulnerability_id")
+      .select(["vv.package_version_id", "v.cve_id", "v.severity"])
+      .where("vv.package_version_id", "in", ids.slice(i, i + 500))
+      .orderBy("v.cve_id")
+      .execute();
+    for (const r of rows) {
+      const list = byVersion.get(r.package_version_id) ?? [];
+      list.push({ cve: r.cve_id, severity: r.severity });
+      byVersion.set(r.package_version_id, list);
+    }
+  }
+  return byVersion;
+}
+
+/** The most severe of the given severities, or null for none. */
+export function maxSeverity(severities: readonly string[]): string | null {
+  let best: string | null = null;
+  for (const s of severities) if (best === null || severityRank(s) > severityRank(best)) best = s;
+  return best;
+}
+
+/**
+ * Packages named `name` (of `ecosystem` when given) that analysis `seq` uses, ordered by ecosystem.
+ * More than one means the name is ambiguous across ecosystems.
+ */
+export async function findUsedPackages(
+  db: Db,
+  query: { applicationId: number; seq: number; name: string; ecosystem?: string | undefined },
+): Promise<PackageRef[]> {
+  let select = db
+    .selectFrom("packages as p")
+    .select(["p.id", "p.ecosystem", "p.name"])
+    .where("p.name", "=", query.name)
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom("application_packages as ap")
+          .innerJoin("package_versions as pv", "pv.id", "ap.package_version_id")
+          .select(sql`1`.as("one"))
+          .whereRef("pv.package_id", "=", "p.id")
+          .where("ap.application_id", "=", query.applicationId)
+          .where(liveAt("ap", query.seq)),
+      ),
+    )
+    .orderBy("p.ecosystem");
+  if (query.ecosystem) select = select.where("p.ecosystem", "=", query.ecosystem);
+  return select.execute();
+}
+
+/**
+ * The application objects that refer to external objects of a package in analysis `seq`, ordered by
+ * target fullName and id, then source fullName and id.
+ */
+export async function listInteractions(
+  db: Db,
+  query: { applicationId: number; seq: number; packageId: number; limit: number; skip: number },
+): Promise<InteractionRecord[]> {
+  const { applicationId, seq } = query;
+  const rows = await db
+    .selectFrom("object_references as r")
+    .innerJoin("external_objects as t", "t.id", "r.target_id")
+    .innerJoin("application_objects as s", "s.id", "r.source_id")
+    .select([
+      "s.object_id as source_id",
+      "s.name as source_name",
+      "s.full_name as source_full_name",
+      "s.type as source_type",
+      "s.type_id as source_type_id",
+      "t.object_id as target_id",
+      "t.name as target_name",
+      "t.full_name as target_full_name",
+      "t.mangling as target_mangling",
+      "t.type as target_type",
+      "t.type_id as target_type_id",
+    ])
+    .where("r.application_id", "=", applicationId)
+    .where(liveAt("r", seq))
+    .where("t.package_id", "=", query.packageId)
+    .where(liveAt("t", seq))
+    .orderBy("t.full_name")
+    .orderBy("t.object_id")
+    .orderBy("s.full_name")
+    .orderBy("s.object_id")
+    .limit(query.limit)
+    .offset(query.skip)
+    .execute();
+  return rows.map((r) => ({
+    source: {
+      fullName: r.source_full_name,
+      id: r.source_id,
+      name: r.source_name,
+      type: r.source_type,
+      typeId: r.source_type_id,
+    },
+    target: {
+      fullName: r.target_full_name,
+      id: r.target_id,
+      mangling: r.target_mangling,
+      name: r.target_name,
+      type: r.target_type,
+      typeId: r.target_type_id,
+    },
+  }));
+}
+
+/**
+ * External objects referred to in analysis `seq` whose name, fullName, mangling or type contains `q`
+ * (ignoring case), optionally of one exact typeId, ordered by fullName then id.
+ */
+export async function searchExternalObjects(
+  db: Db,
+  query: {
+    applicationId: number;
+    seq: number;
+    q: string;
+    typeId?: string | undefined;
+    limit: number;
+    skip: number;
+  },
+): Promise<ObjectMatchRecord[]> {
+  const { seq } = query;
+  let select = db
+    .selectFrom("external_objects as eo")
+    .innerJoin("packages as p", "p.id", "eo.package_id")
+    .select([
+      "eo.object_id",
+      "eo.name",
+      "eo.full_name",
+      "eo.mangling",
+      "eo.type",
+      "eo.type_id",
+      "p.name as package_name",
+    ])
+    .where("eo.application_id", "=", query.applicationId)
+    .where(liveAt("eo", seq))
+    .where((eb) =>
+      eb.or([
+        containsIgnoringCase("eo.name", query.q),
+        containsIgnoringCase("eo.full_name", query.q),
+        containsIgnoringCase("eo.mangling", query.q),
+        containsIgnoringCase("eo.type", query.q),
+      ]),
+    )
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom("object_references as r")
+          .select(sql`1`.as("one"))
+          .whereRef("r.target_id", "=", "eo.id")
+          .where(liveAt("r", seq)),
+      ),
+    )
+    .orderBy("eo.full_name")
+    .orderBy("eo.object_id")
+    .limit(query.limit)
+    .offset(query.skip);
+  if (query.typeId !== undefined) select = select.where("eo.type_id", "=", query.typeId);
+  const rows = await select.execute();
+  return rows.map((r) => ({
+    fullName: r.full_name,
+    id: r.object_id,
+    mangling: r.mangling,
+    name: r.name,
+    package: r.package_name,
+    type: r.type,
+    typeId: r.type_id,
+  }));
+}

@@ -1,0 +1,19 @@
+import { type RawBuilder, sql } from "kysely";
+
+/** Rows valid in analysis `seq` of their application: from_seq <= seq < to_seq. */
+export const liveAt = (alias: string, seq: number): RawBuilder<boolean> =>
+  sql<boolean>`${sql.ref(`${alias}.from_seq`)} <= ${seq} and ${sql.ref(`${alias}.to_seq`)} > ${seq}`;
+
+/** Rows valid in at least one analysis of the inclusive range lo..hi. */
+export const liveWithin = (alias: string, lo: number, hi: number): RawBuilder<boolean> =>
+  sql<boolean>`${sql.ref(`${alias}.from_seq`)} <= ${hi} and ${sql.ref(`${alias}.to_seq`)} > ${lo}`;
+
+/**
+ * `column` contains `text`, ignoring ASCII case, with LIKE wildcards in `text` taken literally. Both
+ * databases lower-case ASCII only on the byte-ordered columns, so the text is lowered the same way.
+ */
+export function containsIgnoringCase(column: string, text: string): RawBuilder<boolean> {
+  const lowered = text.replace(/[A-Z]/g, (c) => c.toLowerCase());
+  const pattern = `%${lowered.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return sql<boolean>`lower(${sql.ref(column)}) like ${pattern} escape '\\'`;
+}
