@@ -1,69 +1,181 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
+import { issuerMetadata } from "./auth/issuer-metadata.ts";
 import { createJwtVerifier } from "./auth/jwt-verifier.ts";
+import { createMcpAccessVerifier } from "./auth/mcp-access.ts";
+import {
+  createTokenExchanger,
+  type TokenExchanger,
+  TokenExchangeUnavailableError,
+} from "./auth/token-exchange.ts";
 import { ConfigError } from "./config/load-config.ts";
 import type { RuntimeConfig } from "./config/runtime-config.ts";
 import { buildGateway } from "./gateway/app.ts";
+import type { McpResource } from "./gateway/mcp-resources.ts";
+import { startMcpService } from "./mcp/http-service.ts";
 import { buildRestApp } from "./rest/app.ts";
 import { openStore, type StoreHandle } from "./store/database.ts";
 import { PLATFORM_AUDIENCE, VERSION } from "./version.ts";
 
+export const PARTS = ["gateway", "rest", "mcp-analysis", "mcp-gatekeeper"] as const;
+export type Part = (typeof PARTS)[number];
+
 export interface RunningService {
   config: RuntimeConfig;
+  /** Present when the REST API runs in this process. */
   store: StoreHandle;
-  /** Where the gateway actually listens (useful with port 0). */
+  /** Where each part actually listens (useful with port 0). */
   gatewayUrl: string;
   restUrl: string;
+  mcpUrls: { analysis: string; gatekeeper: string };
+  exchanger: TokenExchanger | undefined;
   stop(): Promise<void>;
 }
 
-/** Composition root: store, REST API on its internal listener, gateway on the public port. */
+interface Closable {
+  close(): Promise<void>;
+}
+
+/**
+ * Composition root. By default every part runs here: the REST API, both MCP servers on their internal
+ * ports, and the gateway on the public port. `only` runs a subset; the others are then reached at
+ * their configured upstream URLs.
+ */
 export async function startService(
   config: RuntimeConfig,
-  hooks: { beforeListen?: (store: StoreHandle) => Promise<void> } = {},
+  hooks: { beforeListen?: (store: StoreHandle) => Promise<void>; only?: readonly Part[] } = {},
 ): Promise<RunningService> {
+  const parts = new Set<Part>(hooks.only && hooks.only.length > 0 ? hooks.only : PARTS);
   const store = await openStore({ databaseUrl: config.databaseUrl, sqliteFile: config.sqliteFile });
-  const started: FastifyInstance[] = [];
+  const started: Closable[] = [];
+  const logger = config.logLevel === "silent" ? false : { level: config.logLevel };
+  const internal = (port: number) =>
+    `http://${config.internalBindAddress === "0.0.0.0" ? "127.0.0.1" : config.internalBindAddress}:${port}`;
   try {
     await hooks.beforeListen?.(store);
-    const logger = config.logLevel === "silent" ? false : { level: config.logLevel };
-    const verifier = createJwtVerifier({
-      issuer: config.issuer,
-      audience: PLATFORM_AUDIENCE,
-      jwksUrl: config.jwksUrl,
-    });
-    const rest = await buildRestApp({ db: store.db, verifier, version: VERSION, logger });
-    await listenOrExplain(rest, config.internalBindAddress, config.restPort, "REST_PORT");
-    started.push(rest);
-    const restUrl = listenUrl(rest, "http");
+    const metadata = issuerMetadata(config.issuer);
+    const jwt = createJwtVerifier({ issuer: config.issuer, jwksUrl: config.jwksUrl, metadata });
 
-    const gateway = await buildGateway({
-      restUpstreamUrl: config.restUpstreamUrl ?? restUrl,
-      version: VERSION,
-      https: config.https
-        ? { cert: readFileSync(config.tlsCertFile as string), key: readFileSync(config.tlsKeyFile as string) }
-        : undefined,
-      logger,
-    });
-    await listenOrExplain(gateway, config.bindAddress, config.port, "PORT (or --port)");
-    started.push(gateway);
-    const gatewayUrl = listenUrl(gateway, config.https ? "https" : "http");
+    let restUrl = config.restUpstreamUrl ?? internal(config.restPort);
+    if (parts.has("rest")) {
+      const rest = await buildRestApp({ db: store.db, verifier: jwt, version: VERSION, logger });
+      await listenOrExplain(rest, config.internalBindAddress, config.restPort, "REST_PORT");
+      started.push(rest);
+      restUrl = listenUrl(rest, "http");
+    }
+
+    const mcpUrls = {
+      analysis: config.mcpAnalysisUpstreamUrl ?? internal(config.mcpAnalysisPort),
+      gatekeeper: config.mcpGatekeeperUpstreamUrl ?? internal(config.mcpGatekeeperPort),
+    };
+    for (const kind of ["analysis", "gatekeeper"] as const) {
+      if (!parts.has(`mcp-${kind}`)) continue;
+      const port = kind === "analysis" ? config.mcpAnalysisPort : config.mcpGatekeeperPort;
+      const mcp = await startMcpService({ kind, host: config.internalBindAddress, port, restUrl }).catch(
+        (error) => {
+          throw explainListenError(
+            error,
+            config.internalBindAddress,
+            port,
+            kind === "analysis" ? "MCP_ANALYSIS_PORT" : "MCP_GATEKEEPER_PORT",
+          );
+        },
+      );
+      started.push(mcp);
+      mcpUrls[kind] = mcp.url;
+    }
+
+    let gatewayUrl = "";
+    let exchanger: TokenExchanger | undefined;
+    if (parts.has("gateway")) {
+      exchanger = createExchanger(config, metadata);
+      const resources: McpResource[] = [
+        { kind: "analysis", path: "/mcp", name: "imaging-services analysis", upstreamUrl: mcpUrls.analysis },
+        {
+          kind: "gatekeeper",
+          path: "/mcp/gatekeeper",
+          name: "imaging-services gatekeeper",
+          upstreamUrl: mcpUrls.gatekeeper,
+        },
+      ];
+      const gateway = await buildGateway({
+        baseUrl: config.baseUrl,
+        issuer: config.issuer,
+        restUpstreamUrl: restUrl,
+        mcp: {
+          resources,
+          access: createMcpAccessVerifier(jwt),
+          exchanger,
+          allowedOrigins: (config.corsAllowedOrigins ?? "")
+            .split(",")
+            .map((o) => o.trim())
+            .filter(Boolean),
+        },
+        version: VERSION,
+        https: config.https
+          ? {
+              cert: readFileSync(config.tlsCertFile as string),
+              key: readFileSync(config.tlsKeyFile as string),
+            }
+          : undefined,
+        logger,
+      });
+      await listenOrExplain(gateway, config.bindAddress, config.port, "PORT (or --port)");
+      started.push(gateway);
+      gatewayUrl = listenUrl(gateway, config.https ? "https" : "http");
+    }
 
     let stopping: Promise<void> | undefined;
     const stop = () => {
-      // In-flight requests finish: the gateway stops accepting first, then the REST API, then the store.
+      // In-flight requests finish: the gateway stops accepting first, then the services, then the store.
       stopping ??= (async () => {
-        for (const app of [...started].reverse()) await app.close();
+        for (const part of [...started].reverse()) await part.close();
         await store.close();
       })();
       return stopping;
     };
-    return { config, store, gatewayUrl, restUrl, stop };
+    return { config, store, gatewayUrl, restUrl, mcpUrls, exchanger, stop };
   } catch (error) {
-    for (const app of started.reverse()) await app.close();
+    for (const part of started.reverse()) await part.close();
     await store.close();
     throw error;
   }
+}
+
+/** The confidential client's secret: configured, or generated into the data directory by the identity provider. */
+function createExchanger(config: RuntimeConfig, metadata: ReturnType<typeof issuerMetadata>): TokenExchanger {
+  const file = join(config.dataDir, "secrets", `${config.tokenExchangeClientId}.secret`);
+  const secret =
+    config.tokenExchangeClientSecret ?? (existsSync(file) ? readFileSync(file, "utf8").trim() : undefined);
+  if (!secret) {
+    const missing = new TokenExchangeUnavailableError(
+      `no secret is configured for ${config.tokenExchangeClientId} (TOKEN_EXCHANGE_CLIENT_SECRET or ${file})`,
+    );
+    return { requests: 0, exchange: () => Promise.reject(missing) };
+  }
+  return createTokenExchanger({
+    metadata,
+    clientId: config.tokenExchangeClientId,
+    clientSecret: secret,
+    audience: PLATFORM_AUDIENCE,
+  });
+}
+
+function explainListenError(error: unknown, host: string, port: number, setting: string): Error {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === "EADDRINUSE") {
+    return new ConfigError(
+      `Port ${port} on ${host} is already in use: stop the other process or change ${setting}`,
+    );
+  }
+  if (code === "EACCES") {
+    return new ConfigError(
+      `Not allowed to listen on port ${port}: use a port above 1023 or grant the right; see ${setting}`,
+    );
+  }
+  if (code === "EADDRNOTAVAIL") return new ConfigError(`Address ${host} is not an address of this machine`);
+  return error as Error;
 }
 
 /** Turns the usual listen failures into a sentence naming the setting to change. */
@@ -76,21 +188,7 @@ async function listenOrExplain(
   try {
     await app.listen({ host, port });
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "EADDRINUSE") {
-      throw new ConfigError(
-        `Port ${port} on ${host} is already in use: stop the other process or change ${setting}`,
-      );
-    }
-    if (code === "EACCES") {
-      throw new ConfigError(
-        `Not allowed to listen on port ${port}: use a port above 1023 or grant the right; see ${setting}`,
-      );
-    }
-    if (code === "EADDRNOTAVAIL") {
-      throw new ConfigError(`Address ${host} is not an address of this machine`);
-    }
-    throw error;
+    throw explainListenError(error, host, port, setting);
   }
 }
 

@@ -4,6 +4,7 @@ import { ConfigError } from "../config/load-config.ts";
 import { IngestError } from "../store/ingest.ts";
 import { VERSION } from "../version.ts";
 import { registerApiKeys } from "./commands/api-keys.ts";
+import { registerClientConfig } from "./commands/client-config.ts";
 import { registerConfig } from "./commands/config.ts";
 import { registerDemo } from "./commands/demo.ts";
 import { registerStart } from "./commands/start.ts";
@@ -20,6 +21,7 @@ registerStart(program);
 registerDemo(program);
 registerApiKeys(program);
 registerConfig(program);
+registerClientConfig(program);
 
 try {
   await program.parseAsync(process.argv);

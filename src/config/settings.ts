@@ -18,6 +18,19 @@ export const settingsSchema = z.object({
   restPort: z.coerce.number().int().min(0).max(65535).default(8070),
   internalBindAddress: z.string().min(1).default("127.0.0.1"),
   restUpstreamUrl: z.url({ protocol: /^https?$/ }).optional(),
+  mcpAnalysisPort: z.coerce.number().int().min(0).max(65535).default(8282),
+  mcpGatekeeperPort: z.coerce.number().int().min(0).max(65535).default(8283),
+  mcpAnalysisUpstreamUrl: z.url({ protocol: /^https?$/ }).optional(),
+  mcpGatekeeperUpstreamUrl: z.url({ protocol: /^https?$/ }).optional(),
+  tokenExchangeClientId: z.string().min(1).default("mcp-token-exchange"),
+  tokenExchangeClientSecret: z.string().min(1).optional(),
+  corsAllowedOrigins: z
+    .string()
+    .regex(
+      /^(https?:\/\/[^\s,/]+)(\s*,\s*https?:\/\/[^\s,/]+)*$/,
+      "comma-separated origins such as https://app.example.com",
+    )
+    .optional(),
   realm: z
     .string()
     .regex(/^[A-Za-z0-9_-]+$/, "letters, digits, '-' or '_'")
@@ -97,6 +110,48 @@ export const settingDocs: readonly SettingDoc[] = [
     env: "REST_UPSTREAM_URL",
     description: "REST API the gateway forwards /rest to, when it runs in another process",
     defaultText: "the in-process REST service",
+  },
+  {
+    key: "mcpAnalysisPort",
+    env: "MCP_ANALYSIS_PORT",
+    description: "Internal port of the analysis MCP server (0 = any free port)",
+    defaultText: "8282",
+  },
+  {
+    key: "mcpGatekeeperPort",
+    env: "MCP_GATEKEEPER_PORT",
+    description: "Internal port of the gatekeeper MCP server (0 = any free port)",
+    defaultText: "8283",
+  },
+  {
+    key: "mcpAnalysisUpstreamUrl",
+    env: "MCP_ANALYSIS_UPSTREAM_URL",
+    description: "Analysis MCP server the gateway forwards /mcp to, when it runs in another process",
+    defaultText: "the in-process server",
+  },
+  {
+    key: "mcpGatekeeperUpstreamUrl",
+    env: "MCP_GATEKEEPER_UPSTREAM_URL",
+    description: "Gatekeeper MCP server the gateway forwards /mcp/gatekeeper to, when it runs elsewhere",
+    defaultText: "the in-process server",
+  },
+  {
+    key: "tokenExchangeClientId",
+    env: "TOKEN_EXCHANGE_CLIENT_ID",
+    description: "Confidential client the gateway exchanges MCP tokens as",
+    defaultText: "mcp-token-exchange",
+  },
+  {
+    key: "tokenExchangeClientSecret",
+    env: "TOKEN_EXCHANGE_CLIENT_SECRET",
+    description: "Its secret (else read from DATA_DIR/secrets/mcp-token-exchange.secret)",
+    defaultText: "from the data directory",
+  },
+  {
+    key: "corsAllowedOrigins",
+    env: "CORS_ALLOWED_ORIGINS",
+    description: "Browser origins allowed on the MCP endpoints, besides base_url's and loopback ones",
+    defaultText: "none",
   },
   { key: "realm", env: "IDP_REALM", description: "Identity provider realm", defaultText: "imaging" },
   {

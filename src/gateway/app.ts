@@ -1,9 +1,30 @@
 import replyFrom from "@fastify/reply-from";
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from "fastify";
+import { BoundedCache } from "../auth/bounded-cache.ts";
+import type { McpAccessVerifier } from "../auth/mcp-access.ts";
+import type { TokenExchanger } from "../auth/token-exchange.ts";
+import { mcpProxy } from "./mcp-proxy.ts";
+import type { McpResource } from "./mcp-resources.ts";
+import { createOriginPolicy } from "./origin-policy.ts";
+import { keepRawBodies, rawBodyOptions } from "./raw-body.ts";
 import { type UpstreamHealth, watchUpstreams } from "./upstream-health.ts";
+import { wellKnownRoutes } from "./well-known.ts";
 
 export interface GatewayOptions {
+  baseUrl: string;
+  issuer: string;
   restUpstreamUrl: string;
+  mcp: {
+    resources: McpResource[];
+    access: McpAccessVerifier;
+    exchanger: TokenExchanger;
+    allowedOrigins: string[];
+  };
   version: string;
   https?: { cert: Buffer; key: Buffer } | undefined;
   logger?: FastifyServerOptions["logger"];
@@ -17,13 +38,11 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 1024 },
   } as FastifyServerOptions);
 
-  const health: UpstreamHealth = watchUpstreams({ rest: `${options.restUpstreamUrl}/rest/health` });
-  app.addHook("onClose", async () => health.stop());
-
-  await app.register(replyFrom, {
-    base: options.restUpstreamUrl,
-    undici: { connections: 64, pipelining: 1, keepAliveTimeout: 60_000 },
+  const health: UpstreamHealth = watchUpstreams({
+    rest: `${options.restUpstreamUrl}/rest/health`,
+    ...Object.fromEntries(options.mcp.resources.map((r) => [`mcp-${r.kind}`, `${r.upstreamUrl}/healthz`])),
   });
+  app.addHook("onClose", async () => health.stop());
 
   app.get("/mcp/healthcheck", async () => {
     const upstreams = health.snapshot();
@@ -35,11 +54,39 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
     };
   });
 
+  wellKnownRoutes(app, {
+    baseUrl: options.baseUrl,
+    issuer: options.issuer,
+    resources: options.mcp.resources,
+  });
+
+  const originAllowed = createOriginPolicy(options.baseUrl, options.mcp.allowedOrigins);
+  const sessions = new BoundedCache<string>(100_000);
+  for (const resource of options.mcp.resources) {
+    await app.register(async (scope) =>
+      mcpProxy(scope, {
+        baseUrl: options.baseUrl,
+        resource,
+        access: options.mcp.access,
+        exchanger: options.mcp.exchanger,
+        originAllowed,
+        sessions,
+      }),
+    );
+  }
+
   // The REST API is forwarded as is: it authenticates callers itself.
-  const forwardRest = (request: { url: string }, reply: { from: (url: string) => unknown }) =>
-    reply.from(request.url);
-  app.all("/rest", forwardRest);
-  app.all("/rest/*", forwardRest);
+  await app.register(async (scope) => {
+    await scope.register(replyFrom, {
+      base: options.restUpstreamUrl,
+      undici: { connections: 64, pipelining: 1, keepAliveTimeout: 60_000 },
+    });
+    keepRawBodies(scope);
+    const forwardRest = (request: FastifyRequest, reply: FastifyReply) =>
+      reply.from(request.url, rawBodyOptions(request));
+    scope.all("/rest", forwardRest);
+    scope.all("/rest/*", forwardRest);
+  });
 
   app.setNotFoundHandler((request, reply) =>
     reply

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { once } from "node:events";
-import { existsSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { createServer } from "node:net";
 import { join } from "node:path";
@@ -26,6 +26,7 @@ describe("imaging command", () => {
       ["api-keys", "list"],
       ["api-keys", "revoke"],
       ["config", "show"],
+      ["client-config"],
     ]) {
       const result = await runCli([...args, "--help"]);
       assert.equal(result.code, 0, `${args.join(" ")} --help`);
@@ -62,6 +63,8 @@ describe("imaging command", () => {
       const result = await runCli(["start", "--data-dir", store.dataDir, "--port", String(port)], {
         PUBLIC_URL: "http://127.0.0.1:8090",
         REST_PORT: "0",
+        MCP_ANALYSIS_PORT: "0",
+        MCP_GATEKEEPER_PORT: "0",
         IMAGING_BIND_ADDRESS: "127.0.0.1",
         LOG_LEVEL: "silent",
       });
@@ -81,12 +84,91 @@ describe("imaging command", () => {
     assert.equal(JSON.parse(result.stdout).baseUrl, "https://gw.example.com");
   });
 
+  describe("client-config", () => {
+    it("prints the Claude Code command with the gateway URL", async () => {
+      const result = await runCli(["client-config", "claude-code"], {
+        PUBLIC_URL: "http://gw.example.com:8090",
+      });
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(
+        result.stdout.split("\n")[0],
+        "claude mcp add --transport http --scope user imaging http://gw.example.com:8090/mcp",
+      );
+      assert.match(result.stdout, /plain http on a non-loopback host/);
+    });
+
+    it("omits port 443 over https and has no http warning", async () => {
+      const result = await runCli(["client-config", "claude-code", "--server", "gatekeeper", "--json"], {
+        PUBLIC_URL: "https://gw.example.com:443",
+      });
+      assert.deepEqual(JSON.parse(result.stdout), {
+        client: "claude-code",
+        name: "imaging-gatekeeper",
+        url: "https://gw.example.com/mcp/gatekeeper",
+        command:
+          "claude mcp add --transport http --scope user imaging-gatekeeper https://gw.example.com/mcp/gatekeeper",
+      });
+    });
+
+    it("prints the VS Code mcp.json object", async () => {
+      const result = await runCli(["client-config", "vscode", "--name", "imaging", "--json"], {
+        PUBLIC_URL: "https://gw.example.com",
+      });
+      assert.deepEqual(JSON.parse(result.stdout), {
+        servers: { imaging: { type: "http", url: "https://gw.example.com/mcp" } },
+      });
+    });
+
+    it("merges into an existing .vscode/mcp.json and keeps what it holds", async () => {
+      const workspace = join(store.dataDir, "workspace");
+      mkdirSync(join(workspace, ".vscode"), { recursive: true });
+      const file = join(workspace, ".vscode", "mcp.json");
+      writeFileSync(
+        file,
+        JSON.stringify({ inputs: [{ id: "x" }], servers: { other: { type: "stdio", command: "x" } } }),
+      );
+      const result = await runCli(["client-config", "vscode", "--write", "--workspace", workspace], {
+        PUBLIC_URL: "https://gw.example.com",
+      });
+      assert.equal(result.code, 0, result.stderr);
+      assert.deepEqual(JSON.parse(readFileSync(file, "utf8")), {
+        inputs: [{ id: "x" }],
+        servers: {
+          other: { type: "stdio", command: "x" },
+          imaging: { type: "http", url: "https://gw.example.com/mcp" },
+        },
+      });
+    });
+
+    it("leaves a commented mcp.json unchanged and says why", async () => {
+      const workspace = join(store.dataDir, "jsonc");
+      mkdirSync(join(workspace, ".vscode"), { recursive: true });
+      const file = join(workspace, ".vscode", "mcp.json");
+      const original = '{\n  // mine\n  "servers": {}\n}\n';
+      writeFileSync(file, original);
+      const result = await runCli(["client-config", "vscode", "--write", "--workspace", workspace], {
+        PUBLIC_URL: "https://gw.example.com",
+      });
+      assert.equal(result.code, 1);
+      assert.match(result.stderr, /is not plain JSON .* left unchanged/);
+      assert.equal(readFileSync(file, "utf8"), original);
+    });
+
+    it("refuses an unknown client", async () => {
+      const result = await runCli(["client-config", "cursor"]);
+      assert.equal(result.code, 2);
+      assert.match(result.stderr, /client must be claude-code or vscode/);
+    });
+  });
+
   describe("against a running service on the same store", () => {
     let service: Awaited<ReturnType<typeof spawnService>>;
     before(async () => {
       service = await spawnService(["--data-dir", store.dataDir, "--port", "0", "--demo"], {
         PUBLIC_URL: "http://127.0.0.1:8090",
         REST_PORT: "0",
+        MCP_ANALYSIS_PORT: "0",
+        MCP_GATEKEEPER_PORT: "0",
         IMAGING_BIND_ADDRESS: "127.0.0.1",
       });
     });

@@ -1,9 +1,20 @@
 import type { Command } from "commander";
 import { resolveRuntimeConfig } from "../../config/runtime-config.ts";
 import { loadDemo, storeIsEmpty } from "../../scanner/demo/load-demo.ts";
-import { startService } from "../../service.ts";
+import { PARTS, type Part, startService } from "../../service.ts";
 import { settingsFrom } from "../context.ts";
-import { emit } from "../output.ts";
+import { CliError, emit } from "../output.ts";
+
+interface StartOptions {
+  dataDir?: string;
+  port?: string;
+  demo?: boolean;
+  only?: string[];
+  config?: string;
+  json?: boolean;
+}
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 export function registerStart(program: Command): void {
   program
@@ -12,56 +23,56 @@ export function registerStart(program: Command): void {
     .option("--data-dir <dir>", "data directory (default: IMAGING_DATA_DIR, else ./data)")
     .option("--port <n>", "user access port (default 8090 for http, 443 for https)")
     .option("--demo", "load the demo analyses when the store is empty")
+    .option("--only <part>", `run one part only: ${PARTS.join(", ")} (repeatable)`, collect)
     .option("--config <file>", "JSON config file (default: IMAGING_CONFIG)")
     .option("--json", "print the start-up summary as JSON")
-    .action(
-      async (options: {
-        dataDir?: string;
-        port?: string;
-        demo?: boolean;
-        config?: string;
-        json?: boolean;
-      }) => {
-        const settings = settingsFrom(options, { port: options.port });
-        const config = await resolveRuntimeConfig(settings);
-        let demo: string[] = [];
-        const service = await startService(config, {
-          beforeListen: async (store) => {
-            if (options.demo && (await storeIsEmpty(store.db))) {
-              demo = (await loadDemo(store.db)).applications.map((a) => a.name);
-            }
+    .action(async (options: StartOptions) => {
+      const only = (options.only ?? []) as Part[];
+      const unknown = only.filter((p) => !PARTS.includes(p));
+      if (unknown.length > 0)
+        throw new CliError(`--only takes ${PARTS.join(", ")}; got ${unknown.join(", ")}`, 2);
+      const settings = settingsFrom(options, { port: options.port });
+      const config = await resolveRuntimeConfig(settings);
+      let demo: string[] = [];
+      const service = await startService(config, {
+        only,
+        beforeListen: async (store) => {
+          if (options.demo && (await storeIsEmpty(store.db))) {
+            demo = (await loadDemo(store.db)).applications.map((a) => a.name);
+          }
+        },
+      });
+      emit(
+        Boolean(options.json),
+        {
+          baseUrl: config.baseUrl,
+          gateway: service.gatewayUrl,
+          rest: service.restUrl,
+          mcp: service.mcpUrls,
+          store: service.store.location,
+          demo,
+        },
+        () =>
+          [
+            `imaging-services ${config.baseUrl} is up`,
+            `  gateway   ${service.gatewayUrl} (healthcheck: ${config.baseUrl}/mcp/healthcheck)`,
+            `  REST API  ${service.restUrl} (internal), ${config.baseUrl}/rest/openapi.json`,
+            `  MCP       ${config.baseUrl}/mcp (analysis, internal ${service.mcpUrls.analysis}), ${config.baseUrl}/mcp/gatekeeper (internal ${service.mcpUrls.gatekeeper})`,
+            `  store     ${service.store.location}`,
+            ...(demo.length > 0 ? [`  demo data loaded: ${demo.join(", ")}`] : []),
+          ].join("\n"),
+      );
+      const shutdown = (signal: string) => {
+        process.stderr.write(`${signal} received: finishing in-flight requests\n`);
+        service.stop().then(
+          () => process.exit(0),
+          (error: unknown) => {
+            process.stderr.write(`shutdown failed: ${(error as Error).message}\n`);
+            process.exit(1);
           },
-        });
-        emit(
-          Boolean(options.json),
-          {
-            baseUrl: config.baseUrl,
-            gateway: service.gatewayUrl,
-            rest: service.restUrl,
-            store: service.store.location,
-            demo,
-          },
-          () =>
-            [
-              `imaging-services ${config.baseUrl} is up`,
-              `  gateway   ${service.gatewayUrl} (healthcheck: ${config.baseUrl}/mcp/healthcheck)`,
-              `  REST API  ${service.restUrl} (internal), ${config.baseUrl}/rest/openapi.json`,
-              `  store     ${service.store.location}`,
-              ...(demo.length > 0 ? [`  demo data loaded: ${demo.join(", ")}`] : []),
-            ].join("\n"),
         );
-        const shutdown = (signal: string) => {
-          process.stderr.write(`${signal} received: finishing in-flight requests\n`);
-          service.stop().then(
-            () => process.exit(0),
-            (error: unknown) => {
-              process.stderr.write(`shutdown failed: ${(error as Error).message}\n`);
-              process.exit(1);
-            },
-          );
-        };
-        process.once("SIGINT", () => shutdown("SIGINT"));
-        process.once("SIGTERM", () => shutdown("SIGTERM"));
-      },
-    );
+      };
+      process.once("SIGINT", () => shutdown("SIGINT"));
+      process.once("SIGTERM", () => shutdown("SIGTERM"));
+    });
 }

@@ -1,0 +1,80 @@
+import { createHash } from "node:crypto";
+import { BoundedCache } from "./bounded-cache.ts";
+import type { JwtVerifier } from "./jwt-verifier.ts";
+
+/** The `mcp:*` client scopes (DESIGN.md); tools need `mcp:tools`. */
+export const MCP_SCOPES = ["mcp:tools", "mcp:resources", "mcp:prompts"] as const;
+export const REQUIRED_MCP_SCOPE = "mcp:tools";
+
+export type AccessDecision =
+  | { ok: true; subject: string; expiresAt: number; token: string }
+  | {
+      ok: false;
+      status: 401 | 403 | 503;
+      error: "invalid_token" | "insufficient_scope" | "temporarily_unavailable";
+      description: string;
+    };
+
+export interface McpAccessVerifier {
+  check(authorization: string | undefined, resource: string): Promise<AccessDecision>;
+}
+
+interface VerifiedToken {
+  subject: string;
+  scopes: string[];
+  expiresAt: number;
+}
+
+/**
+ * Checks a client's access token for one MCP resource: signature, issuer, audience = that resource,
+ * expiry, then scope. Verified tokens are cached until they expire, so steady-state requests do no
+ * signature work.
+ */
+export function createMcpAccessVerifier(jwt: JwtVerifier, maxCached = 10_000): McpAccessVerifier {
+  const cache = new BoundedCache<VerifiedToken>(maxCached);
+  return {
+    async check(authorization, resource) {
+      const match = authorization ? /^Bearer\s+([A-Za-z0-9._~+/-]+=*)\s*$/i.exec(authorization) : null;
+      if (!match?.[1]) {
+        return {
+          ok: false,
+          status: 401,
+          error: "invalid_token",
+          description: authorization
+            ? "the Authorization header must be 'Bearer <token>'"
+            : "no access token",
+        };
+      }
+      const token = match[1];
+      const key = `${resource} ${createHash("sha256").update(token).digest("base64url")}`;
+      let verified = cache.get(key);
+      if (!verified) {
+        const result = await jwt.verify(token, resource);
+        if (!result.ok) {
+          return result.unavailable
+            ? { ok: false, status: 503, error: "temporarily_unavailable", description: result.reason }
+            : { ok: false, status: 401, error: "invalid_token", description: result.reason };
+        }
+        const { sub, scope, exp } = result.payload;
+        verified = {
+          subject: typeof sub === "string" ? sub : "",
+          scopes: typeof scope === "string" ? scope.split(" ").filter(Boolean) : [],
+          expiresAt: (exp ?? 0) * 1000,
+        };
+        cache.set(key, verified, verified.expiresAt);
+      }
+      if (!verified.subject) {
+        return { ok: false, status: 401, error: "invalid_token", description: "the token names no subject" };
+      }
+      if (!verified.scopes.includes(REQUIRED_MCP_SCOPE)) {
+        return {
+          ok: false,
+          status: 403,
+          error: "insufficient_scope",
+          description: `the token lacks the ${REQUIRED_MCP_SCOPE} scope`,
+        };
+      }
+      return { ok: true, subject: verified.subject, expiresAt: verified.expiresAt, token };
+    },
+  };
+}

@@ -1,0 +1,118 @@
+import { createHash } from "node:crypto";
+import * as oauth from "oauth4webapi";
+import { BoundedCache } from "./bounded-cache.ts";
+import { httpOptions, type IssuerMetadata } from "./issuer-metadata.ts";
+
+export const TOKEN_EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange";
+const ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token";
+
+/** The identity provider could not be asked (network, timeout, 5xx): retrying later may work. */
+export class TokenExchangeUnavailableError extends Error {
+  override name = "TokenExchangeUnavailableError";
+}
+
+/** The identity provider answered and refused the exchange: the subject token will not do. */
+export class TokenExchangeRefusedError extends Error {
+  override name = "TokenExchangeRefusedError";
+}
+
+export interface ExchangedToken {
+  accessToken: string;
+  /** Epoch milliseconds after which the token must not be forwarded. */
+  expiresAt: number;
+}
+
+export interface TokenExchanger {
+  exchange(subjectToken: string, subjectExpiresAt: number): Promise<ExchangedToken>;
+  /** Exchanges actually sent to the identity provider (cache and single-flight hits excluded). */
+  readonly requests: number;
+}
+
+export interface TokenExchangeOptions {
+  metadata: IssuerMetadata;
+  clientId: string;
+  clientSecret: string;
+  audience: string;
+  maxCachedTokens?: number;
+  /** Tokens are dropped from the cache this long before they expire. */
+  expiryMarginMs?: number;
+}
+
+/**
+ * RFC 8693 token exchange as a confidential client. Results are cached per subject token until the
+ * earlier of both expiries, and concurrent requests with the same token share one exchange.
+ */
+export function createTokenExchanger(options: TokenExchangeOptions): TokenExchanger {
+  const cache = new BoundedCache<ExchangedToken>(options.maxCachedTokens ?? 10_000);
+  const inFlight = new Map<string, Promise<ExchangedToken>>();
+  const margin = options.expiryMarginMs ?? 5_000;
+  const client: oauth.Client = { client_id: options.clientId };
+  const auth = oauth.ClientSecretBasic(options.clientSecret);
+  let requests = 0;
+
+  const send = async (subjectToken: string, subjectExpiresAt: number): Promise<ExchangedToken> => {
+    let as: oauth.AuthorizationServer;
+    try {
+      as = await options.metadata.get();
+    } catch (error) {
+      throw new TokenExchangeUnavailableError((error as Error).message);
+    }
+    requests++;
+    let response: Response;
+    try {
+      response = await oauth.genericTokenEndpointRequest(
+        as,
+        client,
+        auth,
+        TOKEN_EXCHANGE_GRANT,
+        {
+          subject_token: subjectToken,
+          subject_token_type: ACCESS_TOKEN_TYPE,
+          requested_token_type: ACCESS_TOKEN_TYPE,
+          audience: options.audience,
+        },
+        { signal: AbortSignal.timeout(10_000), ...httpOptions(as.issuer) },
+      );
+    } catch (error) {
+      throw new TokenExchangeUnavailableError(`token endpoint unreachable: ${(error as Error).message}`);
+    }
+    if (response.status >= 500) {
+      throw new TokenExchangeUnavailableError(`token endpoint answered ${response.status}`);
+    }
+    let result: oauth.TokenEndpointResponse;
+    try {
+      result = await oauth.processGenericTokenEndpointResponse(as, client, response);
+    } catch (error) {
+      if (error instanceof oauth.ResponseBodyError) {
+        throw new TokenExchangeRefusedError(
+          `${error.error}${error.error_description ? `: ${error.error_description}` : ""}`,
+        );
+      }
+      throw new TokenExchangeRefusedError(`unexpected token endpoint answer: ${(error as Error).message}`);
+    }
+    const lifetime = typeof result.expires_in === "number" ? result.expires_in * 1000 : 60_000;
+    return { accessToken: result.access_token, expiresAt: Math.min(Date.now() + lifetime, subjectExpiresAt) };
+  };
+
+  return {
+    get requests() {
+      return requests;
+    },
+    async exchange(subjectToken, subjectExpiresAt) {
+      // Keyed by a digest so the cache never holds client tokens in the clear.
+      const key = createHash("sha256").update(subjectToken).digest("base64url");
+      const cached = cache.get(key);
+      if (cached) return cached;
+      const pending = inFlight.get(key);
+      if (pending) return pending;
+      const promise = send(subjectToken, subjectExpiresAt)
+        .then((token) => {
+          cache.set(key, token, token.expiresAt - margin);
+          return token;
+        })
+        .finally(() => inFlight.delete(key));
+      inFlight.set(key, promise);
+      return promise;
+    },
+  };
+}

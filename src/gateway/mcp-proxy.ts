@@ -1,0 +1,181 @@
+import replyFrom from "@fastify/reply-from";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { BoundedCache } from "../auth/bounded-cache.ts";
+import type { McpAccessVerifier } from "../auth/mcp-access.ts";
+import {
+  TokenExchangeRefusedError,
+  type TokenExchanger,
+  TokenExchangeUnavailableError,
+} from "../auth/token-exchange.ts";
+import { jsonRpcError, requestId } from "./json-rpc-error.ts";
+import { bearerChallenge, type McpResource, resourceUrl } from "./mcp-resources.ts";
+import { CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, CORS_EXPOSE_HEADERS } from "./origin-policy.ts";
+import { keepRawBodies, rawBodyOptions } from "./raw-body.ts";
+
+export interface McpProxyOptions {
+  baseUrl: string;
+  resource: McpResource;
+  access: McpAccessVerifier;
+  exchanger: TokenExchanger;
+  originAllowed: (origin: string) => boolean;
+  /** Session id → subject of the token that opened it; shared by both MCP routes. */
+  sessions: BoundedCache<string>;
+}
+
+const SESSION_TTL_MS = 24 * 3_600_000;
+/** Headers that must never reach an MCP server from the client (Origin was checked here already). */
+const STRIPPED = ["authorization", "cookie", "x-api-key", "proxy-authorization", "forwarded", "origin"];
+
+/**
+ * One MCP route: CORS and origin check, token verification for this resource, token exchange, the
+ * session-to-user binding, then a streaming proxy to the internal MCP server with the exchanged token.
+ */
+export async function mcpProxy(app: FastifyInstance, options: McpProxyOptions): Promise<void> {
+  const { baseUrl, resource } = options;
+  const resourceId = resourceUrl(baseUrl, resource);
+  const forwardedProto = new URL(baseUrl).protocol.replace(":", "");
+  const forwardedHost = new URL(baseUrl).host;
+
+  await app.register(replyFrom, {
+    base: resource.upstreamUrl,
+    // SSE streams stay open as long as the client wants: no body timeout.
+    undici: {
+      connections: 128,
+      pipelining: 1,
+      keepAliveTimeout: 60_000,
+      headersTimeout: 300_000,
+      bodyTimeout: 0,
+    },
+  });
+  // The body goes upstream byte for byte: the MCP server parses it and answers JSON-RPC errors itself.
+  keepRawBodies(app);
+
+  const cors = (request: FastifyRequest, reply: FastifyReply): boolean => {
+    const origin = request.headers.origin;
+    if (origin === undefined) return true;
+    if (!options.originAllowed(origin)) {
+      reply
+        .code(403)
+        .type("application/json")
+        .send({ error: "forbidden_origin", error_description: `Origin ${origin} is not allowed` });
+      return false;
+    }
+    reply
+      .header("access-control-allow-origin", origin)
+      .header("access-control-expose-headers", CORS_EXPOSE_HEADERS)
+      .header("vary", "Origin");
+    return true;
+  };
+
+  const unavailable = (reply: FastifyReply, message: string, id: string | number | null) =>
+    reply
+      .code(503)
+      .header("retry-after", "5")
+      .send(jsonRpcError(-32000, message, id));
+
+  app.options(resource.path, async (request, reply) => {
+    if (!cors(request, reply)) return reply;
+    return reply
+      .code(204)
+      .header("access-control-allow-methods", CORS_ALLOW_METHODS)
+      .header("access-control-allow-headers", CORS_ALLOW_HEADERS)
+      .header("access-control-max-age", "600")
+      .send();
+  });
+
+  app.route({
+    method: ["GET", "POST", "DELETE"],
+    url: resource.path,
+    handler: async (request, reply) => {
+      if (!cors(request, reply)) return reply;
+      const id = requestId(request.body);
+      const decision = await options.access.check(request.headers.authorization, resourceId);
+      if (!decision.ok) {
+        if (decision.status === 503) {
+          return unavailable(
+            reply,
+            `The identity provider cannot be reached to check the token: ${decision.description}`,
+            id,
+          );
+        }
+        const sent = request.headers.authorization !== undefined;
+        const problem = sent ? { error: decision.error, description: decision.description } : undefined;
+        return reply
+          .code(decision.status)
+          .header("www-authenticate", bearerChallenge(baseUrl, resource, problem))
+          .send({ error: decision.error, error_description: decision.description });
+      }
+
+      const sessionId = request.headers["mcp-session-id"];
+      if (typeof sessionId === "string") {
+        const owner = options.sessions.get(sessionId);
+        if (owner !== undefined && owner !== decision.subject) {
+          // Answered like an unknown session: nothing tells the caller it exists.
+          return reply.code(404).send(jsonRpcError(-32001, "Session not found", id));
+        }
+      }
+
+      let platformToken: string;
+      try {
+        platformToken = (await options.exchanger.exchange(decision.token, decision.expiresAt)).accessToken;
+      } catch (error) {
+        if (error instanceof TokenExchangeUnavailableError) {
+          return unavailable(
+            reply,
+            `The identity provider cannot be reached to exchange the token: ${error.message}`,
+            id,
+          );
+        }
+        const description =
+          error instanceof TokenExchangeRefusedError
+            ? `token exchange refused: ${error.message}`
+            : "token exchange failed";
+        return reply
+          .code(401)
+          .header(
+            "www-authenticate",
+            bearerChallenge(baseUrl, resource, { error: "invalid_token", description }),
+          )
+          .send({ error: "invalid_token", error_description: description });
+      }
+
+      return reply.from(request.url, {
+        ...rawBodyOptions(request),
+        rewriteRequestHeaders: (_request, headers) => {
+          const forwarded: Record<string, string | string[] | undefined> = { ...headers };
+          for (const name of STRIPPED) delete forwarded[name];
+          forwarded.authorization = `Bearer ${platformToken}`;
+          forwarded["x-forwarded-proto"] = forwardedProto;
+          forwarded["x-forwarded-host"] = forwardedHost;
+          return forwarded;
+        },
+        onResponse: (_request, upstreamReply, upstream) => {
+          // reply-from has copied the upstream status and headers onto the reply by now.
+          const opened = upstreamReply.getHeader("mcp-session-id");
+          if (typeof opened === "string")
+            options.sessions.set(opened, decision.subject, Date.now() + SESSION_TTL_MS);
+          if (
+            request.method === "DELETE" &&
+            typeof sessionId === "string" &&
+            upstreamReply.statusCode < 300
+          ) {
+            options.sessions.delete(sessionId);
+          }
+          upstreamReply.send(upstream.stream);
+        },
+        onError: (errorReply, { error }) => {
+          errorReply
+            .code(502)
+            .type("application/json")
+            .send(
+              jsonRpcError(
+                -32000,
+                `The ${resource.kind} MCP server cannot be reached: ${(error as Error).message || "upstream error"}`,
+                id,
+              ),
+            );
+        },
+      });
+    },
+  });
+}

@@ -1,0 +1,45 @@
+import { MCP_SCOPES } from "../auth/mcp-access.ts";
+
+/** The MCP servers the gateway fronts, and the URLs derived from base_url for each. */
+export interface McpResource {
+  kind: "analysis" | "gatekeeper";
+  /** Public path, identical on the internal MCP service. */
+  path: "/mcp" | "/mcp/gatekeeper";
+  name: string;
+  upstreamUrl: string;
+}
+
+export const resourceUrl = (baseUrl: string, resource: Pick<McpResource, "path">) =>
+  `${baseUrl}${resource.path}`;
+
+export const metadataUrl = (baseUrl: string, resource: Pick<McpResource, "path">) =>
+  `${baseUrl}/.well-known/oauth-protected-resource${resource.path}`;
+
+/** RFC 9728 protected resource metadata. */
+export function protectedResourceMetadata(baseUrl: string, issuer: string, resource: McpResource) {
+  return {
+    resource: resourceUrl(baseUrl, resource),
+    authorization_servers: [issuer],
+    scopes_supported: [...MCP_SCOPES],
+    bearer_methods_supported: ["header"],
+    resource_name: resource.name,
+    resource_documentation: `${baseUrl}/rest/openapi.json`,
+  };
+}
+
+const SCOPE_LIST = MCP_SCOPES.join(" ");
+const quote = (value: string) => value.replace(/["\\]/g, "'");
+
+/**
+ * The Bearer challenge. Without a token it is exactly the specification's value plus the full scope
+ * set (clients request what the first challenge names); reasons are added only when a token was sent.
+ */
+export function bearerChallenge(
+  baseUrl: string,
+  resource: Pick<McpResource, "path">,
+  problem?: { error: string; description: string },
+): string {
+  const head = `Bearer resource_metadata="${metadataUrl(baseUrl, resource)}", scope="${SCOPE_LIST}"`;
+  if (!problem) return head;
+  return `${head}, error="${problem.error}", error_description="${quote(problem.description)}"`;
+}

@@ -1,0 +1,552 @@
+/**
+ * Tools of the analysis MCP server: the applications, their CVEs and where the vulnerable packages
+ * are used in the code, as of any analysis in an application's history.
+ */
+import * as z from "zod";
+import type { CveOccurrence, ExternalObject } from "../rest-client.ts";
+import {
+  type AnyToolSpec,
+  applicationInput,
+  applicationObjectOutput,
+  clip,
+  count,
+  dateInput,
+  defineTool,
+  externalObjectOutput,
+  instant,
+  joinLines,
+  packageFactsOutput,
+  pageNote,
+  pageOutput,
+  pagingInput,
+  plural,
+  readPage,
+  SEVERITIES,
+  table,
+} from "../tool-kit.ts";
+
+export const ANALYSIS_INSTRUCTIONS = [
+  "Answers questions about the applications analyzed by the imaging platform: their packages " +
+    "(dependencies), the CVEs affecting them, and which code of the application uses the vulnerable packages.",
+  "Start with `applications` to learn the exact application names, then `application` for an application's " +
+    "analysis history. `cve_insights` lists the CVEs affecting an application (most severe first); " +
+    "`cve_occurrences` shows, for one CVE, the affected package versions, the upgrade to choose and the " +
+    "external objects (classes, methods, functions) of those packages that the application refers to. " +
+    "`packages` lists dependencies with their vulnerabilities and safer versions; `package_interactions` " +
+    "shows which application objects call a package; `objects` searches external objects by name.",
+  "Every answer is as of the latest analysis unless `date` is given (ISO 8601, e.g. 2024-03-01T00:00:00Z): " +
+    "then as of the latest analysis at or before that instant. Lists are paged with `limit` and `skip`; " +
+    "an answer whose page.hasMore is true continues at skip=page.nextSkip.",
+  "You only see the applications your account may read: a 403 error means no access to that application.",
+].join("\n\n");
+
+// -------------------------------------------------------------------------------------------------
+
+const applicationSummaryOutput = z.object({
+  name: z.string(),
+  description: z.string(),
+  demo: z.boolean().describe("True for the demo applications shipped with the platform"),
+  analysisCount: count(),
+  latestAnalysis: z.string().nullable().describe("Date-time of the latest analysis (null if never analyzed)"),
+});
+
+const applications = defineTool({
+  name: "applications",
+  title: "List applications",
+  description:
+    "List all applications you may read, with their description, number of analyses and the date of the " +
+    "latest one. Use it first to find exact application names for the other tools, or to answer " +
+    '"which applications are there?". Paged: limit (default 100) and skip.',
+  input: z.object({ ...pagingInput("applications", 100) }),
+  output: z.object({ applications: z.array(applicationSummaryOutput), page: pageOutput }),
+  async run(args, rest) {
+    const { items, page } = await readPage(args, (p) => rest.listApplications(p));
+    const list = items.map((a) => ({
+      name: a.name,
+      description: a.description,
+      demo: a.demo,
+      analysisCount: a.analysisCount,
+      latestAnalysis: instant(a.latestAnalysis),
+    }));
+    const text =
+      list.length === 0
+        ? page.skip > 0
+          ? pageNote(page, "applications")
+          : "No application is visible to you: an administrator grants viewers access per application."
+        : joinLines(
+            `${plural(list.length, "application")}${page.hasMore ? " (more follow)" : ""}:`,
+            table(
+              ["application", "analyses", "latest analysis", "description"],
+              list.map((a) => [a.name, a.analysisCount, a.latestAnalysis, clip(a.description, 100)]),
+            ),
+            pageNote(page, "applications"),
+          );
+    return { structured: { applications: list, page }, text };
+  },
+});
+
+// -------------------------------------------------------------------------------------------------
+
+const HISTORY_SHOWN = 12;
+
+const application = defineTool({
+  name: "application",
+  title: "Application summary",
+  description:
+    "Summary of one application: description, the dates of all its analyses (its history, oldest first) " +
+    "and counts in the latest analysis (packages, vulnerable packages, CVEs, external objects, references). " +
+    "Use it to see which analysis dates exist before asking for an answer as of a date.",
+  input: z.object({ application: applicationInput }),
+  output: z.object({
+    name: z.string(),
+    description: z.string(),
+    demo: z.boolean(),
+    latestAnalysis: z.string().nullable(),
+    analyses: z.array(z.string()).describe("Date-times of all analyses, oldest first"),
+    counts: z
+      .object({
+        packages: count(),
+        vulnerablePackages: count(),
+        vulnerabilities: count().describe("Distinct CVEs affecting the packages"),
+        externalObjects: count().describe("External objects the application refers to"),
+        references: count().describe("References from application objects to external objects"),
+      })
+      .describe("Counts in the latest analysis"),
+  }),
+  async run(args, rest) {
+    const a = await rest.getApplication(args.application);
+    const analyses = a.analyses.map((x) => x.dateTime);
+    const c = a.counts;
+    const shown = analyses.slice(-HISTORY_SHOWN).reverse();
+    const history =
+      analyses.length > HISTORY_SHOWN
+        ? `${shown.join(", ")} and ${plural(analyses.length - HISTORY_SHOWN, "earlier one")}`
+        : shown.join(", ");
+    const text = joinLines(
+      `${a.name}: ${a.description}`,
+      `Latest analysis: ${instant(a.latestAnalysis) ?? "none"}. ${plural(analyses.length, "analysis", "analyses")}` +
+        (analyses.length > 0 ? ` (newest first): ${history}.` : "."),
+      `In the latest analysis: ${plural(c.packages, "package")} (${c.vulnerablePackages} vulnerable), ` +
+        `${plural(c.vulnerabilities, "CVE")}, ${plural(c.externalObjects, "external object")} referred to by ` +
+        `${plural(c.references, "reference")}.`,
+    );
+    return {
+      structured: {
+        name: a.name,
+        description: a.description,
+        demo: a.demo,
+        latestAnalysis: instant(a.latestAnalysis),
+        analyses,
+        counts: {
+          packages: c.packages,
+          vulnerablePackages: c.vulnerablePackages,
+          vulnerabilities: c.vulnerabilities,
+          externalObjects: c.externalObjects,
+          references: c.references,
+        },
+      },
+      text,
+    };
+  },
+});
+
+// -------------------------------------------------------------------------------------------------
+
+const asOf = (date: string | undefined) =>
+  date ? `the latest analysis at or before ${date}` : "the latest analysis";
+
+const cveInsights = defineTool({
+  name: "cve_insights",
+  title: "CVEs affecting an application",
+  description:
+    "List the CVEs (known vulnerabilities) affecting an application's packages, most severe first, with " +
+    "severity, CVSS score, summary, GHSA aliases, the number of affected packages and the number of external " +
+    "objects of those packages the application refers to (0 means the vulnerable code is not referenced). " +
+    'Filter with severity, e.g. ["CRITICAL","HIGH"]. Then use cve_occurrences for the details of one CVE.',
+  input: z.object({
+    application: applicationInput,
+    severity: z
+      .array(z.enum(SEVERITIES))
+      .min(1)
+      .optional()
+      .describe('Keep only these severities, e.g. ["CRITICAL","HIGH"]; omit for all'),
+    date: dateInput(),
+    ...pagingInput("CVEs", 50),
+  }),
+  output: z.object({
+    application: z.string(),
+    cves: z.array(
+      z.object({
+        id: z.string().describe("CVE id"),
+        severity: z.enum(SEVERITIES),
+        score: z.number().nullable().describe("CVSS base score where known"),
+        summary: z.string(),
+        aliases: z.array(z.string()).describe("Other ids of the advisory, e.g. GHSA-..."),
+        affectedPackageCount: count(),
+        referringObjectCount: z
+          .number()
+          .int()
+          .describe("External objects of the affected packages that the application refers to"),
+      }),
+    ),
+    page: pageOutput,
+  }),
+  async run(args, rest) {
+    const { items, page } = await readPage(args, (p) =>
+      rest.listCveInsights(args.application, { ...p, date: args.date, severity: args.severity }),
+    );
+    const cves = items.map((c) => ({
+      id: c.id,
+      severity: c.severity,
+      score: c.score,
+      summary: c.summary,
+      aliases: c.aliases,
+      affectedPackageCount: c.affectedPackageCount,
+      referringObjectCount: c.referringObjectCount,
+    }));
+    const filter = args.severity ? ` of severity ${args.severity.join(" or ")}` : "";
+    const text =
+      cves.length === 0
+        ? pageNote(page, "CVEs") || `No CVE${filter} affects ${args.application} in ${asOf(args.date)}.`
+        : joinLines(
+            `CVEs${filter} affecting ${args.application} in ${asOf(args.date)}:`,
+            table(
+              ["CVE", "severity", "score", "packages", "referring objects", "summary"],
+              cves.map((c) => [
+                c.id,
+                c.severity,
+                c.score,
+                c.affectedPackageCount,
+                c.referringObjectCount,
+                clip(c.summary, 90),
+              ]),
+            ),
+            pageNote(page, "CVEs"),
+          );
+    return { structured: { application: args.application, cves, page }, text };
+  },
+});
+
+// -------------------------------------------------------------------------------------------------
+
+const OBJECTS_SHOWN = 10;
+
+const renderObjects = (objects: readonly ExternalObject[], indent = "  ") => {
+  const lines = objects.slice(0, OBJECTS_SHOWN).map((o) => `${indent}- ${o.fullName} (${o.type})`);
+  if (objects.length > OBJECTS_SHOWN) {
+    lines.push(`${indent}- … and ${objects.length - OBJECTS_SHOWN} more (all in structuredContent)`);
+  }
+  return lines.join("\n");
+};
+
+const facts = (
+  p: Pick<CveOccurrence, "releaseDate" | "releasesPerYear" | "saferClosestVersion" | "safestVersion">,
+) =>
+  [
+    p.releaseDate ? `released ${p.releaseDate.dateTime.slice(0, 10)}` : null,
+    p.releasesPerYear !== null ? `${p.releasesPerYear} releases/year` : null,
+    `safer closest version ${p.saferClosestVersion ?? "none"}`,
+    `safest version ${p.safestVersion ?? "none"}`,
+  ]
+    .filter(Boolean)
+    .join(", ");
+
+const cveOccurrences = defineTool({
+  name: "cve_occurrences",
+  title: "Where a CVE occurs in an application",
+  description:
+    "For one CVE in one application: the affected package versions in use, with release date, releases per " +
+    "year, the safer closest version (smallest upgrade with no known vulnerability) and the safest version, " +
+    "and the external objects of each package (classes, methods, functions) that the application refers to. " +
+    "Use it to judge the impact of a CVE and the upgrade to make. cve is a CVE id such as CVE-2021-44228 " +
+    "(or a GHSA alias such as GHSA-jfh8-c2jp-5v3q).",
+  input: z.object({
+    application: applicationInput,
+    cve: z
+      .string()
+      .min(1)
+      .max(64)
+      .describe("CVE id such as CVE-2021-44228, or a GHSA alias such as GHSA-jfh8-c2jp-5v3q"),
+    date: dateInput(),
+    ...pagingInput("packages", 20),
+  }),
+  output: z.object({
+    application: z.string(),
+    cve: z.string(),
+    packages: z.array(
+      z.object({
+        name: z.string().describe("Package name; Maven packages as groupId:artifactId"),
+        version: z.string().describe("Version in use"),
+        ...packageFactsOutput,
+        objectCount: count(),
+        objects: z
+          .array(externalObjectOutput)
+          .describe("External objects of the package the application refers to"),
+      }),
+    ),
+    page: pageOutput,
+  }),
+  async run(args, rest) {
+    const { items, page } = await readPage(args, (p) =>
+      rest.listCveOccurrences(args.application, args.cve, { ...p, date: args.date }),
+    );
+    const packages = items.map((p) => ({
+      name: p.name,
+      version: p.version,
+      releaseDate: instant(p.releaseDate),
+      releasesPerYear: p.releasesPerYear,
+      saferClosestVersion: p.saferClosestVersion,
+      safestVersion: p.safestVersion,
+      objectCount: p.objects.length,
+      objects: p.objects,
+    }));
+    const text =
+      packages.length === 0
+        ? pageNote(page, "packages") ||
+          `${args.cve} affects no package of ${args.application} in ${asOf(args.date)}.`
+        : joinLines(
+            `${args.cve} affects ${plural(packages.length, "package")}${page.hasMore ? " (more follow)" : ""} of ` +
+              `${args.application} in ${asOf(args.date)}:`,
+            items
+              .map(
+                (p) =>
+                  `- ${p.name} ${p.version} (${facts(p)}): ` +
+                  (p.objects.length === 0
+                    ? "the application refers to none of its objects."
+                    : `the application refers to ${plural(p.objects.length, "of its objects", "of its objects")}:\n${renderObjects(p.objects)}`),
+              )
+              .join("\n"),
+            pageNote(page, "packages"),
+          );
+    return { structured: { application: args.application, cve: args.cve, packages, page }, text };
+  },
+});
+
+// -------------------------------------------------------------------------------------------------
+
+const packages = defineTool({
+  name: "packages",
+  title: "Packages of an application",
+  description:
+    "List the packages (npm and Maven dependencies) an application uses, ordered by name, with the version in " +
+    "use, the CVEs affecting that version and the most severe of them, its release date and releases per " +
+    "year, and the safer closest and safest versions to upgrade to. vulnerable=true keeps only affected " +
+    "versions; query keeps names containing the text (any case).",
+  input: z.object({
+    application: applicationInput,
+    vulnerable: z
+      .boolean()
+      .optional()
+      .describe("true: only versions affected by a CVE; false: only unaffected ones; omit for all"),
+    query: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe("Keep package names containing this text (any case)"),
+    date: dateInput(),
+    ...pagingInput("packages", 50),
+  }),
+  output: z.object({
+    application: z.string(),
+    packages: z.array(
+      z.object({
+        ecosystem: z.string().describe("npm or maven"),
+        name: z.string(),
+        version: z.string(),
+        vulnerabilities: z.array(z.string()).describe("CVE ids affecting this version"),
+        maxSeverity: z.string().nullable().describe("Most severe severity among them (null when none)"),
+        ...packageFactsOutput,
+      }),
+    ),
+    page: pageOutput,
+  }),
+  async run(args, rest) {
+    const { items, page } = await readPage(args, (p) =>
+      rest.listPackages(args.application, {
+        ...p,
+        date: args.date,
+        vulnerable: args.vulnerable,
+        q: args.query,
+      }),
+    );
+    const list = items.map((p) => ({
+      ecosystem: p.ecosystem,
+      name: p.name,
+      version: p.version,
+      vulnerabilities: p.vulnerabilities,
+      maxSeverity: p.maxSeverity,
+      releaseDate: instant(p.releaseDate),
+      releasesPerYear: p.releasesPerYear,
+      saferClosestVersion: p.saferClosestVersion,
+      safestVersion: p.safestVersion,
+    }));
+    const which = [
+      args.vulnerable === true ? "vulnerable " : args.vulnerable === false ? "unaffected " : "",
+      "packages",
+      args.query ? ` matching '${args.query}'` : "",
+    ].join("");
+    const text =
+      list.length === 0
+        ? pageNote(page, "packages") || `No ${which} in ${args.application} in ${asOf(args.date)}.`
+        : joinLines(
+            `${which[0]?.toUpperCase()}${which.slice(1)} of ${args.application} in ${asOf(args.date)}:`,
+            table(
+              [
+                "package",
+                "version",
+                "ecosystem",
+                "CVEs",
+                "max severity",
+                "safer closest",
+                "safest",
+                "released",
+              ],
+              list.map((p) => [
+                p.name,
+                p.version,
+                p.ecosystem,
+                p.vulnerabilities.length === 0
+                  ? "0"
+                  : `${p.vulnerabilities.length}: ${clip(p.vulnerabilities.join(", "), 60)}`,
+                p.maxSeverity,
+                p.saferClosestVersion,
+                p.safestVersion,
+                p.releaseDate?.slice(0, 10),
+              ]),
+            ),
+            pageNote(page, "packages"),
+          );
+    return { structured: { application: args.application, packages: list, page }, text };
+  },
+});
+
+// -------------------------------------------------------------------------------------------------
+
+const packageInteractions = defineTool({
+  name: "package_interactions",
+  title: "Application code using a package",
+  description:
+    "List the references from the application's own objects (source) to the external objects of one package " +
+    "(target): which application code calls or uses that package. Use it to find the code to change or test " +
+    "when upgrading or replacing a package. package is the npm name or Maven groupId:artifactId, e.g. " +
+    "org.apache.logging.log4j:log4j-core; ecosystem is needed only when the name exists in both.",
+  input: z.object({
+    application: applicationInput,
+    package: z
+      .string()
+      .min(1)
+      .max(300)
+      .describe("npm package name, or Maven groupId:artifactId, exactly as the packages tool lists it"),
+    ecosystem: z.enum(["npm", "maven"]).optional().describe("Needed only when the name is used in both"),
+    date: dateInput(),
+    ...pagingInput("references", 50),
+  }),
+  output: z.object({
+    application: z.string(),
+    package: z.string(),
+    interactions: z.array(
+      z.object({
+        source: applicationObjectOutput.describe("The application object that refers to the package"),
+        target: externalObjectOutput.describe("The external object of the package it refers to"),
+      }),
+    ),
+    page: pageOutput,
+  }),
+  async run(args, rest) {
+    const { items, page } = await readPage(args, (p) =>
+      rest.listInteractions(args.application, {
+        ...p,
+        package: args.package,
+        ecosystem: args.ecosystem,
+        date: args.date,
+      }),
+    );
+    const text =
+      items.length === 0
+        ? pageNote(page, "references") ||
+          `${args.application} uses ${args.package} but none of its objects refers to the package's objects (${asOf(args.date)}).`
+        : joinLines(
+            `Application objects of ${args.application} referring to ${args.package} (${asOf(args.date)}):`,
+            table(
+              ["application object", "refers to", "target type"],
+              items.map((i) => [i.source.fullName, i.target.fullName, i.target.type]),
+            ),
+            pageNote(page, "references"),
+          );
+    return {
+      structured: {
+        application: args.application,
+        package: args.package,
+        interactions: items.map((i) => ({ source: i.source, target: i.target })),
+        page,
+      },
+      text,
+    };
+  },
+});
+
+// -------------------------------------------------------------------------------------------------
+
+const objects = defineTool({
+  name: "objects",
+  title: "Search external objects",
+  description:
+    "Search the external objects (classes, methods, functions of the packages) that an application refers " +
+    "to, by text found in their name, fullName, mangling (signature) or type, any case; optionally only one " +
+    "type given by its typeId (e.g. JS_FUNCTION). Each result names its package. Use it to check whether the " +
+    "application uses a given API, e.g. query=JndiLookup.",
+  input: z.object({
+    application: applicationInput,
+    query: z
+      .string()
+      .min(1)
+      .max(200)
+      .describe("Text to look for in name, fullName, mangling or type (any case)"),
+    type: z.string().min(1).max(200).optional().describe("Exact typeId to keep, e.g. JS_FUNCTION"),
+    date: dateInput(),
+    ...pagingInput("objects", 50),
+  }),
+  output: z.object({
+    application: z.string(),
+    objects: z.array(externalObjectOutput.extend({ package: z.string().describe("Package of the object") })),
+    page: pageOutput,
+  }),
+  async run(args, rest) {
+    const { items, page } = await readPage(args, (p) =>
+      rest.searchObjects(args.application, { ...p, q: args.query, type: args.type, date: args.date }),
+    );
+    const list = items.map((o) => ({
+      fullName: o.fullName,
+      id: o.id,
+      mangling: o.mangling,
+      name: o.name,
+      package: o.package,
+      type: o.type,
+      typeId: o.typeId,
+    }));
+    const text =
+      list.length === 0
+        ? pageNote(page, "objects") ||
+          `No external object matching '${args.query}'${args.type ? ` of type ${args.type}` : ""} is referred to by ${args.application} (${asOf(args.date)}).`
+        : joinLines(
+            `External objects matching '${args.query}' referred to by ${args.application} (${asOf(args.date)}):`,
+            table(
+              ["object", "type", "package", "signature"],
+              list.map((o) => [o.fullName, o.type, o.package, o.mangling]),
+            ),
+            pageNote(page, "objects"),
+          );
+    return { structured: { application: args.application, objects: list, page }, text };
+  },
+});
+
+export const analysisTools: readonly AnyToolSpec[] = [
+  applications,
+  application,
+  cveInsights,
+  cveOccurrences,
+  packages,
+  packageInteractions,
+  objects,
+];

@@ -1,0 +1,272 @@
+import { randomUUID } from "node:crypto";
+import {
+  type AuthInfo,
+  createMcpHandler,
+  isInitializeRequest,
+  isLegacyRequest,
+  type McpServer,
+  WebStandardStreamableHTTPServerTransport,
+} from "@modelcontextprotocol/server";
+
+/**
+ * One MCP endpoint serving both protocol eras from one server factory:
+ *
+ * - 2026-07-28 (requests carrying the per-request `_meta` envelope, `server/discover`): the SDK's
+ *   `createMcpHandler` in strict mode, a fresh server per request, nothing kept between requests.
+ * - 2025 (`initialize` handshake): sessions. `initialize` opens a session (`Mcp-Session-Id`) served by
+ *   its own server and streamable HTTP transport; later POSTs, the GET stream and DELETE name it.
+ *
+ * Routing follows the SDK's own classification (`isLegacyRequest`), so this composition and the SDK
+ * can never disagree about a request's era. GET and DELETE without a session id are 2026-style
+ * requests to a stateless endpoint: 405.
+ *
+ * The handler verifies no token: it passes the request's bearer token through to the tools as
+ * `authInfo`, per request (a session never stands in for credentials; a token refreshed mid-session
+ * is the one the next call uses).
+ */
+export interface DualEraHandlerOptions {
+  /** Builds a server with the tools registered; called per modern request and per 2025 session. */
+  createServer: () => McpServer;
+  /** A 2025 session with no request for this long is closed. Default 30 minutes. */
+  sessionIdleMs?: number;
+  /** At most this many 2025 sessions at once; the least recently used idle one makes room. */
+  maxSessions?: number;
+  onError?: (error: Error) => void;
+}
+
+export interface DualEraHandler {
+  fetch(request: Request): Promise<Response>;
+  /** Open 2025 sessions (for health and tests). */
+  sessionCount(): number;
+  close(): Promise<void>;
+}
+
+interface Session {
+  transport: WebStandardStreamableHTTPServerTransport;
+  server: McpServer;
+  lastUsed: number;
+  /** Requests being served, the open GET stream included: such a session is never idle. */
+  active: number;
+}
+
+const JSON_HEADERS = { "content-type": "application/json" };
+
+export function jsonRpcErrorResponse(
+  status: number,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+): Response {
+  return new Response(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }), {
+    status,
+    headers: { ...JSON_HEADERS, ...headers },
+  });
+}
+
+/** The bearer token of the request as pass-through auth info (not verified here). */
+export function bearerAuthInfo(request: Request): AuthInfo | undefined {
+  const header = request.headers.get("authorization");
+  const match = header ? /^Bearer[ \t]+(\S+)\s*$/i.exec(header) : null;
+  if (!match?.[1]) return undefined;
+  return { token: match[1], clientId: "", scopes: [] };
+}
+
+export function createDualEraHandler(options: DualEraHandlerOptions): DualEraHandler {
+  const idleMs = options.sessionIdleMs ?? 30 * 60_000;
+  const maxSessions = options.maxSessions ?? 1000;
+  const onError = options.onError ?? (() => {});
+  const sessions = new Map<string, Session>();
+  let closed = false;
+
+  const modern = createMcpHandler(() => options.createServer(), { legacy: "reject", onerror: onError });
+
+  const sweeper = setInterval(
+    () => {
+      const now = Date.now();
+      for (const [id, session] of sessions) {
+        if (session.active === 0 && now - session.lastUsed > idleMs) void endSession(id, session);
+      }
+    },
+    Math.min(idleMs, 60_000),
+  );
+  sweeper.unref();
+
+  async function endSession(id: string, session: Session): Promise<void> {
+    sessions.delete(id);
+    try {
+      await session.server.close();
+    } catch (error) {
+      onError(error as Error);
+    }
+  }
+
+  /** Makes room for one more session; false when every session is busy. */
+  function makeRoom(): boolean {
+    if (sessions.size < maxSessions) return true;
+    let oldest: [string, Session] | undefined;
+    for (const entry of sessions) {
+      if (entry[1].active === 0 && (!oldest || entry[1].lastUsed < oldest[1].lastUsed)) oldest = entry;
+    }
+    if (!oldest) return false;
+    void endSession(oldest[0], oldest[1]);
+    return true;
+  }
+
+  async function serve(session: Session, request: Request, authInfo: AuthInfo | undefined) {
+    session.active++;
+    session.lastUsed = Date.now();
+    let response: Response;
+    try {
+      response = await session.transport.handleRequest(request, authInfo ? { authInfo } : {});
+    } catch (error) {
+      session.active--;
+      throw error;
+    }
+    // The GET stream starts with an SSE comment, so that its head and a first chunk leave at once, through
+    // any proxy: without an event the SDK writes nothing until its 15 s keep-alive.
+    const opening = request.method === "GET" && isEventStream(response) ? STREAM_OPENED : undefined;
+    // A streamed answer (SSE) keeps the session busy until the stream ends.
+    return trackBody(
+      response,
+      () => {
+        session.active--;
+        session.lastUsed = Date.now();
+      },
+      opening,
+    );
+  }
+
+  async function openSession(request: Request, authInfo: AuthInfo | undefined): Promise<Response> {
+    if (!makeRoom()) {
+      return jsonRpcErrorResponse(503, -32000, "Too many open sessions: try again later", {
+        "retry-after": "5",
+      });
+    }
+    const server = options.createServer();
+    const session: Session = {
+      server,
+      lastUsed: Date.now(),
+      active: 0,
+      transport: new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => {
+          sessions.set(id, session);
+        },
+        onsessionclosed: (id) => {
+          sessions.delete(id);
+        },
+      }),
+    };
+    session.transport.onclose = () => {
+      if (session.transport.sessionId) sessions.delete(session.transport.sessionId);
+    };
+    await server.connect(session.transport);
+    const response = await serve(session, request, authInfo);
+    // A failed handshake leaves no session behind.
+    if (!session.transport.sessionId || !sessions.has(session.transport.sessionId)) {
+      await server.close().catch(onError);
+    }
+    return response;
+  }
+
+  async function legacy(request: Request, authInfo: AuthInfo | undefined): Promise<Response> {
+    const sessionId = request.headers.get("mcp-session-id");
+    if (sessionId) {
+      const session = sessions.get(sessionId);
+      if (!session) return jsonRpcErrorResponse(404, -32001, "Session not found");
+      return serve(session, request, authInfo);
+    }
+    if (request.method === "GET" || request.method === "DELETE") {
+      return jsonRpcErrorResponse(405, -32000, "Method not allowed.", { allow: "POST" });
+    }
+    if (request.method !== "POST") {
+      return jsonRpcErrorResponse(405, -32000, "Method not allowed.", { allow: "GET, POST, DELETE" });
+    }
+    if (await opensSession(request)) return openSession(request, authInfo);
+    return jsonRpcErrorResponse(
+      400,
+      -32000,
+      "Bad Request: Mcp-Session-Id header is required (send initialize first, or use protocol 2026-07-28)",
+    );
+  }
+
+  return {
+    async fetch(request) {
+      if (closed) return jsonRpcErrorResponse(503, -32000, "The MCP server is shutting down");
+      const authInfo = bearerAuthInfo(request);
+      if (await isLegacyRequest(request)) return legacy(request, authInfo);
+      return modern.fetch(request, authInfo ? { authInfo } : {});
+    },
+    sessionCount: () => sessions.size,
+    async close() {
+      closed = true;
+      clearInterval(sweeper);
+      await Promise.all([...sessions].map(([id, session]) => endSession(id, session)));
+      await modern.close();
+    },
+  };
+}
+
+/** Whether a sessionless 2025 POST is an `initialize` request (alone or in a batch). */
+async function opensSession(request: Request): Promise<boolean> {
+  let body: unknown;
+  try {
+    body = await request.clone().json();
+  } catch {
+    return false;
+  }
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.some((message) => isInitializeRequest(message));
+}
+
+const STREAM_OPENED = new TextEncoder().encode(": stream opened\n\n");
+
+const isEventStream = (response: Response) =>
+  (response.headers.get("content-type") ?? "").includes("text/event-stream");
+
+/**
+ * Calls `done` once the response body has been fully sent or abandoned (or at once without a body),
+ * optionally sending `first` before the body.
+ */
+function trackBody(response: Response, done: () => void, first?: Uint8Array): Response {
+  if (!response.body) {
+    done();
+    return response;
+  }
+  let finished = false;
+  const finish = () => {
+    if (!finished) {
+      finished = true;
+      done();
+    }
+  };
+  const reader = response.body.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      if (first) controller.enqueue(first.slice());
+    },
+    async pull(controller) {
+      try {
+        const { value, done: end } = await reader.read();
+        if (end) {
+          finish();
+          controller.close();
+        } else {
+          controller.enqueue(value);
+        }
+      } catch (error) {
+        finish();
+        controller.error(error);
+      }
+    },
+    async cancel(reason) {
+      finish();
+      await reader.cancel(reason);
+    },
+  });
+  return new Response(body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
+}

@@ -1,0 +1,200 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { hostname, networkInterfaces } from "node:os";
+import { toNodeHandler } from "@modelcontextprotocol/node";
+import {
+  hostHeaderValidationResponse,
+  localhostAllowedHostnames,
+  originValidationResponse,
+} from "@modelcontextprotocol/server";
+import { VERSION } from "../version.ts";
+import { createDualEraHandler, jsonRpcErrorResponse } from "./dual-era-handler.ts";
+import { createMcpServer, MCP_SERVERS, type McpServerKind } from "./servers.ts";
+
+/** The subset of a pino/Fastify logger the service uses. */
+export interface McpServiceLogger {
+  info(object: object, message: string): void;
+  warn(object: object, message: string): void;
+  error(object: object, message: string): void;
+}
+
+export interface McpServiceOptions {
+  kind: McpServerKind;
+  /** Address to listen on (internal: loopback by default in the platform). */
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** Base URL of the platform REST API the tools call. */
+  restUrl: string;
+  /** MCP endpoint path; default `/mcp` (analysis) or `/mcp/gatekeeper` (gatekeeper). */
+  path?: string;
+  logger?: McpServiceLogger;
+  /**
+   * Extra hostnames (no port) accepted in the Host header, besides localhost, 127.0.0.1, [::1], the
+   * listen address and this machine's hostname (DNS rebinding protection). A proxy that keeps the
+   * client's Host header needs its public hostname here; one that rewrites Host (like the gateway's
+   * reply-from) does not.
+   */
+  allowedHosts?: string[];
+  /**
+   * Extra origin hostnames (no scheme, no port) accepted in an Origin header, besides the allowed hosts.
+   * Requests without Origin (every non-browser client) always pass.
+   */
+  allowedOrigins?: string[];
+  /** Per REST call made by a tool. Default 30 s. */
+  restTimeoutMs?: number;
+  /** An idle 2025 session is closed after this long. Default 30 minutes. */
+  sessionIdleMs?: number;
+  /** How long close() waits for in-flight requests before cutting connections. Default 10 s. */
+  closeGraceMs?: number;
+}
+
+export interface RunningMcpService {
+  /** Base URL of the listener, e.g. http://127.0.0.1:8282 (the gateway's upstream). */
+  url: string;
+  /** Full URL of the MCP endpoint, e.g. http://127.0.0.1:8282/mcp. */
+  endpoint: string;
+  /** Stops accepting, lets in-flight requests finish (bounded), ends 2025 sessions and streams. */
+  close(): Promise<void>;
+}
+
+const silentLogger: McpServiceLogger = { info() {}, warn() {}, error() {} };
+
+/**
+ * One MCP server (analysis or gatekeeper) as a standalone HTTP service: the MCP endpoint (both protocol
+ * eras, see dual-era-handler.ts) and `GET /healthz`. It verifies no token: the gateway does, and the
+ * REST API verifies the platform token the tools pass on.
+ */
+export async function startMcpService(options: McpServiceOptions): Promise<RunningMcpService> {
+  const definition = MCP_SERVERS[options.kind];
+  const path = options.path ?? definition.path;
+  const logger = options.logger ?? silentLogger;
+  const service = `mcp-${options.kind}`;
+  const env = {
+    restUrl: options.restUrl,
+    ...(options.restTimeoutMs ? { restTimeoutMs: options.restTimeoutMs } : {}),
+  };
+
+  const allowedHosts = [
+    ...localhostAllowedHostnames(),
+    ...listenHostnames(options.host),
+    ...(options.allowedHosts ?? []),
+  ];
+  const allowedOrigins = [...allowedHosts, ...(options.allowedOrigins ?? [])];
+
+  const handler = createDualEraHandler({
+    createServer: () => createMcpServer(options.kind, env),
+    ...(options.sessionIdleMs ? { sessionIdleMs: options.sessionIdleMs } : {}),
+    onError: (error) => logger.warn({ err: error, service }, "MCP request failed"),
+  });
+
+  const mcp = toNodeHandler(
+    {
+      fetch: async (request: Request) =>
+        hostHeaderValidationResponse(request, allowedHosts) ??
+        originValidationResponse(request, allowedOrigins) ??
+        handler.fetch(request),
+    },
+    { onerror: (error) => logger.error({ err: error, service }, "MCP request could not be served") },
+  );
+
+  let inFlight = 0;
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const url = req.url ?? "/";
+    const requestPath = url.split("?")[0];
+    if (requestPath === path) {
+      if (req.method !== "GET" && req.method !== "POST" && req.method !== "DELETE") {
+        return sendResponse(
+          res,
+          jsonRpcErrorResponse(405, -32000, "Method not allowed.", { allow: "GET, POST, DELETE" }),
+        );
+      }
+      // Streams (GET) do not hold close() back: closing the sessions ends them.
+      if (req.method !== "GET") {
+        inFlight++;
+        res.once("close", () => inFlight--);
+      }
+      void mcp(req, res);
+      return;
+    }
+    if (requestPath === "/healthz" && (req.method === "GET" || req.method === "HEAD")) {
+      return sendJson(res, 200, {
+        status: "UP",
+        service,
+        details: { version: VERSION, path, sessions: handler.sessionCount() },
+      });
+    }
+    sendJson(res, 404, {
+      error: "not_found",
+      error_description: `No such resource: ${req.method} ${requestPath}`,
+    });
+  });
+  // SSE streams stay open as long as the client wants them.
+  server.requestTimeout = 0;
+  server.keepAliveTimeout = 65_000;
+
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(options.port, options.host, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    // EADDRINUSE and the like reach the caller as they are, with nothing left running.
+    await handler.close();
+    throw error;
+  }
+  const url = listenUrl(server.address() as AddressInfo);
+  logger.info({ service, url: `${url}${path}` }, "MCP server listening");
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const deadline = Date.now() + (options.closeGraceMs ?? 10_000);
+      while (inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+      await handler.close();
+      server.closeAllConnections();
+      await closed;
+    })();
+    return closing;
+  };
+  return { url, endpoint: `${url}${path}`, close };
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+  res.end(res.req.method === "HEAD" ? undefined : text);
+}
+
+function sendResponse(res: ServerResponse, response: Response): void {
+  void response.text().then((text) => {
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    res.end(text);
+  });
+}
+
+/** Hostnames a client may legitimately use to reach this listener, beyond the loopback names. */
+function listenHostnames(host: string): string[] {
+  const bracket = (address: string) => (address.includes(":") ? `[${address}]` : address);
+  const names = [hostname().toLowerCase()];
+  if (host === "0.0.0.0" || host === "::" || host === "") {
+    // Reachable on every local address: an IP literal in Host is no DNS rebinding.
+    for (const list of Object.values(networkInterfaces())) {
+      for (const entry of list ?? []) names.push(bracket(entry.address.split("%")[0] ?? entry.address));
+    }
+  } else {
+    names.push(bracket(host).toLowerCase());
+  }
+  return names;
+}
+
+function listenUrl(address: AddressInfo): string {
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const reachable = host === "0.0.0.0" ? "127.0.0.1" : host === "[::]" ? "[::1]" : host;
+  return `http://${reachable}:${address.port}`;
+}

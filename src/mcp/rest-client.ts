@@ -1,0 +1,306 @@
+/**
+ * A small typed client of the platform REST API for the MCP tools. Every call carries the caller's
+ * bearer token unchanged; a non-2xx answer becomes a RestApiError with the HTTP status and the
+ * problem+json `detail`, which the tools report as a tool error.
+ */
+
+export type Severity = "CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "UNKNOWN";
+export type DateTime = { dateTime: string };
+
+export interface ApplicationSummary {
+  analysisCount: number;
+  demo: boolean;
+  description: string;
+  latestAnalysis: DateTime | null;
+  name: string;
+}
+
+export interface ApplicationCounts {
+  externalObjects: number;
+  packages: number;
+  references: number;
+  vulnerabilities: number;
+  vulnerablePackages: number;
+}
+
+export interface ApplicationDetail {
+  analyses: DateTime[];
+  counts: ApplicationCounts;
+  demo: boolean;
+  description: string;
+  latestAnalysis: DateTime | null;
+  name: string;
+}
+
+export interface CveInsight {
+  affectedPackageCount: number;
+  aliases: string[];
+  id: string;
+  referringObjectCount: number;
+  score: number | null;
+  severity: Severity;
+  summary: string;
+}
+
+export interface ExternalObject {
+  fullName: string;
+  id: string;
+  mangling: string;
+  name: string;
+  type: string;
+  typeId: string;
+}
+
+export interface CveOccurrence {
+  name: string;
+  objects: ExternalObject[];
+  releaseDate: DateTime | null;
+  releasesPerYear: number | null;
+  saferClosestVersion: string | null;
+  safestVersion: string | null;
+  version: string;
+}
+
+export interface PackageUse {
+  ecosystem: string;
+  maxSeverity: string | null;
+  name: string;
+  releaseDate: DateTime | null;
+  releasesPerYear: number | null;
+  saferClosestVersion: string | null;
+  safestVersion: string | null;
+  version: string;
+  vulnerabilities: string[];
+}
+
+export interface ApplicationObject {
+  fullName: string;
+  id: string;
+  name: string;
+  type: string;
+  typeId: string;
+}
+
+export interface Interaction {
+  source: ApplicationObject;
+  target: ExternalObject;
+}
+
+export interface ExternalObjectMatch extends ExternalObject {
+  package: string;
+}
+
+export interface GateRule {
+  description: string;
+  enabled: boolean;
+  id: string;
+  kind: string;
+  name: string;
+  parameters: Record<string, unknown>;
+}
+
+export interface GateFinding {
+  cve?: string;
+  detail: string;
+  objects?: ExternalObject[];
+  package: string;
+  severity?: string;
+  version: string;
+}
+
+export interface GateEvaluation {
+  analysis: DateTime;
+  application: string;
+  rules: { findings: GateFinding[]; id: string; name: string; passed: boolean }[];
+  verdict: "pass" | "fail";
+}
+
+export interface GateHistoryEntry {
+  analysis: DateTime;
+  failedRules: string[];
+  verdict: "pass" | "fail";
+}
+
+export interface PackageVersion {
+  name: string;
+  version: string;
+}
+
+export interface ReferenceChange {
+  source: { fullName: string; id: string };
+  target: { fullName: string; id: string; package: string };
+}
+
+export interface VulnerablePackageChange extends PackageVersion {
+  vulnerabilities: string[];
+}
+
+export interface Changes<T> {
+  added: T[];
+  removed: T[];
+}
+
+export interface Comparison {
+  from: DateTime;
+  packages: Changes<PackageVersion>;
+  references: Changes<ReferenceChange>;
+  to: DateTime;
+  vulnerablePackages: Changes<VulnerablePackageChange>;
+}
+
+export interface Paging {
+  limit: number;
+  skip?: number;
+}
+
+/** A REST answer outside 2xx, or the REST API unreachable (status 0). */
+export class RestApiError extends Error {
+  readonly status: number;
+  readonly title: string;
+  readonly detail: string;
+
+  constructor(status: number, title: string, detail: string) {
+    super(
+      status === 0
+        ? `The REST API could not be reached: ${detail}`
+        : `REST API answered ${status} ${title}: ${detail}`,
+    );
+    this.name = "RestApiError";
+    this.status = status;
+    this.title = title;
+    this.detail = detail;
+  }
+}
+
+export interface RestClientOptions {
+  /** Base URL of the REST API (paths start with /rest). */
+  baseUrl: string;
+  /** The caller's bearer token, sent unchanged; without it the REST API answers 401. */
+  token?: string | undefined;
+  /** Abort the call when this signal fires (e.g. the MCP request was cancelled). */
+  signal?: AbortSignal | undefined;
+  /** Per-call timeout in milliseconds. Default 30 s. */
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+}
+
+type Query = Record<string, string | number | boolean | undefined>;
+
+const STATUS_TITLES: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
+  502: "Bad Gateway",
+  503: "Service Unavailable",
+  504: "Gateway Timeout",
+};
+
+const app = (name: string) => `/rest/applications/${encodeURIComponent(name)}`;
+
+export interface RestClient {
+  listApplications(paging: Paging): Promise<ApplicationSummary[]>;
+  getApplication(name: string): Promise<ApplicationDetail>;
+  listCveInsights(
+    name: string,
+    query: Paging & { date?: string; severity?: readonly string[] },
+  ): Promise<CveInsight[]>;
+  listCveOccurrences(name: string, cve: string, query: Paging & { date?: string }): Promise<CveOccurrence[]>;
+  listPackages(
+    name: string,
+    query: Paging & { date?: string; vulnerable?: boolean; q?: string },
+  ): Promise<PackageUse[]>;
+  listInteractions(
+    name: string,
+    query: Paging & { package: string; ecosystem?: string; date?: string },
+  ): Promise<Interaction[]>;
+  searchObjects(
+    name: string,
+    query: Paging & { q: string; type?: string; date?: string },
+  ): Promise<ExternalObjectMatch[]>;
+  listGates(): Promise<GateRule[]>;
+  evaluateGates(name: string, query: { date?: string }): Promise<GateEvaluation>;
+  gateHistory(name: string, paging: Paging): Promise<GateHistoryEntry[]>;
+  compare(name: string, query: { from: string; to?: string }): Promise<Comparison>;
+}
+
+export function createRestClient(options: RestClientOptions): RestClient {
+  const base = options.baseUrl.replace(/\/+$/, "");
+  const doFetch = options.fetch ?? fetch;
+  const timeoutMs = options.timeoutMs ?? 30_000;
+
+  async function get<T>(path: string, query: Query = {}): Promise<T> {
+    const url = new URL(`${base}${path}`);
+    for (const [key, value] of Object.entries(query)) {
+      if (value !== undefined && value !== "") url.searchParams.set(key, String(value));
+    }
+    const headers: Record<string, string> = { accept: "application/json" };
+    if (options.token) headers.authorization = `Bearer ${options.token}`;
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+    let response: Response;
+    try {
+      response = await doFetch(url, { headers, signal });
+    } catch (error) {
+      const reason = timeout.aborted
+        ? `no answer within ${timeoutMs / 1000} s`
+        : ((error as Error).cause as Error | undefined)?.message || (error as Error).message;
+      throw new RestApiError(0, "Unreachable", `${reason} (${base})`);
+    }
+    const text = await response.text();
+    if (!response.ok) throw problemError(response, text);
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      throw new RestApiError(
+        502,
+        "Bad Gateway",
+        `GET ${path} answered ${response.status} with a body that is not JSON`,
+      );
+    }
+  }
+
+  const paging = (p: Paging) => ({ limit: p.limit, skip: p.skip });
+
+  return {
+    listApplications: (p) => get("/rest/applications", paging(p)),
+    getApplication: (name) => get(app(name)),
+    listCveInsights: (name, q) =>
+      get(`${app(name)}/insights/cve`, { ...paging(q), date: q.date, severity: q.severity?.join(",") }),
+    listCveOccurrences: (name, cve, q) =>
+      get(`${app(name)}/insights/cve/${encodeURIComponent(cve)}/occurrences`, { ...paging(q), date: q.date }),
+    listPackages: (name, q) =>
+      get(`${app(name)}/packages`, { ...paging(q), date: q.date, vulnerable: q.vulnerable, q: q.q }),
+    listInteractions: (name, q) =>
+      get(`${app(name)}/interactions`, {
+        ...paging(q),
+        package: q.package,
+        ecosystem: q.ecosystem,
+        date: q.date,
+      }),
+    searchObjects: (name, q) =>
+      get(`${app(name)}/objects`, { ...paging(q), q: q.q, type: q.type, date: q.date }),
+    listGates: () => get("/rest/gates"),
+    evaluateGates: (name, q) => get(`${app(name)}/gates/evaluation`, { date: q.date }),
+    gateHistory: (name, p) => get(`${app(name)}/gates/history`, paging(p)),
+    compare: (name, q) => get(`${app(name)}/compare`, { from: q.from, to: q.to }),
+  };
+}
+
+function problemError(response: Response, text: string): RestApiError {
+  let detail = "";
+  let title = "";
+  try {
+    const body = JSON.parse(text) as { detail?: unknown; title?: unknown };
+    if (typeof body.detail === "string") detail = body.detail;
+    if (typeof body.title === "string") title = body.title;
+  } catch {
+    // not problem+json: fall back to the status line
+  }
+  title ||= response.statusText || STATUS_TITLES[response.status] || "Error";
+  detail ||= text.trim().slice(0, 200) || "no detail given";
+  return new RestApiError(response.status, title, detail);
+}

@@ -1,0 +1,232 @@
+/**
+ * What every tool of both MCP servers shares: how a tool is declared, how its REST errors become
+ * tool errors, paging, and the small text renderings (short summaries and Markdown tables).
+ */
+import type { CallToolResult, McpServer, ServerContext } from "@modelcontextprotocol/server";
+import * as z from "zod";
+import { createRestClient, RestApiError, type RestClient } from "./rest-client.ts";
+
+export interface ToolOutput<O> {
+  structured: O;
+  text: string;
+}
+
+export interface ToolSpec<I extends z.ZodObject, O extends z.ZodObject> {
+  name: string;
+  title: string;
+  description: string;
+  input: I;
+  output: O;
+  run(args: z.output<I>, rest: RestClient): Promise<ToolOutput<z.output<O>>>;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a list of tools of different shapes
+export type AnyToolSpec = ToolSpec<any, any>;
+
+export const defineTool = <I extends z.ZodObject, O extends z.ZodObject>(spec: ToolSpec<I, O>): AnyToolSpec =>
+  spec;
+
+export interface ToolEnvironment {
+  /** Base URL of the platform REST API. */
+  restUrl: string;
+  /** Per REST call. Default 30 s. */
+  restTimeoutMs?: number;
+}
+
+/** Registers the tools; each call uses the bearer token of the MCP request that carries it. */
+export function registerTools(server: McpServer, env: ToolEnvironment, tools: readonly AnyToolSpec[]): void {
+  for (const tool of tools) {
+    server.registerTool(
+      tool.name,
+      {
+        title: tool.title,
+        description: tool.description,
+        inputSchema: tool.input,
+        outputSchema: tool.output,
+        annotations: {
+          readOnlyHint: true,
+          destructiveHint: false,
+          idempotentHint: true,
+          openWorldHint: false,
+        },
+      },
+      async (args: unknown, ctx: ServerContext): Promise<CallToolResult> => {
+        const rest = createRestClient({
+          baseUrl: env.restUrl,
+          token: ctx.http?.authInfo?.token,
+          signal: ctx.mcpReq.signal,
+          ...(env.restTimeoutMs ? { timeoutMs: env.restTimeoutMs } : {}),
+        });
+        try {
+          const { structured, text } = await tool.run(args as never, rest);
+          // Parsing keeps exactly the declared properties: the advertised output schema forbids others,
+          // so a property the REST API adds later must not leak into structuredContent.
+          return { content: [{ type: "text", text }], structuredContent: tool.output.parse(structured) };
+        } catch (error) {
+          return toolError(error);
+        }
+      },
+    );
+  }
+}
+
+export function toolError(error: unknown): CallToolResult {
+  const text =
+    error instanceof RestApiError || error instanceof ToolInputError
+      ? error.message
+      : `The tool failed: ${(error as Error)?.message ?? String(error)}`;
+  return { isError: true, content: [{ type: "text", text }] };
+}
+
+/** A request the tool itself refuses before calling the REST API. */
+export class ToolInputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ToolInputError";
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Input fields shared by the tools
+
+export const MAX_PAGE = 500;
+
+export const applicationInput = z
+  .string()
+  .min(1)
+  .max(256)
+  .describe("Application name exactly as listed by the `applications` tool, e.g. payments-service");
+
+export const dateInput = (what = "answer") =>
+  z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      `ISO 8601 date-time such as 2024-03-01T00:00:00Z (no offset means UTC): ${what} as of the latest ` +
+        "analysis at or before this instant. Omit for the latest analysis.",
+    );
+
+export const pagingInput = (what: string, defaultLimit: number) => ({
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_PAGE)
+    .default(defaultLimit)
+    .describe(`Maximum number of ${what} to return, 1 to ${MAX_PAGE} (default ${defaultLimit})`),
+  skip: z
+    .number()
+    .int()
+    .min(0)
+    .default(0)
+    .describe(`Number of ${what} to skip first; pass the previous answer's page.nextSkip for the next page`),
+});
+
+/** A non-negative integer. */
+export const count = () => z.number().int().min(0);
+
+export const pageOutput = z
+  .object({
+    skip: count(),
+    limit: count(),
+    returned: count().describe("Number of items in this answer"),
+    hasMore: z.boolean().describe("True when more items follow this page"),
+    nextSkip: count().nullable().describe("skip value for the next page, null on the last page"),
+  })
+  .describe("Where this page is in the full list");
+
+export type Page = z.output<typeof pageOutput>;
+
+/** Reads one page, asking the REST API for one item more to know whether another page follows. */
+export async function readPage<T>(
+  paging: { limit: number; skip: number },
+  read: (paging: { limit: number; skip: number }) => Promise<T[]>,
+): Promise<{ items: T[]; page: Page }> {
+  const rows = await read({ limit: paging.limit + 1, skip: paging.skip });
+  const items = rows.slice(0, paging.limit);
+  const hasMore = rows.length > paging.limit;
+  return {
+    items,
+    page: {
+      skip: paging.skip,
+      limit: paging.limit,
+      returned: items.length,
+      hasMore,
+      nextSkip: hasMore ? paging.skip + items.length : null,
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output pieces shared by the tools
+
+export const SEVERITIES = ["CRITICAL", "HIGH", "MEDIUM", "LOW", "UNKNOWN"] as const;
+
+export const externalObjectOutput = z.object({
+  fullName: z.string().describe("Long name locating the object in the software architecture"),
+  id: z.string(),
+  mangling: z.string().describe("Function signature, or an empty string"),
+  name: z.string(),
+  type: z.string().describe("Object type, for display"),
+  typeId: z.string().describe("Type identifier, e.g. JS_FUNCTION"),
+});
+
+export const applicationObjectOutput = z.object({
+  fullName: z.string(),
+  id: z.string(),
+  name: z.string(),
+  type: z.string(),
+  typeId: z.string(),
+});
+
+export const packageFactsOutput = {
+  releaseDate: z.string().nullable().describe("Release date of the version in use (null if unknown)"),
+  releasesPerYear: z.number().nullable().describe("Average releases per year over the package's history"),
+  saferClosestVersion: z
+    .string()
+    .nullable()
+    .describe("Smallest upgrade affected by no known vulnerability (null when none exists)"),
+  safestVersion: z
+    .string()
+    .nullable()
+    .describe("Newest release affected by no known vulnerability (null if none)"),
+};
+
+/** `{dateTime}` of the REST API, or null, as a plain ISO string. */
+export const instant = (value: { dateTime: string } | null | undefined): string | null =>
+  value?.dateTime ?? null;
+
+// ---------------------------------------------------------------------------------------------
+// Text renderings
+
+const cell = (value: unknown): string => {
+  const text = value === null || value === undefined || value === "" ? "-" : String(value);
+  return text.replace(/\|/g, "\\|").replace(/\s*\n\s*/g, " ");
+};
+
+/** A Markdown table. */
+export function table(headers: readonly string[], rows: readonly (readonly unknown[])[]): string {
+  const lines = [`| ${headers.join(" | ")} |`, `|${headers.map(() => "---").join("|")}|`];
+  for (const row of rows) lines.push(`| ${row.map(cell).join(" | ")} |`);
+  return lines.join("\n");
+}
+
+/** "No more." / "More: call again with skip=N." for a paged answer. */
+export function pageNote(page: Page, what: string): string {
+  if (page.hasMore) {
+    return `Showing ${what} ${page.skip + 1}-${page.skip + page.returned}; more follow: call again with skip=${page.nextSkip}.`;
+  }
+  if (page.skip > 0 && page.returned === 0)
+    return `No ${what} at skip=${page.skip} (past the end of the list).`;
+  return "";
+}
+
+export const plural = (count: number, one: string, many = `${one}s`) =>
+  `${count} ${count === 1 ? one : many}`;
+
+export const joinLines = (...parts: (string | false | null | undefined)[]) =>
+  parts.filter((p): p is string => typeof p === "string" && p !== "").join("\n\n");
+
+/** Shortens a long text for a table cell. */
+export const clip = (text: string, max = 80) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
