@@ -21,6 +21,8 @@ export interface JwtVerifierOptions {
   jwksUrl?: string | undefined;
   metadata?: IssuerMetadata;
   clockToleranceSeconds?: number;
+  /** Minimum time between two JWKS fetches (an unknown kid triggers one). Default 30 s. */
+  jwksCooldownMs?: number;
 }
 
 /** `unavailable`: the issuer's keys could not be obtained, so the token's validity is unknown. */
@@ -41,7 +43,10 @@ export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
       const url = options.jwksUrl ?? (await metadata.get()).jwks_uri;
       if (!url) throw new Error(`no jwks_uri in the metadata of ${options.issuer}`);
       // An unknown kid triggers one refetch; the cooldown rate-limits refetches under attack.
-      jwks = createRemoteJWKSet(new URL(url), { cooldownDuration: 30_000, timeoutDuration: 5_000 });
+      jwks = createRemoteJWKSet(new URL(url), {
+        cooldownDuration: options.jwksCooldownMs ?? 30_000,
+        timeoutDuration: 5_000,
+      });
     }
     return jwks;
   };

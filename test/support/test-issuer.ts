@@ -24,6 +24,10 @@ export interface TestIssuer {
     options?: { scope?: string; expiresIn?: string | number },
   ): Promise<string>;
   setUser(subject: string, rights: { roles: string[]; applications: string[] }): void;
+  /** Publishes a second signing key; `sign(..., { kid: "test-key-2" })` signs with it. */
+  rotate(): Promise<void>;
+  /** JWKS documents served so far. */
+  readonly jwksFetches: number;
   /** Exchanges answered so far. */
   readonly exchanges: number;
   /** Delay added to each exchange answer (to observe concurrent requests sharing one). */
@@ -37,6 +41,9 @@ export const EXCHANGE_CLIENT_ID = "mcp-token-exchange";
 export async function startTestIssuer(): Promise<TestIssuer> {
   const { privateKey, publicKey } = await generateKeyPair("RS256", { extractable: true });
   const publicJwk = { ...(await exportJWK(publicKey)), kid: "test-key-1", alg: "RS256", use: "sig" };
+  const keys = new Map([["test-key-1", privateKey]]);
+  const published = [publicJwk];
+  let jwksFetches = 0;
   const users = new Map<string, { roles: string[]; applications: string[] }>();
   const clientSecret = "test-exchange-secret";
   let base = "";
@@ -54,7 +61,7 @@ export async function startTestIssuer(): Promise<TestIssuer> {
       .setAudience(claims.aud ?? "imaging-api")
       .setExpirationTime(options.expiresIn ?? "5m");
     if (options.notBefore !== undefined) jwt.setNotBefore(options.notBefore);
-    return jwt.sign(privateKey);
+    return jwt.sign(keys.get(options.kid ?? "test-key-1") ?? privateKey);
   };
 
   const exchange = async (form: URLSearchParams, authorization: string | undefined) => {
@@ -118,7 +125,8 @@ export async function startTestIssuer(): Promise<TestIssuer> {
         code_challenge_methods_supported: ["S256"],
       });
     } else if (path === "/realms/test/jwks") {
-      send(200, { keys: [publicJwk] });
+      jwksFetches++;
+      send(200, { keys: published });
     } else if (path === "/realms/test/token" && req.method === "POST") {
       let raw = "";
       req.on("data", (d) => {
@@ -158,6 +166,14 @@ export async function startTestIssuer(): Promise<TestIssuer> {
         { expiresIn: options.expiresIn ?? "5m" },
       ),
     setUser: (subject, rights) => users.set(subject, rights),
+    async rotate() {
+      const next = await generateKeyPair("RS256", { extractable: true });
+      keys.set("test-key-2", next.privateKey);
+      published.push({ ...(await exportJWK(next.publicKey)), kid: "test-key-2", alg: "RS256", use: "sig" });
+    },
+    get jwksFetches() {
+      return jwksFetches;
+    },
     get exchanges() {
       return exchanges;
     },
