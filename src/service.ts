@@ -13,6 +13,12 @@ import { ConfigError } from "./config/load-config.ts";
 import type { RuntimeConfig } from "./config/runtime-config.ts";
 import { buildGateway } from "./gateway/app.ts";
 import type { McpResource } from "./gateway/mcp-resources.ts";
+import {
+  type EmbeddedIdpStartOptions,
+  identityProviderRoutes,
+  startEmbeddedIdp,
+  usesEmbeddedIdp,
+} from "./idp/provider/index.ts";
 import { startMcpService } from "./mcp/http-service.ts";
 import { buildRestApp } from "./rest/app.ts";
 import { openStore, type StoreHandle } from "./store/database.ts";
@@ -30,6 +36,8 @@ export interface RunningService {
   restUrl: string;
   mcpUrls: { analysis: string; gatekeeper: string };
   exchanger: TokenExchanger | undefined;
+  /** When the embedded identity provider created the `admin` user at this start (password if generated). */
+  admin: { created: boolean; generatedPassword?: string } | undefined;
   stop(): Promise<void>;
 }
 
@@ -44,7 +52,12 @@ interface Closable {
  */
 export async function startService(
   config: RuntimeConfig,
-  hooks: { beforeListen?: (store: StoreHandle) => Promise<void>; only?: readonly Part[] } = {},
+  hooks: {
+    beforeListen?: (store: StoreHandle) => Promise<void>;
+    only?: readonly Part[];
+    /** Options of the embedded identity provider (runs with the gateway when IDP_ISSUER is its own URL). */
+    idp?: EmbeddedIdpStartOptions;
+  } = {},
 ): Promise<RunningService> {
   const parts = new Set<Part>(hooks.only && hooks.only.length > 0 ? hooks.only : PARTS);
   const store = await openStore({ databaseUrl: config.databaseUrl, sqliteFile: config.sqliteFile });
@@ -88,7 +101,20 @@ export async function startService(
 
     let gatewayUrl = "";
     let exchanger: TokenExchanger | undefined;
+    let admin: RunningService["admin"];
     if (parts.has("gateway")) {
+      let identityProvider: ReturnType<typeof identityProviderRoutes> | undefined;
+      if (usesEmbeddedIdp(config)) {
+        const log = (level: string, message: string) => process.stderr.write(`[idp ${level}] ${message}\n`);
+        const embedded = await startEmbeddedIdp(config, store.db, {
+          ...(config.logLevel === "silent" ? {} : { log }),
+          ...(config.idpExtraCaFile ? { cimdCa: readExtraCa(config.idpExtraCaFile) } : {}),
+          ...hooks.idp,
+        });
+        started.push(embedded.idp);
+        identityProvider = identityProviderRoutes(embedded.idp);
+        admin = embedded.admin;
+      }
       exchanger = createExchanger(config, metadata);
       const resources: McpResource[] = [
         { kind: "analysis", path: "/mcp", name: "imaging-services analysis", upstreamUrl: mcpUrls.analysis },
@@ -113,6 +139,7 @@ export async function startService(
             .filter(Boolean),
         },
         version: VERSION,
+        identityProvider,
         https: config.https
           ? {
               cert: readFileSync(config.tlsCertFile as string),
@@ -135,7 +162,7 @@ export async function startService(
       })();
       return stopping;
     };
-    return { config, store, gatewayUrl, restUrl, mcpUrls, exchanger, stop };
+    return { config, store, gatewayUrl, restUrl, mcpUrls, exchanger, admin, stop };
   } catch (error) {
     for (const part of started.reverse()) await part.close();
     await store.close();
@@ -160,6 +187,15 @@ function createExchanger(config: RuntimeConfig, metadata: ReturnType<typeof issu
     clientSecret: secret,
     audience: PLATFORM_AUDIENCE,
   });
+}
+
+/** The operator's extra CA bundle for fetching client metadata documents (internal PKI). */
+function readExtraCa(file: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (error) {
+    throw new ConfigError(`IDP_EXTRA_CA_FILE: cannot read ${file}: ${(error as Error).message}`);
+  }
 }
 
 function explainListenError(error: unknown, host: string, port: number, setting: string): Error {

@@ -4,10 +4,13 @@ import { ConfigError } from "../config/load-config.ts";
 import { IngestError } from "../store/ingest.ts";
 import { VERSION } from "../version.ts";
 import { registerApiKeys } from "./commands/api-keys.ts";
+import { registerCimd } from "./commands/cimd.ts";
 import { registerClientConfig } from "./commands/client-config.ts";
 import { registerConfig } from "./commands/config.ts";
 import { registerDemo } from "./commands/demo.ts";
+import { registerIdp } from "./commands/idp.ts";
 import { registerStart } from "./commands/start.ts";
+import { registerUsers } from "./commands/users.ts";
 import { CliError } from "./output.ts";
 
 const program = new Command()
@@ -22,6 +25,9 @@ registerDemo(program);
 registerApiKeys(program);
 registerConfig(program);
 registerClientConfig(program);
+registerIdp(program);
+registerCimd(program);
+registerUsers(program);
 
 try {
   await program.parseAsync(process.argv);

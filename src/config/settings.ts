@@ -31,6 +31,7 @@ export const settingsSchema = z.object({
       "comma-separated origins such as https://app.example.com",
     )
     .optional(),
+  idpExtraCaFile: z.string().min(1).optional(),
   realm: z
     .string()
     .regex(/^[A-Za-z0-9_-]+$/, "letters, digits, '-' or '_'")
@@ -152,6 +153,12 @@ export const settingDocs: readonly SettingDoc[] = [
     env: "CORS_ALLOWED_ORIGINS",
     description: "Browser origins allowed on the MCP endpoints, besides base_url's and loopback ones",
     defaultText: "none",
+  },
+  {
+    key: "idpExtraCaFile",
+    env: "IDP_EXTRA_CA_FILE",
+    description: "PEM bundle of extra CAs trusted when fetching client metadata documents",
+    defaultText: "system CAs only",
   },
   { key: "realm", env: "IDP_REALM", description: "Identity provider realm", defaultText: "imaging" },
   {

@@ -26,6 +26,8 @@ export interface GatewayOptions {
     allowedOrigins: string[];
   };
   version: string;
+  /** Plugin serving the embedded identity provider at its issuer path, when it runs here. */
+  identityProvider?: ((scope: FastifyInstance) => Promise<void>) | undefined;
   https?: { cert: Buffer; key: Buffer } | undefined;
   logger?: FastifyServerOptions["logger"];
 }
@@ -74,6 +76,8 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
       }),
     );
   }
+
+  if (options.identityProvider) await app.register(options.identityProvider);
 
   // The REST API is forwarded as is: it authenticates callers itself.
   await app.register(async (scope) => {

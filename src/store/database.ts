@@ -5,6 +5,9 @@ import { type Migration, type MigrationProvider, Migrator } from "kysely/migrati
 import pg from "pg";
 import { initialMigration } from "./migrations/001-initial.ts";
 import { gateRulesMigration } from "./migrations/002-gate-rules.ts";
+import { usersMigration } from "./migrations/003-users.ts";
+import { cimdMigration } from "./migrations/004-cimd.ts";
+import { oidcMigration } from "./migrations/005-oidc.ts";
 import { createNodeSqliteDialect } from "./node-sqlite-dialect.ts";
 import type { Database } from "./schema.ts";
 
@@ -57,13 +60,16 @@ function openPostgres(url: string): StoreHandle {
   return { db, kind: "postgres", location: safe.toString(), close: () => db.destroy() };
 }
 
-const migrationNames = ["001-initial", "002-gate-rules"] as const;
+const migrationNames = ["001-initial", "002-gate-rules", "003-users", "004-cimd", "005-oidc"] as const;
 
 function inCodeMigrations(kind: StoreKind): MigrationProvider {
   return {
     getMigrations: async (): Promise<Record<string, Migration>> => ({
       [migrationNames[0]]: initialMigration(kind),
       [migrationNames[1]]: gateRulesMigration(kind),
+      [migrationNames[2]]: usersMigration(kind),
+      [migrationNames[3]]: cimdMigration(kind),
+      [migrationNames[4]]: oidcMigration(kind),
     }),
   };
 }

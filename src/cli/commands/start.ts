@@ -36,6 +36,7 @@ export function registerStart(program: Command): void {
       let demo: string[] = [];
       const service = await startService(config, {
         only,
+        idp: { adminPassword: process.env.IMAGING_ADMIN_PASSWORD },
         beforeListen: async (store) => {
           if (options.demo && (await storeIsEmpty(store.db))) {
             demo = (await loadDemo(store.db)).applications.map((a) => a.name);
@@ -51,6 +52,9 @@ export function registerStart(program: Command): void {
           mcp: service.mcpUrls,
           store: service.store.location,
           demo,
+          ...(service.admin?.created
+            ? { adminCreated: { user: "admin", password: service.admin.generatedPassword } }
+            : {}),
         },
         () =>
           [
@@ -60,6 +64,14 @@ export function registerStart(program: Command): void {
             `  MCP       ${config.baseUrl}/mcp (analysis, internal ${service.mcpUrls.analysis}), ${config.baseUrl}/mcp/gatekeeper (internal ${service.mcpUrls.gatekeeper})`,
             `  store     ${service.store.location}`,
             ...(demo.length > 0 ? [`  demo data loaded: ${demo.join(", ")}`] : []),
+            ...(service.admin?.created
+              ? service.admin.generatedPassword
+                ? [
+                    `  sign-in   user 'admin' created with the password ${service.admin.generatedPassword}`,
+                    "            (shown once: copy it now, or change it with: imaging users passwd admin)",
+                  ]
+                : ["  sign-in   user 'admin' created with the password of IMAGING_ADMIN_PASSWORD"]
+              : []),
           ].join("\n"),
       );
       const shutdown = (signal: string) => {

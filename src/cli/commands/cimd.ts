@@ -1,0 +1,454 @@
+import { type Command, Option } from "commander";
+import { checkClientIdUrl } from "../../idp/cimd/client-id.ts";
+import { type CimdDiagnosis, diagnoseCimdClient } from "../../idp/cimd/diagnostics.ts";
+import {
+  CIMD_CONDITION,
+  CIMD_EXECUTOR,
+  type CimdClient,
+  type CimdPolicy,
+  type CimdProfile,
+  clientNameProblem,
+  normalizeHost,
+  parseDomainList,
+  policyNameOf,
+  profileNameOf,
+  trustedDomainProblem,
+  variantSettings,
+} from "../../idp/cimd/model.ts";
+import { findPreset, PRESET_IDS } from "../../idp/cimd/presets.ts";
+import {
+  type CimdClientState,
+  CimdStoreError,
+  createCimdClient,
+  getCimdClientState,
+  linkCimdClient,
+  listCimdClients,
+  loadCimdConfig,
+  removeCimdClient,
+  unlinkCimdClient,
+  updateCimdClient,
+} from "../../store/cimd.ts";
+import { type StoreOptions, withStore } from "../context.ts";
+import { CliError, emit, table } from "../output.ts";
+
+interface CommonOptions extends StoreOptions {
+  json?: boolean;
+}
+
+interface AddOptions extends CommonOptions {
+  preset?: string;
+  clientId?: string;
+  trustedDomains?: string;
+  policyDomains?: string;
+  http?: boolean;
+}
+
+interface SetOptions extends CommonOptions {
+  clientId?: string;
+  trustedDomains?: string;
+  policyDomains?: string;
+  http?: boolean;
+  https?: boolean;
+  enable?: boolean;
+  disable?: boolean;
+  restrictSameDomain?: string;
+  onlyConfidential?: string;
+}
+
+const onOff = (value: string | undefined, flag: string): boolean | undefined => {
+  if (value === undefined) return undefined;
+  if (value === "on" || value === "true") return true;
+  if (value === "off" || value === "false") return false;
+  throw new CliError(`${flag} must be on or off, got '${value}'`, 2);
+};
+
+function checkClientName(client: string): void {
+  const problem = clientNameProblem(client);
+  if (problem) throw new CliError(problem, 2);
+}
+
+function domainsFrom(value: string, flag: string): string[] {
+  const domains = parseDomainList(value);
+  if (domains.length === 0)
+    throw new CliError(`${flag} must list at least one domain (an empty list refuses every client)`, 2);
+  for (const domain of domains) {
+    const problem = trustedDomainProblem(domain);
+    if (problem) throw new CliError(`${flag}: ${problem}`, 2);
+  }
+  return domains;
+}
+
+function checkedClientId(clientId: string, http: boolean): URL {
+  const checked = checkClientIdUrl(clientId, { allowHttpScheme: http });
+  if (!checked.ok) {
+    if (checked.rule === "client-id-scheme" && clientId.startsWith("http:"))
+      throw new CliError(
+        "--client-id: client_id must use https, or add --http for the HTTP variant (development only)",
+        2,
+      );
+    throw new CliError(`--client-id: ${checked.description}`, 2);
+  }
+  return checked.url;
+}
+
+const translate = (error: unknown): never => {
+  if (error instanceof CimdStoreError) throw new CliError(error.message);
+  throw error;
+};
+
+const onOffText = (value: boolean) => (value ? "ON" : "OFF");
+
+/** The `show --json` document: the profile and policy with the keys of the specification's tables. */
+function showJson(state: CimdClientState) {
+  const { profile, policy } = state;
+  return {
+    profile: profile && {
+      name: profile.name,
+      executor: profile.executor,
+      allowHttpScheme: profile.allowHttpScheme,
+      restrictSameDomain: profile.restrictSameDomain,
+      onlyAllowConfidentialClient: profile.onlyAllowConfidentialClient,
+      trustedDomains: profile.trustedDomains,
+    },
+    policy: policy && {
+      name: policy.name,
+      condition: policy.condition,
+      uriSchemes: policy.uriSchemes,
+      trustedDomains: policy.trustedDomains,
+      profiles: policy.profiles,
+    },
+  };
+}
+
+function diagnosisLines(diagnosis: CimdDiagnosis, indent = ""): string[] {
+  return [
+    ...diagnosis.problems.map((p) => `${indent}problem: ${p}`),
+    ...diagnosis.notes.map((n) => `${indent}note: ${n}`),
+  ];
+}
+
+function describe(state: CimdClientState, diagnosis: CimdDiagnosis): string {
+  const { client, profile, policy } = state;
+  const width = "Only Allow Confidential Client".length;
+  const rows = (pairs: [string, string][]) =>
+    pairs.map(([label, value]) => `  ${label.padEnd(width)}  ${value}`);
+  const lines = [`CIMD client ${client.client}: client_id ${client.clientId}`, ""];
+  if (profile)
+    lines.push(
+      `Profile ${profile.name}`,
+      ...rows([
+        ["Executor", profile.executor],
+        ["Allow http scheme", onOffText(profile.allowHttpScheme)],
+        ["Restrict same domain", onOffText(profile.restrictSameDomain)],
+        ["Only Allow Confidential Client", onOffText(profile.onlyAllowConfidentialClient)],
+        ["Trusted domains", profile.trustedDomains.join(", ") || "(none)"],
+      ]),
+      "",
+    );
+  else lines.push(`Profile ${client.profile}: missing`, "");
+  if (policy)
+    lines.push(
+      `Policy ${policy.name}`,
+      ...rows([
+        ["Condition", policy.condition],
+        ["URI scheme", policy.uriSchemes.join(", ") || "(none)"],
+        ["Trusted domains", policy.trustedDomains.join(", ") || "(none)"],
+        ["Associated client profiles", policy.profiles.join(", ") || "(none)"],
+        ["Enabled", policy.enabled ? "yes" : "no"],
+      ]),
+    );
+  else lines.push(`Policy ${client.policy}: missing`);
+  const extra = diagnosisLines(diagnosis);
+  if (extra.length > 0) lines.push("", ...extra);
+  else lines.push("", "No problem found.");
+  return lines.join("\n");
+}
+
+const diagnose = (state: CimdClientState, knownProfiles?: readonly string[]) =>
+  diagnoseCimdClient(state.client, state.profile, state.policy, knownProfiles);
+
+function variantOf(state: Pick<CimdClientState, "profile" | "policy">): string {
+  const http = state.profile?.allowHttpScheme || state.policy?.uriSchemes.includes("http");
+  return http ? "http" : "https";
+}
+
+export function registerCimd(program: Command): void {
+  const cimd = program
+    .command("cimd")
+    .description(
+      "CIMD client policies of the identity provider: one profile (the rules) and one policy (which " +
+        "client_ids they apply to) per AI client, linked by the policy's associated profiles",
+    );
+  const common = (c: Command) =>
+    c
+      .option("--data-dir <dir>", "data directory (default: IMAGING_DATA_DIR, else ./data)")
+      .option("--config <file>", "JSON config file")
+      .option("--json", "print JSON");
+
+  common(
+    cimd
+      .command("add")
+      .description(
+        "Create cimd-profile-CLIENT and cimd-policy-CLIENT, linked (HTTPS variant unless --http). " +
+          "Example: imaging cimd add claude-code --preset claude-code",
+      )
+      .argument("<client>", "short name of the AI client, e.g. claude-code")
+      .option(
+        "--preset <preset>",
+        `fill client_id and domains for a known client: ${PRESET_IDS.join(" or ")}`,
+      )
+      .option("--client-id <url>", "the client_id URL the AI client presents (its metadata document)")
+      .option(
+        "--trusted-domains <list>",
+        "profile trusted domains, comma-separated: where the document is fetched from and the hosts its " +
+          "URLs may use (default: the client_id's host, localhost, 127.0.0.1)",
+      )
+      .option(
+        "--policy-domains <list>",
+        "policy trusted domains, comma-separated: the client_id's host (default: that host)",
+      )
+      .option("--http", "HTTP variant, development only: Allow http scheme ON, URI schemes https and http"),
+  ).action(async (client: string, options: AddOptions) => {
+    checkClientName(client);
+    const preset = options.preset === undefined ? undefined : findPreset(options.preset);
+    if (options.preset !== undefined && !preset)
+      throw new CliError(`--preset must be ${PRESET_IDS.join(" or ")}, got '${options.preset}'`, 2);
+    const clientId = options.clientId ?? preset?.clientId;
+    if (clientId === undefined)
+      throw new CliError(`--client-id is required (or --preset ${PRESET_IDS.join("|")})`, 2);
+    const http = Boolean(options.http);
+    const host = normalizeHost(checkedClientId(clientId, http).hostname);
+    const trustedDomains =
+      options.trustedDomains !== undefined
+        ? domainsFrom(options.trustedDomains, "--trusted-domains")
+        : (preset?.trustedDomains ?? [...new Set([host, "localhost", "127.0.0.1"])]);
+    const policyDomains =
+      options.policyDomains !== undefined
+        ? domainsFrom(options.policyDomains, "--policy-domains")
+        : (preset?.policyDomains ?? [host]);
+    const variant = variantSettings(http);
+    const profile: CimdProfile = {
+      name: profileNameOf(client),
+      executor: CIMD_EXECUTOR,
+      allowHttpScheme: variant.allowHttpScheme,
+      restrictSameDomain: false,
+      onlyAllowConfidentialClient: false,
+      trustedDomains,
+    };
+    const policy: CimdPolicy = {
+      name: policyNameOf(client),
+      condition: CIMD_CONDITION,
+      uriSchemes: variant.uriSchemes,
+      trustedDomains: policyDomains,
+      profiles: [profile.name],
+      enabled: true,
+    };
+    const created = await withStore(options, (store) =>
+      createCimdClient(store.db, { client, clientId, profile, policy }),
+    ).catch((error: unknown) => {
+      if (error instanceof CimdStoreError && error.code === "exists")
+        throw new CliError(
+          `${error.message}: change it with imaging cimd set ${client}, or run imaging cimd remove ${client} first`,
+        );
+      return translate(error);
+    });
+    const state = { client: created, profile, policy };
+    const diagnosis = diagnose(state);
+    emit(Boolean(options.json), { client: created.client, clientId, ...showJson(state), ...diagnosis }, () =>
+      [
+        `Created ${profile.name} and ${policy.name} (${http ? "HTTP variant, development only" : "HTTPS variant"}), linked, for client_id ${clientId}`,
+        `  profile trusted domains: ${trustedDomains.join(", ")}`,
+        `  policy trusted domains:  ${policyDomains.join(", ")}`,
+        ...diagnosisLines(diagnosis, "  "),
+      ].join("\n"),
+    );
+  });
+
+  common(
+    cimd
+      .command("list")
+      .description("List the CIMD clients with their variant, link and the mistakes that break sign-in"),
+  ).action(async (options: CommonOptions) => {
+    const rows = await withStore(options, async (store) => {
+      const clients = await listCimdClients(store.db);
+      const config = await loadCimdConfig(store.db);
+      const known = config.profiles.map((p) => p.name);
+      return clients.map((client: CimdClient) => {
+        const state: CimdClientState = {
+          client,
+          profile: config.profiles.find((p) => p.name === client.profile),
+          policy: config.policies.find((p) => p.name === client.policy),
+        };
+        return {
+          client: client.client,
+          clientId: client.clientId,
+          profile: client.profile,
+          policy: client.policy,
+          variant: variantOf(state),
+          linked: state.policy?.profiles.includes(client.profile) ?? false,
+          enabled: state.policy?.enabled ?? false,
+          ...diagnose(state, known),
+        };
+      });
+    });
+    emit(Boolean(options.json), rows, () => {
+      if (rows.length === 0)
+        return "No CIMD client (add one: imaging cimd add claude-code --preset claude-code)";
+      const lines = [
+        table(
+          ["CLIENT", "CLIENT ID", "VARIANT", "LINKED", "ENABLED", "PROBLEMS"],
+          rows.map((r) => [
+            r.client,
+            r.clientId,
+            r.variant,
+            r.linked ? "yes" : "no",
+            r.enabled ? "yes" : "no",
+            String(r.problems.length),
+          ]),
+        ),
+      ];
+      for (const r of rows) {
+        const extra = diagnosisLines(r, "  ");
+        if (extra.length > 0) lines.push("", `${r.client}:`, ...extra);
+      }
+      return lines.join("\n");
+    });
+  });
+
+  common(
+    cimd
+      .command("show")
+      .description("Show a client's profile and policy as the identity provider enforces them")
+      .argument("<client>", "client name (see: imaging cimd list)"),
+  ).action(async (client: string, options: CommonOptions) => {
+    const state = await withStore(options, async (store) => {
+      const found = await getCimdClientState(store.db, client);
+      const known = (await loadCimdConfig(store.db)).profiles.map((p) => p.name);
+      return found && { state: found, known };
+    });
+    if (!state) throw new CliError(`No CIMD client named ${client} (see: imaging cimd list)`);
+    emit(Boolean(options.json), showJson(state.state), () =>
+      describe(state.state, diagnose(state.state, state.known)),
+    );
+  });
+
+  common(
+    cimd
+      .command("remove")
+      .description("Delete a client's profile and policy: its client_id is refused from the next request on")
+      .argument("<client>", "client name"),
+  ).action(async (client: string, options: CommonOptions) => {
+    const removed = await withStore(options, (store) => removeCimdClient(store.db, client));
+    if (!removed) throw new CliError(`No CIMD client named ${client} (see: imaging cimd list)`);
+    emit(
+      Boolean(options.json),
+      { client, removed: true },
+      () => `Removed ${profileNameOf(client)} and ${policyNameOf(client)}`,
+    );
+  });
+
+  const linkCommand = (name: "link" | "unlink", description: string) =>
+    common(cimd.command(name).description(description).argument("<client>", "client name")).action(
+      async (client: string, options: CommonOptions) => {
+        const state = await withStore(options, (store) =>
+          name === "link" ? linkCimdClient(store.db, client) : unlinkCimdClient(store.db, client),
+        ).catch(translate);
+        const diagnosis = diagnose(state);
+        emit(
+          Boolean(options.json),
+          { client, policy: state.client.policy, profiles: state.policy?.profiles ?? [], ...diagnosis },
+          () =>
+            [
+              name === "link"
+                ? `${state.client.profile} is an associated client profile of ${state.client.policy}`
+                : `${state.client.profile} unlinked from ${state.client.policy}: CIMD is now ignored for this client`,
+              ...diagnosisLines(diagnosis, "  "),
+            ].join("\n"),
+        );
+      },
+    );
+  linkCommand("link", "Add the client's profile to its policy's associated client profiles");
+  linkCommand(
+    "unlink",
+    "Remove the client's profile from its policy's associated profiles (reproduces \"Policy exists but CIMD is ignored\")",
+  );
+
+  common(
+    cimd
+      .command("set")
+      .description("Change a client's client_id, domain lists, variant or switches")
+      .argument("<client>", "client name")
+      .option("--client-id <url>", "new client_id URL")
+      .option("--trusted-domains <list>", "replace the profile's trusted domains (comma-separated)")
+      .option("--policy-domains <list>", "replace the policy's trusted domains (comma-separated)")
+      .addOption(
+        new Option("--http", "HTTP variant: Allow http scheme ON, URI schemes https, http").conflicts(
+          "https",
+        ),
+      )
+      .addOption(new Option("--https", "HTTPS variant: Allow http scheme OFF, URI scheme https"))
+      .addOption(new Option("--enable", "enable the policy").conflicts("disable"))
+      .addOption(new Option("--disable", "disable the policy (the client_id is then refused)"))
+      .option("--restrict-same-domain <on|off>", "profile: redirect URIs only on the client_id's domain")
+      .option("--only-confidential <on|off>", "profile: Only Allow Confidential Client"),
+  ).action(async (client: string, options: SetOptions) => {
+    checkClientName(client);
+    const trustedDomains =
+      options.trustedDomains === undefined
+        ? undefined
+        : domainsFrom(options.trustedDomains, "--trusted-domains");
+    const policyDomains =
+      options.policyDomains === undefined
+        ? undefined
+        : domainsFrom(options.policyDomains, "--policy-domains");
+    const restrictSameDomain = onOff(options.restrictSameDomain, "--restrict-same-domain");
+    const onlyConfidential = onOff(options.onlyConfidential, "--only-confidential");
+    const variant = options.http ? variantSettings(true) : options.https ? variantSettings(false) : undefined;
+    const enabled = options.enable ? true : options.disable ? false : undefined;
+    const changes = [
+      options.clientId,
+      trustedDomains,
+      policyDomains,
+      restrictSameDomain,
+      onlyConfidential,
+      variant,
+      enabled,
+    ].filter((v) => v !== undefined);
+    if (changes.length === 0)
+      throw new CliError("nothing to change: give at least one option (see --help)", 2);
+
+    const state = await withStore(options, (store) =>
+      updateCimdClient(store.db, client, (current) => {
+        const http = variant ? variant.allowHttpScheme : (current.profile?.allowHttpScheme ?? false);
+        if (options.clientId !== undefined) checkedClientId(options.clientId, http);
+        const profile = current.profile && {
+          ...current.profile,
+          ...(trustedDomains ? { trustedDomains } : {}),
+          ...(variant ? { allowHttpScheme: variant.allowHttpScheme } : {}),
+          ...(restrictSameDomain === undefined ? {} : { restrictSameDomain }),
+          ...(onlyConfidential === undefined ? {} : { onlyAllowConfidentialClient: onlyConfidential }),
+        };
+        const policy = current.policy && {
+          ...current.policy,
+          ...(policyDomains ? { trustedDomains: policyDomains } : {}),
+          ...(variant ? { uriSchemes: variant.uriSchemes } : {}),
+          ...(enabled === undefined ? {} : { enabled }),
+        };
+        if (
+          (trustedDomains || variant || restrictSameDomain !== undefined || onlyConfidential !== undefined) &&
+          !profile
+        )
+          throw new CliError(`profile ${current.client.profile} is missing: remove and add the client again`);
+        if ((policyDomains || variant || enabled !== undefined) && !policy)
+          throw new CliError(`policy ${current.client.policy} is missing: remove and add the client again`);
+        return { clientId: options.clientId, profile, policy };
+      }),
+    ).catch(translate);
+    const diagnosis = diagnose(state);
+    emit(
+      Boolean(options.json),
+      { client, clientId: state.client.clientId, ...showJson(state), ...diagnosis },
+      () => [`Updated CIMD client ${client}`, "", describe(state, diagnosis)].join("\n"),
+    );
+  });
+}

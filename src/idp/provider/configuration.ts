@@ -1,0 +1,204 @@
+import type { Kysely } from "kysely";
+import {
+  type BaseToken,
+  type Client,
+  errors,
+  type KoaContextWithOIDC,
+  type ProviderConfiguration,
+  type ResourceServerInfo,
+} from "oidc-provider";
+import type { OidcAdapter } from "../../store/oidc-adapter.ts";
+import type { Database } from "../../store/schema.ts";
+import { findUserById } from "../../store/users.ts";
+import { LIFETIMES, type RealmDefinition, TOKEN_EXCHANGE_GRANT } from "./realm.ts";
+import { SIGNING_ALG, type StoredSigningKey } from "./signing-keys.ts";
+import type { PendingClaims } from "./token-exchange-grant.ts";
+import { errorView, loggedOutView, logoutView, PAGE_HEADERS } from "./views.ts";
+
+export interface ConfigurationInput {
+  realm: RealmDefinition;
+  issuerPath: string;
+  db: Kysely<Database>;
+  adapter: (model: string) => OidcAdapter;
+  keys: readonly StoredSigningKey[];
+  /** Cookie signing keys, newest first. */
+  cookieKeys: string[];
+  secureCookies: boolean;
+  exchangeClientSecret: string;
+  pendingClaims: PendingClaims;
+}
+
+const htmlPage = (ctx: KoaContextWithOIDC, body: string) => {
+  for (const [name, value] of Object.entries(PAGE_HEADERS)) ctx.set(name, value);
+  ctx.type = "text/html; charset=utf-8";
+  ctx.body = body;
+};
+
+/** Token claims only platform tokens may carry: never in a token issued to an AI client. */
+const PLATFORM_CLAIMS = ["roles", "applications"];
+
+/**
+ * The whole oidc-provider configuration of the embedded identity provider, in one place. Choices:
+ * - authorization code only, PKCE (S256) required for every client, `iss` in authorization responses;
+ * - clients: the static confidential client `mcp-token-exchange` (client_secret_basic, token exchange
+ *   only) and public clients identified by client ID metadata documents (resolved elsewhere);
+ * - RFC 8707 resource indicators: the MCP URLs are the only resources a client can ask for; their
+ *   access tokens are JWTs whose audience is [resource, mcp-token-exchange] and whose scope is the
+ *   `mcp:*` scopes granted; `imaging-api` is only reached by token exchange;
+ * - refresh tokens for clients allowed the grant, rotated at each use for public clients, bound to the
+ *   sign-in session unless `offline_access` was granted;
+ * - DPoP, PAR, dynamic registration, introspection and the development interactions are off.
+ */
+export function providerConfiguration(input: ConfigurationInput): ProviderConfiguration {
+  const { realm } = input;
+  const mcpResources = new Set(realm.mcpResources);
+  const mcpScope = realm.mcpScopes.join(" ");
+  const cookie = { httpOnly: true, sameSite: "lax", signed: true, secure: input.secureCookies };
+
+  return {
+    adapter: input.adapter,
+    clients: [
+      {
+        client_id: realm.exchangeClientId,
+        client_secret: input.exchangeClientSecret,
+        client_name: "Gateway token exchange",
+        token_endpoint_auth_method: "client_secret_basic",
+        grant_types: [TOKEN_EXCHANGE_GRANT],
+        response_types: [],
+        redirect_uris: [],
+      },
+    ],
+    jwks: { keys: input.keys.map((k) => k.jwk) },
+    cookies: {
+      keys: input.cookieKeys,
+      names: {
+        session: "imaging_session",
+        interaction: "imaging_interaction",
+        resume: "imaging_interaction_resume",
+      },
+      long: cookie,
+      short: cookie,
+    },
+    claims: { openid: ["sub"], profile: ["preferred_username", "name"] },
+    scopes: ["openid", "offline_access", "profile"],
+    clientAuthMethods: ["none", "client_secret_basic"],
+    responseTypes: ["code"],
+    pkce: { required: () => true },
+    allowOmittingSingleRegisteredRedirectUri: false,
+    clockTolerance: 15,
+    discovery: {
+      client_id_metadata_document_supported: true,
+      service_documentation: `${realm.baseUrl}/rest/openapi.json`,
+    },
+    features: {
+      devInteractions: { enabled: false },
+      dPoP: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
+      registration: { enabled: false },
+      introspection: { enabled: false },
+      clientIdMetadataDocument: { enabled: false },
+      revocation: { enabled: true },
+      userinfo: { enabled: true },
+      rpInitiatedLogout: {
+        enabled: true,
+        logoutSource: async (ctx: KoaContextWithOIDC, form: string) =>
+          htmlPage(ctx, logoutView(form, new URL(realm.baseUrl).host)),
+        postLogoutSuccessSource: async (ctx: KoaContextWithOIDC) =>
+          htmlPage(ctx, loggedOutView(ctx.oidc.client?.clientName)),
+      },
+      resourceIndicators: {
+        enabled: true,
+        // Clients that send no `resource` but ask for MCP scopes get the analysis MCP server.
+        defaultResource: async (ctx: KoaContextWithOIDC, _client: Client, oneOf?: string[]) => {
+          if (oneOf) return oneOf[0];
+          const scope = typeof ctx.oidc.params?.scope === "string" ? ctx.oidc.params.scope : "";
+          return scope.split(" ").some((s) => realm.mcpScopes.includes(s))
+            ? realm.mcpResources[0]
+            : undefined;
+        },
+        useGrantedResource: async () => true,
+        getResourceServerInfo: async (
+          _ctx: KoaContextWithOIDC,
+          indicator: string,
+          client: Client,
+        ): Promise<ResourceServerInfo> => {
+          if (!mcpResources.has(indicator) || client.clientId === realm.exchangeClientId) {
+            throw new errors.InvalidTarget(
+              `unknown resource ${indicator}: tokens are issued for ${realm.mcpResources.join(" and ")}`,
+            );
+          }
+          return {
+            scope: mcpScope,
+            accessTokenFormat: "jwt",
+            accessTokenTTL: LIFETIMES.accessToken,
+            jwt: { sign: { alg: SIGNING_ALG } },
+          };
+        },
+      },
+    },
+    extraTokenClaims: async (_ctx: KoaContextWithOIDC, token: BaseToken) => input.pendingClaims.get(token),
+    formats: {
+      customizers: {
+        jwt: async (
+          _ctx: KoaContextWithOIDC,
+          token: BaseToken,
+          jwt: { payload: Record<string, unknown>; header?: Record<string, unknown> },
+        ) => {
+          const resource = token.resourceServer?.identifier();
+          if (resource && mcpResources.has(resource)) {
+            // The gateway exchanges MCP tokens as mcp-token-exchange: it must be an audience too.
+            jwt.payload.aud = [resource, realm.exchangeClientId];
+            for (const claim of PLATFORM_CLAIMS) delete jwt.payload[claim];
+          }
+        },
+      },
+    },
+    issueRefreshToken: async (_ctx: KoaContextWithOIDC, client: Client, code: { scopes: Set<string> }) =>
+      client.grantTypeAllowed("refresh_token") &&
+      (code.scopes.has("offline_access") || client.clientAuthMethod === "none"),
+    rotateRefreshToken: (ctx: KoaContextWithOIDC) => {
+      const client = ctx.oidc.entities.Client as Client;
+      const token = ctx.oidc.entities.RefreshToken as { ttlPercentagePassed(): number };
+      return client.clientAuthMethod === "none" || token.ttlPercentagePassed() >= 70;
+    },
+    ttl: {
+      AccessToken: (_ctx: KoaContextWithOIDC, token: BaseToken) =>
+        token.resourceServer?.accessTokenTTL ?? LIFETIMES.accessToken,
+      AuthorizationCode: LIFETIMES.authorizationCode,
+      IdToken: LIFETIMES.idToken,
+      // A rotated refresh token keeps its predecessor's expiry: rotation never extends the lifetime.
+      RefreshToken: (ctx: KoaContextWithOIDC) => {
+        const rotated = ctx?.oidc?.entities.RotatedRefreshToken as { remainingTTL: number } | undefined;
+        return rotated ? Math.max(1, rotated.remainingTTL) : LIFETIMES.refreshToken;
+      },
+      Session: LIFETIMES.session,
+      Grant: LIFETIMES.grant,
+      Interaction: LIFETIMES.interaction,
+    },
+    interactions: {
+      url: async (_ctx: KoaContextWithOIDC, interaction: { uid: string }) =>
+        `${input.issuerPath}/interaction/${interaction.uid}`,
+    },
+    findAccount: async (_ctx: KoaContextWithOIDC, sub: string) => {
+      const user = await findUserById(input.db, sub);
+      if (!user || user.disabled) return undefined;
+      return {
+        accountId: user.id,
+        claims: async () => ({ sub: user.id, preferred_username: user.username, name: user.username }),
+      };
+    },
+    renderError: async (
+      ctx: KoaContextWithOIDC,
+      out: { error: string; error_description?: string },
+      _error: unknown,
+    ) => {
+      htmlPage(
+        ctx,
+        errorView("Sign-in cannot continue", out.error_description ?? out.error, {
+          error: out.error,
+          client_id: typeof ctx.oidc?.params?.client_id === "string" ? ctx.oidc.params.client_id : undefined,
+        }),
+      );
+    },
+  };
+}

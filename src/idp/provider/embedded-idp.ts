@@ -1,0 +1,185 @@
+import { type StatsListener, unwatchFile, watchFile } from "node:fs";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { JWK } from "jose";
+import type { Kysely } from "kysely";
+import { type KoaContextWithOIDC, Provider } from "oidc-provider";
+import { createOidcAdapterFactory, purgeExpiredOidcPayloads } from "../../store/oidc-adapter.ts";
+import type { Database } from "../../store/schema.ts";
+import { ensureSecretFile } from "../secrets.ts";
+import { type CimdResolver, installCimdClientLookup } from "./cimd-clients.ts";
+import { providerConfiguration } from "./configuration.ts";
+import { interactionRoutes } from "./interactions.ts";
+import { KEY_RETENTION_SECONDS, type RealmDefinition, TOKEN_EXCHANGE_GRANT } from "./realm.ts";
+import { loadSigningKeys, publicJwks, type StoredSigningKey, signingKeysPath } from "./signing-keys.ts";
+import { SignInThrottle, type ThrottleOptions } from "./throttle.ts";
+import { type PendingClaims, TOKEN_EXCHANGE_PARAMETERS, tokenExchangeGrant } from "./token-exchange-grant.ts";
+
+export interface EmbeddedIdpOptions {
+  realm: RealmDefinition;
+  db: Kysely<Database>;
+  dataDir: string;
+  /** Secret of the token exchange client (the gateway's exchanger uses the same). */
+  exchangeClientSecret: string;
+  cimd: CimdResolver;
+  throttle?: Partial<ThrottleOptions>;
+  /** How often the signing key file is checked for a rotation (ms). */
+  keyWatchIntervalMs?: number;
+  log?: (level: "warn" | "error", message: string) => void;
+}
+
+export interface EmbeddedIdp {
+  issuer: string;
+  /** Path under which the gateway mounts the provider, e.g. /auth/realms/imaging. */
+  issuerPath: string;
+  /** Node request handler for requests whose path starts with issuerPath. */
+  handle(req: IncomingMessage, res: ServerResponse, clientAddress: string): void;
+  /** Public keys currently published (current, next, retired). */
+  publicJwks(): { keys: JWK[] };
+  /** Re-reads the signing key file (done automatically when it changes). */
+  reloadKeys(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * The embedded identity provider: oidc-provider configured for this platform, its state in the
+ * platform store, signing keys in the data directory, users from the store, CIMD clients through our
+ * policy engine, and the token exchange grant. The gateway mounts `handle` at the issuer's path.
+ */
+export async function createEmbeddedIdp(options: EmbeddedIdpOptions): Promise<EmbeddedIdp> {
+  const { realm } = options;
+  const issuerUrl = new URL(realm.issuer);
+  const issuerPath = issuerUrl.pathname.replace(/\/$/, "");
+  const base = new URL(realm.baseUrl);
+  const secureCookies = base.protocol === "https:";
+  const adapter = createOidcAdapterFactory(options.db);
+  const cookieKey = ensureSecretFile(options.dataDir, "idp-cookie-key");
+  const csrfKey = ensureSecretFile(options.dataDir, "idp-csrf-key");
+  const throttle = new SignInThrottle(options.throttle);
+  const pendingClaims: PendingClaims = new WeakMap();
+  const log = options.log ?? (() => {});
+
+  let keys: StoredSigningKey[] = await loadSigningKeys(options.dataDir, KEY_RETENTION_SECONDS);
+  let published = publicJwks(keys);
+
+  const build = (): { provider: Provider; callback: ReturnType<Provider["callback"]> } => {
+    const provider = new Provider(
+      realm.issuer,
+      providerConfiguration({
+        realm,
+        issuerPath,
+        db: options.db,
+        adapter,
+        keys,
+        cookieKeys: [cookieKey],
+        secureCookies,
+        exchangeClientSecret: options.exchangeClientSecret,
+        pendingClaims,
+      }),
+    );
+    // Behind the gateway: protocol, host and client address come from the X-Forwarded-* headers the
+    // mount sets from base_url and the connection (never from the client).
+    provider.proxy = true;
+    installCimdClientLookup(provider, options.cimd);
+    provider.registerGrantType(
+      TOKEN_EXCHANGE_GRANT,
+      tokenExchangeGrant(provider, {
+        realm,
+        db: options.db,
+        publicKeys: () => published,
+        pendingClaims,
+      }),
+      TOKEN_EXCHANGE_PARAMETERS,
+      ["audience", "resource"],
+    );
+    provider.use(finishing(realm));
+    provider.use(
+      interactionRoutes(provider, {
+        db: options.db,
+        issuerPath,
+        ownOrigin: base.origin,
+        secureCookies,
+        csrfKey,
+        throttle,
+      }),
+    );
+    provider.on("server_error", (_ctx: unknown, error: unknown) =>
+      log("error", `identity provider error: ${(error as Error)?.stack ?? String(error)}`),
+    );
+    provider.on("error", (error: unknown) =>
+      log("error", `identity provider error: ${(error as Error)?.message ?? String(error)}`),
+    );
+    return { provider, callback: provider.callback() };
+  };
+
+  let current = build();
+
+  const reloadKeys = async () => {
+    keys = await loadSigningKeys(options.dataDir, KEY_RETENTION_SECONDS);
+    published = publicJwks(keys);
+    current = build();
+  };
+
+  const keyFile = signingKeysPath(options.dataDir);
+  const onKeyFileChange: StatsListener = (now, previous) => {
+    if (now.mtimeMs === previous.mtimeMs && now.size === previous.size) return;
+    reloadKeys().catch((error: unknown) =>
+      log("warn", `signing keys not reloaded from ${keyFile}: ${(error as Error).message}`),
+    );
+  };
+  watchFile(keyFile, { interval: options.keyWatchIntervalMs ?? 2_000, persistent: false }, onKeyFileChange);
+
+  const purgeExpired = () =>
+    purgeExpiredOidcPayloads(options.db).catch((error: unknown) =>
+      log("warn", `expired sign-in state not purged: ${(error as Error).message}`),
+    );
+  void purgeExpired();
+  const purge = setInterval(purgeExpired, 10 * 60_000);
+  purge.unref();
+
+  const forwardedProto = base.protocol.replace(":", "");
+  return {
+    issuer: realm.issuer,
+    issuerPath,
+    handle(req, res, clientAddress) {
+      const original = req.url ?? "/";
+      let rest = original.slice(issuerPath.length);
+      if (!rest.startsWith("/")) rest = `/${rest}`;
+      (req as IncomingMessage & { originalUrl?: string }).originalUrl = original;
+      req.url = rest;
+      req.headers["x-forwarded-proto"] = forwardedProto;
+      req.headers["x-forwarded-host"] = base.host;
+      req.headers["x-forwarded-for"] = clientAddress;
+      void current.callback(req, res);
+    },
+    publicJwks: () => published,
+    reloadKeys,
+    async close() {
+      unwatchFile(keyFile, onKeyFileChange);
+      clearInterval(purge);
+    },
+  };
+}
+
+/**
+ * Post-processing of the provider's answers: the `mcp:*` scopes listed in discovery (they are
+ * resource scopes, so the provider does not list them itself), and JSON instead of Koa's plain-text
+ * 404 for unknown paths (clients parse what they get at well-known URLs).
+ */
+function finishing(realm: RealmDefinition) {
+  return async (ctx: KoaContextWithOIDC, next: () => Promise<void>) => {
+    await next();
+    const route = (ctx as { oidc?: { route?: string } }).oidc?.route;
+    if (route === "discovery" && ctx.body && typeof ctx.body === "object") {
+      const body = ctx.body as { scopes_supported?: string[] };
+      body.scopes_supported = [...new Set([...(body.scopes_supported ?? []), ...realm.mcpScopes])];
+    }
+    if (ctx.status === 404 && ctx.body === undefined) {
+      ctx.status = 404;
+      ctx.type = "application/json";
+      ctx.body = {
+        error: "not_found",
+        error_description: `Nothing is published at ${ctx.path} on this issuer`,
+      };
+    }
+  };
+}

@@ -1,0 +1,77 @@
+import type { Kysely } from "kysely";
+import type { RuntimeConfig } from "../../config/runtime-config.ts";
+import { loadCimdConfig } from "../../store/cimd.ts";
+import type { Database } from "../../store/schema.ts";
+import { ensureAdminUser } from "../../store/users.ts";
+import { type CaOption, createCimdFetcher, resolveCimdClient } from "../cimd/index.ts";
+import { ensureSecretFile } from "../secrets.ts";
+import { cimdResolver } from "./cimd-clients.ts";
+import { createEmbeddedIdp, type EmbeddedIdp } from "./embedded-idp.ts";
+import { embeddedIssuer, realmDefinition } from "./realm.ts";
+import type { ThrottleOptions } from "./throttle.ts";
+
+export type { EmbeddedIdp } from "./embedded-idp.ts";
+export { identityProviderRoutes } from "./mount.ts";
+export { embeddedIssuer, KEY_RETENTION_SECONDS, LIFETIMES, realmDefinition } from "./realm.ts";
+
+/** Options of the embedded identity provider that are not settings (start-up and tests). */
+export interface EmbeddedIdpStartOptions {
+  /** Password of the `admin` user created when the store has no user (IMAGING_ADMIN_PASSWORD). */
+  adminPassword?: string | undefined;
+  /** Extra CA certificates trusted when fetching client metadata documents (internal PKI, tests). */
+  cimdCa?: CaOption | undefined;
+  throttle?: Partial<ThrottleOptions>;
+  keyWatchIntervalMs?: number;
+  log?: (level: "warn" | "error", message: string) => void;
+}
+
+export interface StartedEmbeddedIdp {
+  idp: EmbeddedIdp;
+  /** Whether this start created the `admin` user, with its password when it was generated. */
+  admin: { created: boolean; generatedPassword?: string };
+}
+
+/** The embedded provider runs when the configured issuer is its own URL (IDP_ISSUER unset or equal to it). */
+export function usesEmbeddedIdp(config: Pick<RuntimeConfig, "issuer" | "baseUrl" | "realm">): boolean {
+  return config.issuer === embeddedIssuer(config.baseUrl, config.realm);
+}
+
+/**
+ * Everything the embedded identity provider needs at start, created idempotently: the `admin` user
+ * when the store has no user, the secret of `mcp-token-exchange` in the data directory (unless
+ * configured), the signing and cookie keys; then the provider itself.
+ */
+export async function startEmbeddedIdp(
+  config: RuntimeConfig,
+  db: Kysely<Database>,
+  options: EmbeddedIdpStartOptions = {},
+): Promise<StartedEmbeddedIdp> {
+  const admin = await ensureAdminUser(db, { password: options.adminPassword });
+  const exchangeClientSecret =
+    config.tokenExchangeClientSecret ?? ensureSecretFile(config.dataDir, config.tokenExchangeClientId);
+  const fetcher = createCimdFetcher({ ca: options.cimdCa });
+  const idp = await createEmbeddedIdp({
+    realm: realmDefinition({
+      baseUrl: config.baseUrl,
+      realm: config.realm,
+      exchangeClientId: config.tokenExchangeClientId,
+    }),
+    db,
+    dataDir: config.dataDir,
+    exchangeClientSecret,
+    cimd: cimdResolver(resolveCimdClient, { config: () => loadCimdConfig(db), fetcher }),
+    throttle: options.throttle,
+    keyWatchIntervalMs: options.keyWatchIntervalMs,
+    log: options.log,
+  });
+  return {
+    idp: {
+      ...idp,
+      async close() {
+        await idp.close();
+        await fetcher.close();
+      },
+    },
+    admin,
+  };
+}

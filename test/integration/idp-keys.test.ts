@@ -1,0 +1,186 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { type CallToolResult, Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { KEY_RETENTION_SECONDS } from "../../src/idp/provider/realm.ts";
+import { loadSigningKeys, rotateSigningKeys, signingKeysPath } from "../../src/idp/provider/signing-keys.ts";
+import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
+import { runCli } from "../support/cli.ts";
+import {
+  authorize,
+  type CimdDocumentServer,
+  type ClientSetup,
+  decodeJwt,
+  exchangeToken,
+  type IdpService,
+  refresh,
+  seedCimdClient,
+  seedUsers,
+  startCimdDocumentServer,
+  startIdpService,
+  USERS,
+} from "../support/idp-flow.ts";
+import { createTestStore, type TestStore } from "../support/stores.ts";
+
+type Jwks = { keys: Record<string, unknown>[] };
+
+describe("embedded identity provider: signing keys", () => {
+  describe("the key file", () => {
+    let dir: string;
+    before(() => {
+      dir = mkdtempSync(join(tmpdir(), "imaging-keys-"));
+    });
+    after(() => rmSync(dir, { recursive: true, force: true }));
+
+    it("is created once with a current and a next key, readable by the service's user only", async () => {
+      const keys = await loadSigningKeys(dir, KEY_RETENTION_SECONDS);
+      assert.deepEqual(
+        keys.map((k) => k.status),
+        ["current", "next"],
+      );
+      if (process.platform !== "win32") assert.equal(statSync(signingKeysPath(dir)).mode & 0o777, 0o600);
+      const again = await loadSigningKeys(dir, KEY_RETENTION_SECONDS);
+      assert.deepEqual(
+        again.map((k) => k.kid),
+        keys.map((k) => k.kid),
+      );
+    });
+
+    it("rotation: next becomes current, current is retired and dropped once its tokens have expired", async () => {
+      const [current, next] = await loadSigningKeys(dir, KEY_RETENTION_SECONDS);
+      const now = new Date();
+      const result = await rotateSigningKeys(dir, KEY_RETENTION_SECONDS, now);
+      assert.equal(result.current, next?.kid);
+      assert.deepEqual(
+        result.retired.map((r) => r.kid),
+        [current?.kid],
+      );
+      assert.equal(
+        result.retired[0]?.publishedUntil,
+        new Date(now.getTime() + KEY_RETENTION_SECONDS * 1000).toISOString(),
+      );
+      const published = await loadSigningKeys(dir, KEY_RETENTION_SECONDS, now);
+      assert.deepEqual(
+        published.map((k) => [k.kid, k.status]),
+        [
+          [next?.kid, "current"],
+          [result.next, "next"],
+          [current?.kid, "retired"],
+        ],
+      );
+      const later = new Date(now.getTime() + (KEY_RETENTION_SECONDS + 1) * 1000);
+      assert.deepEqual(
+        (await loadSigningKeys(dir, KEY_RETENTION_SECONDS, later)).map((k) => k.status),
+        ["current", "next"],
+      );
+    });
+  });
+
+  describe("rotation while the service runs (imaging idp rotate-keys)", () => {
+    let store: TestStore;
+    let documents: CimdDocumentServer;
+    let idp: IdpService;
+    let setup: ClientSetup;
+
+    before(async () => {
+      store = await createTestStore("sqlite");
+      documents = await startCimdDocumentServer();
+      idp = await startIdpService(store, {
+        idp: { cimdCa: documents.ca, keyWatchIntervalMs: 100 },
+        seed: async (handle) => {
+          await loadDemo(handle.db);
+          await seedUsers(handle.db);
+          await seedCimdClient(handle.db, "test-ai-client", documents.clientId);
+        },
+      });
+      setup = {
+        issuer: idp.issuer,
+        clientId: documents.clientId,
+        redirectUri: "http://127.0.0.1:49152/callback",
+        resource: idp.mcp,
+      };
+    });
+    after(async () => {
+      await idp?.stop();
+      await documents?.close();
+      await store?.drop();
+    });
+
+    const jwks = async () => (await (await fetch(`${idp.issuer}/jwks`)).json()) as Jwks;
+    const listApplications = async (token: string) => {
+      const client = new Client({ name: "idp-keys-test", version: "1.0.0" });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(idp.mcp), {
+          requestInit: { headers: { authorization: `Bearer ${token}` } },
+        }),
+      );
+      try {
+        return (await client.callTool({ name: "applications", arguments: {} })) as CallToolResult;
+      } finally {
+        await client.close();
+      }
+    };
+
+    it("publishes public keys only", async () => {
+      const published = await jwks();
+      assert.equal(published.keys.length, 2);
+      for (const key of published.keys) {
+        assert.equal(key.d, undefined);
+        assert.equal(key.p, undefined);
+        assert.equal(key.alg, "RS256");
+        assert.equal(key.use, "sig");
+      }
+    });
+
+    it("signs with the new key after rotation; tokens signed with the old one stay valid at the gateway and for exchange", async () => {
+      const before = await authorize(setup, { username: "alice", password: USERS.alice.password });
+      const oldKid = decodeJwt(before.accessToken).header.kid;
+      assert.equal(oldKid, (await jwks()).keys[0]?.kid, "signed with the current (first published) key");
+      assert.equal((await listApplications(before.accessToken)).isError, undefined);
+
+      const cli = await runCli(["idp", "rotate-keys", "--data-dir", store.dataDir, "--json"]);
+      assert.equal(cli.code, 0, cli.stderr);
+      const rotation = JSON.parse(cli.stdout) as {
+        current: string;
+        next: string;
+        retired: { kid: string }[];
+      };
+      assert.deepEqual(
+        rotation.retired.map((r) => r.kid),
+        [oldKid],
+      );
+
+      // The running service picks the file change up.
+      const deadline = Date.now() + 10_000;
+      while ((await jwks()).keys[0]?.kid !== rotation.current) {
+        assert.ok(Date.now() < deadline, "the service did not load the rotated keys");
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const kids = (await jwks()).keys.map((k) => k.kid);
+      assert.deepEqual(kids, [rotation.current, rotation.next, oldKid]);
+
+      const after = await refresh(setup, before.refreshToken as string);
+      assert.equal(decodeJwt(after.accessToken).header.kid, rotation.current);
+      assert.equal((await listApplications(after.accessToken)).isError, undefined);
+      assert.equal((await listApplications(before.accessToken)).isError, undefined);
+
+      const secret = readFileSync(join(store.dataDir, "secrets", "mcp-token-exchange.secret"), "utf8").trim();
+      const exchanged = await exchangeToken(
+        idp.issuer,
+        { clientId: "mcp-token-exchange", clientSecret: secret },
+        { subject_token: before.accessToken },
+      );
+      assert.equal(exchanged.status, 200, JSON.stringify(exchanged.body));
+      assert.equal(decodeJwt(String(exchanged.body.access_token)).header.kid, rotation.current);
+    });
+
+    it("the command explains what it did", async () => {
+      const cli = await runCli(["idp", "rotate-keys", "--data-dir", store.dataDir]);
+      assert.equal(cli.code, 0, cli.stderr);
+      assert.match(cli.stdout, /Signing key \S+ is now current/);
+      assert.match(cli.stdout, /stays published until \d{4}-\d\d-\d\dT/);
+    });
+  });
+});
