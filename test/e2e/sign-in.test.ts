@@ -8,6 +8,7 @@ import {
   type CallToolResult,
   Client,
   type OAuthClientProvider,
+  type OAuthDiscoveryState,
   StreamableHTTPClientTransport,
   UnauthorizedError,
 } from "@modelcontextprotocol/client";
@@ -104,8 +105,12 @@ describe("an AI client signs in through the gateway (headless Chromium, MCP SDK 
 
   /** The AI client's OAuth state, as the SDK asks an application to keep it. */
   function clientProvider(user: keyof typeof USERS, screenshots = false) {
-    const saved: { client?: { client_id: string }; tokens?: oauth.TokenEndpointResponse; verifier?: string } =
-      {};
+    const saved: {
+      client?: { client_id: string };
+      tokens?: oauth.TokenEndpointResponse;
+      verifier?: string;
+      discovery?: OAuthDiscoveryState;
+    } = {};
     let callbackParams: Promise<URLSearchParams> | undefined;
     const provider: OAuthClientProvider = {
       get redirectUrl() {
@@ -133,6 +138,11 @@ describe("an AI client signs in through the gateway (headless Chromium, MCP SDK 
         saved.verifier = verifier;
       },
       codeVerifier: () => saved.verifier ?? "",
+      // Lets the SDK check that the callback comes from the authorization server it started with.
+      saveDiscoveryState: (state) => {
+        saved.discovery = state;
+      },
+      discoveryState: () => saved.discovery,
       redirectToAuthorization: async (authorizationUrl: URL) => {
         callbackParams = callback.next();
         const page = await browser.newPage();

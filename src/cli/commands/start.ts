@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { HTTP_PORT } from "../../config/base-url.ts";
 import { resolveRuntimeConfig } from "../../config/runtime-config.ts";
 import { loadDemo, storeIsEmpty } from "../../scanner/demo/load-demo.ts";
 import { PARTS, type Part, startService } from "../../service.ts";
@@ -6,6 +7,7 @@ import { settingsFrom } from "../context.ts";
 import { CliError, emit } from "../output.ts";
 
 interface StartOptions {
+  local?: boolean;
   dataDir?: string;
   port?: string;
   demo?: boolean;
@@ -23,6 +25,10 @@ export function registerStart(program: Command): void {
     .option("--data-dir <dir>", "data directory (default: IMAGING_DATA_DIR, else ./data)")
     .option("--port <n>", "user access port (default 8090 for http, 443 for https)")
     .option("--demo", "load the demo analyses when the store is empty")
+    .option(
+      "--local",
+      "development on this machine: listen on loopback, base_url http://localhost:<port> unless PUBLIC_URL is set",
+    )
     .option("--only <part>", `run one part only: ${PARTS.join(", ")} (repeatable)`, collect)
     .option("--config <file>", "JSON config file (default: IMAGING_CONFIG)")
     .option("--json", "print the start-up summary as JSON")
@@ -31,7 +37,13 @@ export function registerStart(program: Command): void {
       const unknown = only.filter((p) => !PARTS.includes(p));
       if (unknown.length > 0)
         throw new CliError(`--only takes ${PARTS.join(", ")}; got ${unknown.join(", ")}`, 2);
-      const settings = settingsFrom(options, { port: options.port });
+      // AI clients accept plain http only towards loopback: --local makes the quick start sign-in work.
+      const local = options.local && !process.env.PUBLIC_URL;
+      const port = options.port ?? (local ? String(HTTP_PORT) : undefined);
+      const settings = settingsFrom(options, {
+        port,
+        ...(local ? { publicUrl: `http://localhost:${port}`, bindAddress: "127.0.0.1" } : {}),
+      });
       const config = await resolveRuntimeConfig(settings);
       let demo: string[] = [];
       const service = await startService(config, {
@@ -72,6 +84,10 @@ export function registerStart(program: Command): void {
                   ]
                 : ["  sign-in   user 'admin' created with the password of IMAGING_ADMIN_PASSWORD"]
               : []),
+            "",
+            "Connect an AI client (its CIMD policy first, e.g. imaging cimd add claude-code --preset claude-code):",
+            `  Claude Code  claude mcp add --transport http --scope user imaging ${config.baseUrl}/mcp`,
+            `  VS Code      .vscode/mcp.json: {"servers": {"imaging": {"type": "http", "url": "${config.baseUrl}/mcp"}}}`,
           ].join("\n"),
       );
       const shutdown = (signal: string) => {
