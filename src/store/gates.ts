@@ -10,7 +10,7 @@ import { effectiveGateParameters, type GateRule, isGateKind } from "./gate-kinds
 import type { ExternalObjectRecord } from "./insights.ts";
 import { vulnerabilitiesOfVersions } from "./packages.ts";
 import type { Database, GateRulesTable } from "./schema.ts";
-import { liveAt, liveWithin } from "./sql-helpers.ts";
+import { liveAt, liveWithin, referredAt } from "./sql-helpers.ts";
 
 type Db = Kysely<Database>;
 
@@ -245,15 +245,7 @@ async function referredObjectsSample(
     .where("eo.application_id", "=", applicationId)
     .where("eo.package_id", "=", packageId)
     .where(liveAt("eo", seq))
-    .where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom("object_references as r")
-          .select(sql`1`.as("one"))
-          .whereRef("r.target_id", "=", "eo.id")
-          .where(liveAt("r", seq)),
-      ),
-    )
+    .where(referredAt("eo", seq))
     .orderBy("eo.full_name")
     .orderBy("eo.object_id")
     .limit(FINDING_OBJECTS_MAX)

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from "kysely";
+import { type Kysely, SqliteAdapter, sql, type Transaction } from "kysely";
 import {
   type AnalysisInput,
   type ApplicationObjectInput,
@@ -44,7 +44,7 @@ export async function ingestAnalysis(
   options: IngestOptions = {},
 ): Promise<IngestResult> {
   const analyzedAt = validateAnalysis(applicationName, input);
-  return db.transaction().execute(async (trx) => {
+  const result = await db.transaction().execute(async (trx) => {
     const applicationId = await ensureApplication(trx, applicationName, options);
     const last = await trx
       .selectFrom("analyses")
@@ -79,6 +79,16 @@ export async function ingestAnalysis(
       references,
     };
   });
+  await refreshStatistics(db);
+  return result;
+}
+
+/**
+ * An analysis changes many rows at once: refresh the planner's statistics so the interval queries keep
+ * their indexed plans (SQLite only gathers them when asked; PostgreSQL's autovacuum does it itself).
+ */
+async function refreshStatistics(db: Kysely<Database>): Promise<void> {
+  if (db.getExecutor().adapter instanceof SqliteAdapter) await sql`PRAGMA optimize`.execute(db);
 }
 
 function validateAnalysis(applicationName: string, input: AnalysisInput): string {

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from "kysely";
 import { type Database, OPEN_SEQ } from "./schema.ts";
-import { liveAt } from "./sql-helpers.ts";
+import { liveAt, referredAt } from "./sql-helpers.ts";
 
 export interface ApplicationRow {
   id: number;
@@ -230,15 +230,7 @@ export async function referredExternalObjects(
     .where("eo.application_id", "=", applicationId)
     .where("eo.package_id", "in", packageIds)
     .where(liveAt("eo", seq))
-    .where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom("object_references as r")
-          .select(sql`1`.as("one"))
-          .whereRef("r.target_id", "=", "eo.id")
-          .where(liveAt("r", seq)),
-      ),
-    )
+    .where(referredAt("eo", seq))
     .orderBy("eo.package_id")
     .orderBy("eo.full_name")
     .orderBy("eo.object_id")
@@ -305,15 +297,7 @@ export async function listCveInsights(
     .where(liveAt("ap", seq))
     .where(liveAt("eo", seq))
     .where("vv.vulnerability_id", "in", ids)
-    .where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom("object_references as r")
-          .select(sql`1`.as("one"))
-          .whereRef("r.target_id", "=", "eo.id")
-          .where(liveAt("r", seq)),
-      ),
-    )
+    .where(referredAt("eo", seq))
     .groupBy("vv.vulnerability_id")
     .execute();
   const objectCounts = new Map(counts.map((c) => [c.vulnerability_id, Number(c.objects)]));

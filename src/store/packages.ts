@@ -2,7 +2,7 @@ import { type Kysely, sql } from "kysely";
 import { severityRank } from "./gate-kinds.ts";
 import { type ExternalObjectRecord, toUtcSeconds } from "./insights.ts";
 import type { Database } from "./schema.ts";
-import { containsIgnoringCase, liveAt } from "./sql-helpers.ts";
+import { containsIgnoringCase, liveAt, referredAt } from "./sql-helpers.ts";
 
 type Db = Kysely<Database>;
 
@@ -258,15 +258,7 @@ export async function searchExternalObjects(
         containsIgnoringCase("eo.type", query.q),
       ]),
     )
-    .where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom("object_references as r")
-          .select(sql`1`.as("one"))
-          .whereRef("r.target_id", "=", "eo.id")
-          .where(liveAt("r", seq)),
-      ),
-    )
+    .where(referredAt("eo", seq))
     .orderBy("eo.full_name")
     .orderBy("eo.object_id")
     .limit(query.limit)

@@ -4,6 +4,11 @@ import { type RawBuilder, sql } from "kysely";
 export const liveAt = (alias: string, seq: number): RawBuilder<boolean> =>
   sql<boolean>`${sql.ref(`${alias}.from_seq`)} <= ${seq} and ${sql.ref(`${alias}.to_seq`)} > ${seq}`;
 
+/** External objects (alias `alias`) that an application object refers to in analysis `seq`. */
+export const referredAt = (alias: string, seq: number): RawBuilder<boolean> =>
+  sql<boolean>`exists (select 1 from object_references as r where r.target_id = ${sql.ref(`${alias}.id`)}
+    and r.from_seq <= ${seq} and r.to_seq > ${seq})`;
+
 /** Rows valid in at least one analysis of the inclusive range lo..hi. */
 export const liveWithin = (alias: string, lo: number, hi: number): RawBuilder<boolean> =>
   sql<boolean>`${sql.ref(`${alias}.from_seq`)} <= ${hi} and ${sql.ref(`${alias}.to_seq`)} > ${lo}`;
