@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=16
 import { Command, CommanderError } from "commander";
 import { ConfigError } from "../config/load-config.ts";
 import { IngestError } from "../store/ingest.ts";

@@ -50,6 +50,15 @@ export async function mcpProxy(app: FastifyInstance, options: McpProxyOptions): 
   // The body goes upstream byte for byte: the MCP server parses it and answers JSON-RPC errors itself.
   keepRawBodies(app);
 
+  // A client that goes away mid-request (a cancelled tool call) is not a server error.
+  app.setErrorHandler((error, request, reply) => {
+    if (reply.raw.destroyed || request.raw.destroyed) {
+      request.log.debug({ err: error }, "the client closed the connection before the answer");
+      return;
+    }
+    throw error;
+  });
+
   const cors = (request: FastifyRequest, reply: FastifyReply): boolean => {
     const origin = request.headers.origin;
     if (origin === undefined) return true;

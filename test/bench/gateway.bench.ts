@@ -1,0 +1,1068 @@
+/**
+ * Benchmark of the gateway's MCP path (npm run bench:gateway): the same stateless 2026-07-28
+ * `tools/call` sent straight to the analysis MCP server (with a platform token exchanged exactly as the
+ * gateway exchanges it) and through the gateway (with the client's MCP token), side by side in one run.
+ *
+ * Process layout, so that the gateway's memory and CPU are its own:
+ * - this process: the stand-in identity provider (test/support/test-issuer.ts) on its main thread,
+ *   autocannon in a worker thread;
+ * - child 1, the real CLI: `imaging start --only rest --only mcp-analysis --only mcp-gatekeeper --demo`;
+ * - child 2, the real CLI: `imaging start --only gateway`, its upstreams taken from child 1's summary.
+ *
+ * 1. Checks the answers: both paths must return the demo applications, byte for byte the same body
+ *    (which every response under load is then compared with).
+ * 2. Unloaded latency: one client, sequential requests, alternating direct and gateway blocks.
+ * 3. Side by side: BENCH_GATEWAY_CONNECTIONS connections for BENCH_GATEWAY_SECONDS per run, alternated
+ *    direct, gateway, gateway, direct... (BENCH_GATEWAY_ROUNDS rounds) to cancel drift.
+ * 4. Soak: BENCH_GATEWAY_SOAK_CONNECTIONS connections for BENCH_GATEWAY_SOAK_SECONDS through the gateway;
+ *    every non-2xx, error, timeout or unexpected body counts; the gateway child's VmRSS is sampled every
+ *    second (and its VmHWM read at the end).
+ * 5. Prints the report, writes .bench-data/gateway-last-run.json and the results block of the "Gateway"
+ *    section of docs/benchmarks.md (only with the default settings, or with BENCH_WRITE_DOCS=1).
+ *
+ * Knobs: BENCH_GATEWAY_SECONDS (15), BENCH_GATEWAY_ROUNDS (2), BENCH_GATEWAY_CONNECTIONS (20),
+ * BENCH_GATEWAY_WARMUP_SECONDS (3), BENCH_GATEWAY_SOAK_SECONDS (60), BENCH_GATEWAY_SOAK_CONNECTIONS (200),
+ * BENCH_GATEWAY_SEQUENTIAL (2000 requests per path; 0 skips), BENCH_GATEWAY_CPU_PROF=<dir> (children run
+ * with --cpu-prof, profiles written there at exit), BENCH_GATEWAY_NODE_ARGS (extra Node.js flags for the
+ * gateway child, for what-if runs), BENCH_WRITE_DOCS=1. The children also get the Node.js flags of the
+ * CLI's shebang line, as the installed `imaging` command does.
+ * A quick try: BENCH_GATEWAY_SECONDS=3 BENCH_GATEWAY_ROUNDS=1 BENCH_GATEWAY_SOAK_SECONDS=5 npm run bench:gateway
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { Agent, request as httpRequest } from "node:http";
+import { createServer } from "node:net";
+import os from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import autocannon from "autocannon";
+import { issuerMetadata } from "../../src/auth/issuer-metadata.ts";
+import { createTokenExchanger, type TokenExchanger } from "../../src/auth/token-exchange.ts";
+import { settingDocs } from "../../src/config/settings.ts";
+import { PLATFORM_AUDIENCE } from "../../src/version.ts";
+import { EXCHANGE_CLIENT_ID, startTestIssuer, type TestIssuer } from "../support/test-issuer.ts";
+
+const ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
+const CLI = join(ROOT, "src", "cli", "main.ts");
+const DOCS_FILE = join(ROOT, "docs", "benchmarks.md");
+const REPORT_FILE = join(ROOT, ".bench-data", "gateway-last-run.json");
+
+const DEFAULTS = {
+  seconds: 15,
+  rounds: 2,
+  connections: 20,
+  warmupSeconds: 3,
+  soakSeconds: 60,
+  soakConnections: 200,
+  sequential: 2000,
+};
+const knob = (name: string, fallback: number, min = 0) => {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer >= ${min}`);
+  return value;
+};
+const SETTINGS = {
+  seconds: knob("BENCH_GATEWAY_SECONDS", DEFAULTS.seconds, 1),
+  rounds: knob("BENCH_GATEWAY_ROUNDS", DEFAULTS.rounds, 1),
+  connections: knob("BENCH_GATEWAY_CONNECTIONS", DEFAULTS.connections, 1),
+  warmupSeconds: knob("BENCH_GATEWAY_WARMUP_SECONDS", DEFAULTS.warmupSeconds),
+  soakSeconds: knob("BENCH_GATEWAY_SOAK_SECONDS", DEFAULTS.soakSeconds, 1),
+  soakConnections: knob("BENCH_GATEWAY_SOAK_CONNECTIONS", DEFAULTS.soakConnections, 1),
+  sequential: knob("BENCH_GATEWAY_SEQUENTIAL", DEFAULTS.sequential),
+};
+const CPU_PROF_DIR = process.env.BENCH_GATEWAY_CPU_PROF ? resolve(process.env.BENCH_GATEWAY_CPU_PROF) : "";
+/** Extra Node.js flags for the gateway child only, for what-if runs (e.g. --max-semi-space-size=16). */
+const GATEWAY_NODE_ARGS = (process.env.BENCH_GATEWAY_NODE_ARGS ?? "").split(/\s+/).filter(Boolean);
+const FULL_RUN =
+  Object.entries(DEFAULTS).every(([k, v]) => SETTINGS[k as keyof typeof SETTINGS] === v) &&
+  GATEWAY_NODE_ARGS.length === 0 &&
+  !CPU_PROF_DIR;
+
+/**
+ * The Node.js flags the installed `imaging` command starts with: those of the CLI's shebang line
+ * (`#!/usr/bin/env -S node <flags>`, honoured by env on Unix and by npm's command shims on Windows).
+ * The children are started with them, so that the benchmark measures the service as it is launched.
+ */
+function shebangNodeArgs(): string[] {
+  const first = readFileSync(CLI, "utf8").split("\n", 1)[0] ?? "";
+  const match = /^#!\s*(?:\/usr\/bin\/env\s+(?:-S\s+)?)?\S*node\b(.*)$/.exec(first);
+  return (match?.[1] ?? "").split(/\s+/).filter(Boolean);
+}
+const CLI_NODE_ARGS = shebangNodeArgs();
+
+const TARGETS = { p50Ratio: 1.3, throughputRatio: 0.75, rssMB: 250 };
+/** % of one core used by other processes during a run above which the run is flagged as disturbed. */
+const DISTURBED_CPU = 15;
+/** autocannon's per-request timeout (s): a slower answer counts as a timeout. */
+const REQUEST_TIMEOUT_S = 10;
+const MODERN = "2026-07-28";
+const SUBJECT = "bench-admin";
+
+const log = (message: string) => process.stderr.write(`[bench:gateway] ${message}\n`);
+const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------------------------------------------
+// The request
+// ---------------------------------------------------------------------------------------------------
+
+/** A stateless 2026-07-28 tools/call: the `_meta` envelope in the body, the era's headers. */
+const BODY = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "tools/call",
+  params: {
+    name: "applications",
+    arguments: { limit: 5 },
+    _meta: {
+      "io.modelcontextprotocol/protocolVersion": MODERN,
+      "io.modelcontextprotocol/clientInfo": { name: "gateway-bench", version: "1.0.0" },
+      "io.modelcontextprotocol/clientCapabilities": {},
+    },
+  },
+});
+
+const mcpHeaders = (token: string): Record<string, string> => ({
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+  "mcp-protocol-version": MODERN,
+  "mcp-method": "tools/call",
+  "mcp-name": "applications",
+  authorization: `Bearer ${token}`,
+});
+
+interface Target {
+  key: "direct" | "gateway";
+  title: string;
+  url: string;
+  /** Headers for the next run (the direct token is refreshed when it would expire during a run). */
+  headers(runSeconds: number): Promise<Record<string, string>>;
+}
+
+/** The JSON-RPC message of a response, sent as JSON or as the first SSE data event carrying an id. */
+function readJsonRpc(contentType: string, text: string): unknown {
+  if (!contentType.includes("text/event-stream")) return JSON.parse(text);
+  for (const line of text.split(/\r?\n/)) {
+    if (!line.startsWith("data:")) continue;
+    const data = line.slice(5).trim();
+    if (!data) continue;
+    const message = JSON.parse(data) as { id?: unknown };
+    if (message.id !== undefined) return message;
+  }
+  throw new Error(`no JSON-RPC response in the event stream: ${text.slice(0, 200)}`);
+}
+
+/** One real call; fails unless the answer lists exactly the demo applications. */
+async function verify(target: Target, demo: readonly string[]): Promise<string> {
+  const response = await fetch(target.url, {
+    method: "POST",
+    headers: await target.headers(1),
+    body: BODY,
+    signal: AbortSignal.timeout(10_000),
+  });
+  const text = await response.text();
+  if (response.status !== 200) {
+    throw new Error(`${target.title}: HTTP ${response.status} ${text.slice(0, 300)}`);
+  }
+  const message = readJsonRpc(response.headers.get("content-type") ?? "", text) as {
+    id?: unknown;
+    error?: unknown;
+    result?: {
+      isError?: boolean;
+      structuredContent?: { applications?: { name: string }[] };
+      content?: unknown;
+    };
+  };
+  if (message.id !== 1 || message.error || !message.result) {
+    throw new Error(`${target.title}: not a JSON-RPC result: ${text.slice(0, 300)}`);
+  }
+  if (message.result.isError) {
+    throw new Error(`${target.title}: the tool failed: ${JSON.stringify(message.result.content)}`);
+  }
+  const names = (message.result.structuredContent?.applications ?? []).map((a) => a.name).sort();
+  const expected = [...demo].sort();
+  if (names.length === 0 || JSON.stringify(names) !== JSON.stringify(expected)) {
+    throw new Error(
+      `${target.title}: expected the demo applications ${expected.join(", ")}, got ${names.join(", ") || "none"}`,
+    );
+  }
+  return text;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Child processes
+// ---------------------------------------------------------------------------------------------------
+
+interface StartSummary {
+  baseUrl: string;
+  gateway: string;
+  rest: string;
+  mcp: { analysis: string; gatekeeper: string };
+  store: string;
+  demo: string[];
+}
+
+interface Child {
+  name: string;
+  pid: number;
+  process: ChildProcess;
+  exited: Promise<void>;
+  stderrTail: string[];
+  /** Log lines (LOG_LEVEL=warn: warnings and errors) after start-up, by level and message. */
+  logs: Map<string, number>;
+}
+
+const LEVELS: Record<number, string> = { 40: "warn", 50: "error", 60: "fatal" };
+
+/** Counts a log line of a child; prints the first few of each kind only (a load run can cause thousands). */
+function recordLog(child: Child, line: string): void {
+  let kind = line.slice(0, 120);
+  try {
+    const entry = JSON.parse(line) as { level?: number; msg?: string; err?: { code?: string } };
+    kind = `${LEVELS[entry.level ?? 0] ?? entry.level} "${entry.msg}"${entry.err?.code ? ` (${entry.err.code})` : ""}`;
+  } catch {
+    // not a pino line
+  }
+  const seen = (child.logs.get(kind) ?? 0) + 1;
+  child.logs.set(kind, seen);
+  if (seen <= 2) process.stderr.write(`[${child.name}] ${line.slice(0, 2000)}\n`);
+  else if (seen === 3) process.stderr.write(`[${child.name}] (further ${kind} lines are only counted)\n`);
+}
+
+const logCount = (child: Child) => [...child.logs.values()].reduce((a, b) => a + b, 0);
+const logKinds = (child: Child, since: Map<string, number> = new Map()) =>
+  [...child.logs]
+    .map(([kind, n]) => [kind, n - (since.get(kind) ?? 0)] as const)
+    .filter(([, n]) => n > 0)
+    .map(([kind, n]) => `${n} × ${kind}`)
+    .join(", ");
+
+const children = new Set<Child>();
+
+/** The environment of the shell, minus every setting of the service (so none can redirect the bench). */
+function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const doc of settingDocs) delete env[doc.env];
+  delete env.IMAGING_CONFIG;
+  delete env.NODE_OPTIONS;
+  return { ...env, ...extra };
+}
+
+/** Runs `imaging start --json ...` and waits for its start-up summary (a JSON block on stdout). */
+function startCli(name: string, args: string[], env: Record<string, string>): Promise<[Child, StartSummary]> {
+  const nodeArgs = [
+    ...CLI_NODE_ARGS,
+    ...(name === "gateway" ? GATEWAY_NODE_ARGS : []),
+    ...(CPU_PROF_DIR
+      ? ["--cpu-prof", "--cpu-prof-dir", CPU_PROF_DIR, "--cpu-prof-name", `${name}.cpuprofile`]
+      : []),
+  ];
+  const proc = spawn(process.execPath, [...nodeArgs, CLI, "start", "--json", ...args], {
+    cwd: ROOT,
+    env: cleanEnv(env),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const child: Child = {
+    name,
+    pid: proc.pid ?? 0,
+    process: proc,
+    stderrTail: [],
+    logs: new Map(),
+    exited: new Promise((r) => proc.once("exit", () => r())),
+  };
+  children.add(child);
+  void child.exited.then(() => children.delete(child));
+  proc.stderr?.setEncoding("utf8");
+  proc.stderr?.on("data", (chunk: string) => {
+    for (const line of chunk.split("\n").filter(Boolean)) {
+      child.stderrTail.push(line);
+      if (child.stderrTail.length > 20) child.stderrTail.shift();
+      process.stderr.write(`[${name}] ${line}\n`);
+    }
+  });
+  return new Promise((resolvePromise, reject) => {
+    let out = "";
+    let done = false;
+    const fail = (message: string) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      reject(new Error(`${name}: ${message}\n${child.stderrTail.join("\n")}`));
+    };
+    const timer = setTimeout(() => fail("no start-up summary within 60 s"), 60_000);
+    proc.once("error", (error) => fail(error.message));
+    proc.once("exit", (code, signal) => fail(`exited (${code ?? signal}) before starting`));
+    proc.stdout?.setEncoding("utf8");
+    let logBuffer = "";
+    const logLines = (text: string) => {
+      logBuffer += text;
+      const lines = logBuffer.split("\n");
+      logBuffer = lines.pop() ?? "";
+      for (const line of lines) if (line.trim()) recordLog(child, line);
+    };
+    proc.stdout?.on("data", (chunk: string) => {
+      if (done) {
+        // Logs at LOG_LEVEL=warn and above, after start-up.
+        logLines(chunk);
+        return;
+      }
+      out += chunk;
+      // The summary is pretty-printed: a line "{" ... a line "}". Log lines are one-line JSON.
+      const match = /^\{\n[\s\S]*?\n\}$/m.exec(out);
+      if (!match) return;
+      done = true;
+      clearTimeout(timer);
+      logLines(out.slice(0, match.index) + out.slice(match.index + match[0].length).replace(/^\n/, ""));
+      try {
+        resolvePromise([child, JSON.parse(match[0]) as StartSummary]);
+      } catch (error) {
+        reject(new Error(`${name}: unreadable summary: ${(error as Error).message}`));
+      }
+    });
+  });
+}
+
+/** SIGTERM (the service finishes in-flight requests and exits), SIGKILL after 15 s. */
+async function stopChild(child: Child): Promise<void> {
+  if (child.process.exitCode !== null || child.process.signalCode !== null) return;
+  child.process.kill("SIGTERM");
+  const killed = await Promise.race([child.exited.then(() => false), sleep(15_000).then(() => true)]);
+  if (killed) {
+    log(`${child.name} did not stop within 15 s: SIGKILL`);
+    child.process.kill("SIGKILL");
+    await child.exited;
+  }
+}
+
+function killAllNow(): void {
+  for (const child of children) {
+    try {
+      child.process.kill("SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+}
+/** Temporary directories to remove however the run ends. */
+const scratchDirs = new Set<string>();
+
+/** Last resort (signal, watchdog, exit): kill the children at once and remove the temporary files. */
+function abandon(): void {
+  killAllNow();
+  for (const dir of scratchDirs) rmSync(dir, { recursive: true, force: true });
+  scratchDirs.clear();
+}
+process.once("exit", abandon);
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping the children`);
+    abandon();
+    process.exit(130);
+  });
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// /proc sampling
+// ---------------------------------------------------------------------------------------------------
+
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** VmRSS or VmHWM of a process, in MB (10^6 bytes). */
+function memoryMB(pid: number, field: "VmRSS" | "VmHWM"): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status);
+  if (!match?.[1]) throw new Error(`no ${field} in /proc/${pid}/status`);
+  return (Number(match[1]) * 1024) / 1e6;
+}
+
+/** User + system CPU seconds of a process so far. */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+/** Busy CPU seconds of the whole machine (all cores) so far, from /proc/stat. */
+function machineBusySeconds(): number {
+  const line = readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "";
+  // cpu user nice system idle iowait irq softirq steal guest guest_nice (guest time is inside user)
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = line
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  return (user + nice + system + irq + softirq + steal) / CLOCK_TICKS;
+}
+
+interface CpuMark {
+  at: number;
+  gateway: number;
+  backend: number;
+  bench: number;
+  machine: number;
+}
+
+interface CpuUse {
+  gateway: number;
+  backend: number;
+  bench: number;
+  /** Everything else on the machine (other processes, the kernel): should stay near 0. */
+  other: number;
+}
+
+function cpuMark(pids: { gateway: number; backend: number }): CpuMark {
+  const own = process.cpuUsage();
+  return {
+    at: performance.now(),
+    gateway: cpuSeconds(pids.gateway),
+    backend: cpuSeconds(pids.backend),
+    bench: (own.user + own.system) / 1e6,
+    machine: machineBusySeconds(),
+  };
+}
+
+/** CPU use between two marks, in % of one core. */
+function cpuBetween(a: CpuMark, b: CpuMark): CpuUse {
+  const wall = (b.at - a.at) / 1000;
+  const pct = (seconds: number) => round((100 * seconds) / wall, 0);
+  const gateway = b.gateway - a.gateway;
+  const backend = b.backend - a.backend;
+  const bench = b.bench - a.bench;
+  return {
+    gateway: pct(gateway),
+    backend: pct(backend),
+    bench: pct(bench),
+    other: Math.max(0, pct(b.machine - a.machine - gateway - backend - bench)),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Load
+// ---------------------------------------------------------------------------------------------------
+
+interface LoadResult {
+  label: string;
+  target: Target["key"];
+  connections: number;
+  seconds: number;
+  requestsPerSecond: number;
+  total: number;
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+  latencyMeanMs: number;
+  latencyMaxMs: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  /** 2xx answers whose body differed from the verified one. */
+  mismatches: number;
+  /** % of one core over the run. */
+  cpu: CpuUse;
+  gatewayRssMaxMB: number;
+  /** Warnings and errors the gateway logged during the run (and the second after it). */
+  gatewayLogs: number;
+  gatewayLogKinds: string;
+  /** One VmRSS sample of the gateway per second (soak only). */
+  rssSamplesMB?: number[];
+}
+
+type CannonResult = Awaited<ReturnType<typeof autocannon>> & { mismatches?: number };
+
+async function load(
+  target: Target,
+  label: string,
+  connections: number,
+  seconds: number,
+  expectBody: string,
+  processes: { gateway: Child; backend: Child },
+  keepSamples = false,
+): Promise<LoadResult> {
+  const pids = { gateway: processes.gateway.pid, backend: processes.backend.pid };
+  const headers = await target.headers(seconds);
+  const logsBefore = new Map(processes.gateway.logs);
+  const logCountBefore = logCount(processes.gateway);
+  const samples: number[] = [];
+  const sample = () => samples.push(memoryMB(pids.gateway, "VmRSS"));
+  sample();
+  const sampler = setInterval(sample, 1000);
+  const before = cpuMark(pids);
+  let result: CannonResult;
+  try {
+    // workers: 1 runs autocannon in a worker thread, off this thread (which serves the identity provider
+    // and samples /proc). Options go to the worker as data, hence body and expectBody as strings.
+    const options = {
+      url: target.url,
+      method: "POST",
+      headers,
+      body: BODY,
+      expectBody,
+      connections,
+      duration: seconds,
+      workers: 1,
+      timeout: REQUEST_TIMEOUT_S,
+    };
+    result = (await autocannon(options)) as CannonResult;
+  } finally {
+    clearInterval(sampler);
+  }
+  const after = cpuMark(pids);
+  sample();
+  // Requests cut short when autocannon closes its connections are logged just after the run.
+  await sleep(1000);
+  const run: LoadResult = {
+    label,
+    target: target.key,
+    connections,
+    seconds,
+    requestsPerSecond: round(result.requests.total / result.duration, 1),
+    total: result.requests.total,
+    latencyP50Ms: result.latency.p50,
+    latencyP99Ms: result.latency.p99,
+    latencyMeanMs: round(result.latency.mean, 2),
+    latencyMaxMs: result.latency.max,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    mismatches: result.mismatches ?? 0,
+    cpu: cpuBetween(before, after),
+    gatewayRssMaxMB: round(Math.max(...samples), 1),
+    gatewayLogs: logCount(processes.gateway) - logCountBefore,
+    gatewayLogKinds: logKinds(processes.gateway, logsBefore),
+    ...(keepSamples ? { rssSamplesMB: samples.map((s) => round(s, 1)) } : {}),
+  };
+  log(
+    `${label.padEnd(28)} ${target.title.padEnd(8)} ${String(run.requestsPerSecond).padStart(8)} req/s  ` +
+      `p50 ${run.latencyP50Ms} ms  p99 ${run.latencyP99Ms} ms  mean ${run.latencyMeanMs} ms  ` +
+      `non-2xx ${run.non2xx} errors ${run.errors} timeouts ${run.timeouts} wrong bodies ${run.mismatches}  ` +
+      `CPU gw ${run.cpu.gateway} % backend ${run.cpu.backend} % bench ${run.cpu.bench} % other ${run.cpu.other} %  ` +
+      `gateway RSS max ${run.gatewayRssMaxMB} MB${run.gatewayLogs ? `  gateway logged ${run.gatewayLogKinds}` : ""}`,
+  );
+  return run;
+}
+
+interface SequentialResult {
+  target: Target["key"];
+  requests: number;
+  p50Ms: number;
+  p99Ms: number;
+  meanMs: number;
+}
+
+/** One client, one request at a time over a keep-alive connection, timed with the high-resolution clock. */
+async function sequential(
+  targets: Target[],
+  perTarget: number,
+  expectBody: string,
+): Promise<SequentialResult[]> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const times = new Map<Target["key"], number[]>(targets.map((t) => [t.key, []]));
+  const once = (url: URL, headers: Record<string, string>) =>
+    new Promise<number>((resolvePromise, reject) => {
+      const t0 = performance.now();
+      const req = httpRequest(
+        url,
+        { method: "POST", agent, headers: { ...headers, "content-length": Buffer.byteLength(BODY) } },
+        (res) => {
+          let text = "";
+          res.setEncoding("utf8");
+          res.on("data", (d: string) => {
+            text += d;
+          });
+          res.on("end", () => {
+            const ms = performance.now() - t0;
+            if (res.statusCode !== 200 || text !== expectBody) {
+              reject(new Error(`${url}: HTTP ${res.statusCode}, unexpected body ${text.slice(0, 200)}`));
+            } else {
+              resolvePromise(ms);
+            }
+          });
+        },
+      );
+      req.setTimeout(10_000, () => req.destroy(new Error(`${url}: no answer within 10 s`)));
+      req.on("error", reject);
+      req.end(BODY);
+    });
+  try {
+    const blocks = 4;
+    const perBlock = Math.max(1, Math.ceil(perTarget / blocks));
+    for (let block = 0; block <= blocks; block++) {
+      // Block 0 warms both paths up; then A B B A ... so that drift cancels out.
+      const order = block % 2 === 1 ? targets : [...targets].reverse();
+      for (const target of order) {
+        const url = new URL(target.url);
+        const headers = await target.headers(60);
+        const count = block === 0 ? Math.min(200, perBlock) : perBlock;
+        for (let i = 0; i < count; i++) {
+          const ms = await once(url, headers);
+          if (block > 0) times.get(target.key)?.push(ms);
+        }
+      }
+    }
+  } finally {
+    agent.destroy();
+  }
+  return targets.map((t) => {
+    const sorted = [...(times.get(t.key) ?? [])].sort((a, b) => a - b);
+    const at = (p: number) => sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)] ?? Number.NaN;
+    const result = {
+      target: t.key,
+      requests: sorted.length,
+      p50Ms: round(at(0.5), 3),
+      p99Ms: round(at(0.99), 3),
+      meanMs: round(sorted.reduce((a, b) => a + b, 0) / sorted.length, 3),
+    };
+    log(
+      `sequential ${t.title.padEnd(8)} ${result.requests} requests  p50 ${result.p50Ms} ms  p99 ${result.p99Ms} ms  mean ${result.meanMs} ms`,
+    );
+    return result;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Report
+// ---------------------------------------------------------------------------------------------------
+
+interface Machine {
+  nproc: number;
+  cpuModel: string;
+  memoryGiB: number;
+  os: string;
+  node: string;
+  loadAverage: number[];
+}
+
+function describeMachine(): Machine {
+  let cpuModel = os.cpus()[0]?.model ?? "unknown";
+  try {
+    const line = readFileSync("/proc/cpuinfo", "utf8")
+      .split("\n")
+      .find((l) => l.startsWith("model name"));
+    if (line) cpuModel = line.split(":")[1]?.trim() ?? cpuModel;
+  } catch {
+    // not Linux
+  }
+  let nproc = os.availableParallelism();
+  try {
+    nproc = Number(execFileSync("nproc", { encoding: "utf8" }).trim()) || nproc;
+  } catch {
+    // no coreutils
+  }
+  return {
+    nproc,
+    cpuModel,
+    memoryGiB: round(os.totalmem() / 2 ** 30, 1),
+    os: `${os.type()} ${os.release()} ${os.arch()}`,
+    node: process.version,
+    loadAverage: os.loadavg().map((l) => round(l, 2)),
+  };
+}
+
+interface Report {
+  date: string;
+  machine: Machine;
+  settings: typeof SETTINGS;
+  nodeArgs: { cli: string[]; gatewayOnly: string[] };
+  responseBytes: number;
+  sequential: SequentialResult[];
+  sideBySide: LoadResult[];
+  summary: {
+    direct: { requestsPerSecond: number; p50Ms: number; p99Ms: number; meanMs: number };
+    gateway: { requestsPerSecond: number; p50Ms: number; p99Ms: number; meanMs: number };
+    p50Ratio: number;
+    throughputRatio: number;
+  };
+  soak: LoadResult;
+  gatewayRss: { idleMB: number; soakMaxMB: number; hwmMB: number; endMB: number };
+  exchanges: { gateway: number; bench: number };
+  gatewayLogs: string;
+  backendLogs: string;
+  targets: { name: string; measured: string; met: boolean }[];
+  totalSeconds: number;
+}
+
+const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+
+function summarize(runs: LoadResult[], key: Target["key"]) {
+  const mine = runs.filter((r) => r.target === key);
+  return {
+    requestsPerSecond: round(mean(mine.map((r) => r.requestsPerSecond)), 1),
+    p50Ms: round(mean(mine.map((r) => r.latencyP50Ms)), 2),
+    p99Ms: round(mean(mine.map((r) => r.latencyP99Ms)), 2),
+    meanMs: round(mean(mine.map((r) => r.latencyMeanMs)), 2),
+  };
+}
+
+const mark = (met: boolean) => (met ? "✅ yes" : "❌ no");
+
+function renderResults(report: Report): string {
+  const m = report.machine;
+  const s = report.settings;
+  const sum = report.summary;
+  const soak = report.soak;
+  const title = (key: string) => (key === "direct" ? "direct" : "gateway");
+  const rows = report.sideBySide.map(
+    (r) =>
+      `| ${r.label} | ${title(r.target)} | ${r.requestsPerSecond} | ${r.latencyP50Ms} / ${r.latencyP99Ms} | ${r.latencyMeanMs} | ` +
+      `${r.cpu.gateway} % | ${r.cpu.backend} % | ${r.cpu.bench} % | ${r.cpu.other} % | ${r.non2xx + r.errors + r.timeouts + r.mismatches} |`,
+  );
+  const samples = soak.rssSamplesMB ?? [];
+  const disturbed = [...report.sideBySide, soak]
+    .filter((r) => r.cpu.other > DISTURBED_CPU)
+    .map((r) => `${r.label} ${r.target} (${r.cpu.other} %)`);
+  const rssEvery = (step: number) =>
+    samples
+      .filter((_, i) => i % step === 0 || i === samples.length - 1)
+      .map((v) => String(Math.round(v)))
+      .join(", ");
+  return [
+    `Run of ${report.date}, whole run ${round(report.totalSeconds / 60, 1)} min.`,
+    "",
+    "#### Machine",
+    "",
+    `- CPU: ${m.nproc} × ${m.cpuModel} (\`nproc\` = ${m.nproc})`,
+    `- Memory: ${m.memoryGiB} GiB`,
+    `- OS: ${m.os}; Node.js ${m.node}`,
+    `- Load average before the run: ${m.loadAverage.join(" / ")}`,
+    `- Service processes started with the Node.js flags of the CLI's shebang: ${report.nodeArgs.cli.map((a) => `\`${a}\``).join(" ") || "none"}` +
+      (report.nodeArgs.gatewayOnly.length > 0
+        ? `; the gateway also with ${report.nodeArgs.gatewayOnly.map((a) => `\`${a}\``).join(" ")}`
+        : ""),
+    "",
+    "#### Targets",
+    "",
+    "| target | measured | met |",
+    "| --- | --- | --- |",
+    ...report.targets.map((t) => `| ${t.name} | ${t.measured} | ${mark(t.met)} |`),
+    "",
+    `#### Side by side (${s.connections} connections, ${s.seconds} s per run)`,
+    "",
+    `The same request, answer checked on every response (${report.responseBytes}-byte JSON body). ` +
+      'CPU in % of one core over the run: the gateway child, the REST + MCP child ("backend") and the bench ' +
+      "process (autocannon's worker thread and the identity provider), and everything else on the machine " +
+      '("other": other processes and the kernel; it must stay near 0 % for the run to count).',
+    "",
+    "| run | path | requests/s | latency p50 / p99 ms | mean ms | gateway CPU | backend CPU | bench CPU | other CPU | failed |",
+    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ...rows,
+    `| **mean** | direct | **${sum.direct.requestsPerSecond}** | **${sum.direct.p50Ms}** / ${sum.direct.p99Ms} | ${sum.direct.meanMs} | | | | | |`,
+    `| **mean** | gateway | **${sum.gateway.requestsPerSecond}** | **${sum.gateway.p50Ms}** / ${sum.gateway.p99Ms} | ${sum.gateway.meanMs} | | | | | |`,
+    "",
+    `Gateway / direct: p50 × ${sum.p50Ratio.toFixed(2)}, throughput ${round(sum.throughputRatio * 100, 1)} %.`,
+    "",
+    ...(report.sequential.length > 0
+      ? [
+          "#### Unloaded latency (one client, sequential requests)",
+          "",
+          "| path | requests | p50 ms | p99 ms | mean ms |",
+          "| --- | ---: | ---: | ---: | ---: |",
+          ...report.sequential.map(
+            (r) => `| ${title(r.target)} | ${r.requests} | ${r.p50Ms} | ${r.p99Ms} | ${r.meanMs} |`,
+          ),
+          "",
+          `The gateway adds ${round(
+            (report.sequential.find((r) => r.target === "gateway")?.p50Ms ?? 0) -
+              (report.sequential.find((r) => r.target === "direct")?.p50Ms ?? 0),
+            3,
+          )} ms at the median when nothing queues.`,
+          "",
+        ]
+      : []),
+    `#### Soak (${soak.connections} connections, ${soak.seconds} s, through the gateway)`,
+    "",
+    "| requests | requests/s | latency p50 / p99 / max ms | non-2xx | errors | timeouts | wrong bodies | gateway CPU | backend CPU | bench CPU | other CPU |",
+    "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    `| ${soak.total} | ${soak.requestsPerSecond} | ${soak.latencyP50Ms} / ${soak.latencyP99Ms} / ${soak.latencyMaxMs} | ${soak.non2xx} | ${soak.errors} | ${soak.timeouts} | ${soak.mismatches} | ${soak.cpu.gateway} % | ${soak.cpu.backend} % | ${soak.cpu.bench} % | ${soak.cpu.other} % |`,
+    "",
+    `Gateway RSS (MB = 10^6 bytes): ${report.gatewayRss.idleMB} idle after start-up, max ${report.gatewayRss.soakMaxMB} ` +
+      `sampled during the soak, peak ${report.gatewayRss.hwmMB} (VmHWM, the kernel's high-water mark over the ` +
+      `whole run), ${report.gatewayRss.endMB} at the end. Samples every ${samples.length > 30 ? 5 : 1} s: ` +
+      `${rssEvery(samples.length > 30 ? 5 : 1)}.`,
+    "",
+    `Token exchanges sent to the identity provider: ${report.exchanges.gateway} by the gateway, ` +
+      `${report.exchanges.bench} by the bench for the direct runs.`,
+    "",
+    `Warnings and errors logged by the gateway over the whole run: ${report.gatewayLogs || "none"}` +
+      `; by the REST + MCP child: ${report.backendLogs || "none"}.`,
+    ...(disturbed.length > 0
+      ? [
+          "",
+          `**Disturbed:** other processes used more than ${DISTURBED_CPU} % of a core during ${disturbed.join(", ")}; ` +
+            "the ratios of this run are not reliable.",
+        ]
+      : []),
+  ].join("\n");
+}
+
+const START = "<!-- bench:gateway:results:start -->";
+const END = "<!-- bench:gateway:results:end -->";
+
+/** Rewrites only the block between the gateway markers (appending a Gateway section if there is none). */
+function writeDocs(results: string): void {
+  let text = readFileSync(DOCS_FILE, "utf8");
+  const start = text.indexOf(START);
+  const end = text.indexOf(END);
+  const block = `${START}\n${results}\n${END}`;
+  text =
+    start >= 0 && end > start
+      ? text.slice(0, start) + block + text.slice(end + END.length)
+      : `${text.replace(/\n*$/, "\n")}\n## Gateway\n\n${block}\n`;
+  writeFileSync(DOCS_FILE, text);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Main
+// ---------------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const machine = describeMachine();
+  log(
+    `${machine.nproc} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}; ` +
+      `settings ${JSON.stringify(SETTINGS)}; node flags of the CLI: ${CLI_NODE_ARGS.join(" ") || "none"}` +
+      `${GATEWAY_NODE_ARGS.length ? `; gateway only: ${GATEWAY_NODE_ARGS.join(" ")}` : ""}${FULL_RUN ? "" : " (not the defaults)"}`,
+  );
+  if (CPU_PROF_DIR) mkdirSync(CPU_PROF_DIR, { recursive: true });
+
+  const tmp = mkdtempSync(join(os.tmpdir(), "imaging-gateway-bench-"));
+  scratchDirs.add(tmp);
+  let issuer: TestIssuer | undefined;
+  try {
+    issuer = await startTestIssuer();
+    issuer.setUser(SUBJECT, { roles: ["admin"], applications: [] });
+    const gatewayPort = await freePort();
+    const publicUrl = `http://127.0.0.1:${gatewayPort}`;
+    const common = { IDP_ISSUER: issuer.issuer, LOG_LEVEL: "warn", PUBLIC_URL: publicUrl };
+
+    log("starting the REST API and the MCP servers (child 1) and the gateway (child 2)");
+    const [backend, backendSummary] = await startCli(
+      "backend",
+      [
+        ...["--only", "rest", "--only", "mcp-analysis", "--only", "mcp-gatekeeper"],
+        ...["--data-dir", join(tmp, "backend"), "--demo"],
+      ],
+      {
+        ...common,
+        REST_PORT: "0",
+        MCP_ANALYSIS_PORT: "0",
+        MCP_GATEKEEPER_PORT: "0",
+        INTERNAL_BIND_ADDRESS: "127.0.0.1",
+      },
+    );
+    if (backendSummary.demo.length === 0) throw new Error("the backend loaded no demo application");
+    const [gateway, gatewaySummary] = await startCli(
+      "gateway",
+      ["--only", "gateway", "--data-dir", join(tmp, "gateway")],
+      {
+        ...common,
+        PORT: String(gatewayPort),
+        IMAGING_BIND_ADDRESS: "127.0.0.1",
+        REST_UPSTREAM_URL: backendSummary.rest,
+        MCP_ANALYSIS_UPSTREAM_URL: backendSummary.mcp.analysis,
+        MCP_GATEKEEPER_UPSTREAM_URL: backendSummary.mcp.gatekeeper,
+        TOKEN_EXCHANGE_CLIENT_SECRET: issuer.clientSecret,
+      },
+    );
+    const processes = { gateway, backend };
+    log(
+      `gateway ${gatewaySummary.gateway} (pid ${gateway.pid}); MCP ${backendSummary.mcp.analysis}, REST ` +
+        `${backendSummary.rest} (pid ${backend.pid})`,
+    );
+
+    // The client's token for the gateway's /mcp resource (audience = the resource URL).
+    const mcpToken = await issuer.signMcp(SUBJECT, `${publicUrl}/mcp`, { expiresIn: "2h" });
+    const mcpTokenExpiresAt = Date.now() + 2 * 3_600_000;
+    // The direct path's token: exchanged by the gateway's own code (createTokenExchanger), same client.
+    const newExchanger = () =>
+      createTokenExchanger({
+        metadata: issuerMetadata(issuer?.issuer ?? ""),
+        clientId: EXCHANGE_CLIENT_ID,
+        clientSecret: issuer?.clientSecret ?? "",
+        audience: PLATFORM_AUDIENCE,
+      });
+    let exchanger: TokenExchanger = newExchanger();
+    let benchExchanges = 0;
+    const directToken = async (runSeconds: number): Promise<string> => {
+      let token = await exchanger.exchange(mcpToken, mcpTokenExpiresAt);
+      if (token.expiresAt - Date.now() < (runSeconds + 30) * 1000) {
+        // The identity provider issues platform tokens for at most 5 minutes: take a fresh one.
+        benchExchanges += exchanger.requests;
+        exchanger = newExchanger();
+        token = await exchanger.exchange(mcpToken, mcpTokenExpiresAt);
+      }
+      return token.accessToken;
+    };
+    const targets: Target[] = [
+      {
+        key: "direct",
+        title: "direct",
+        url: `${backendSummary.mcp.analysis}/mcp`,
+        headers: async (runSeconds) => mcpHeaders(await directToken(runSeconds)),
+      },
+      {
+        key: "gateway",
+        title: "gateway",
+        url: `${gatewaySummary.gateway}/mcp`,
+        headers: async () => mcpHeaders(mcpToken),
+      },
+    ];
+    const [direct, viaGateway] = targets as [Target, Target];
+
+    // 1. Real answers, identical on both paths.
+    const directBody = await verify(direct, backendSummary.demo);
+    const gatewayBody = await verify(viaGateway, backendSummary.demo);
+    if (directBody !== gatewayBody) {
+      throw new Error(`the paths answer differently:\ndirect:  ${directBody}\ngateway: ${gatewayBody}`);
+    }
+    log(
+      `both paths answer the ${backendSummary.demo.length} demo applications (${Buffer.byteLength(directBody)} bytes)`,
+    );
+    const idleRss = round(memoryMB(gateway.pid, "VmRSS"), 1);
+
+    // 2. Unloaded latency.
+    const sequentialResults =
+      SETTINGS.sequential > 0 ? await sequential(targets, SETTINGS.sequential, directBody) : [];
+
+    // 3. Side by side.
+    if (SETTINGS.warmupSeconds > 0) {
+      for (const target of targets) {
+        await load(target, "warm-up", SETTINGS.connections, SETTINGS.warmupSeconds, directBody, processes);
+      }
+    }
+    const sideBySide: LoadResult[] = [];
+    for (let r = 0; r < SETTINGS.rounds; r++) {
+      const order = r % 2 === 0 ? [direct, viaGateway] : [viaGateway, direct];
+      for (const target of order) {
+        sideBySide.push(
+          await load(target, `round ${r + 1}`, SETTINGS.connections, SETTINGS.seconds, directBody, processes),
+        );
+      }
+    }
+
+    // 4. Soak through the gateway.
+    const soak = await load(
+      viaGateway,
+      "soak",
+      SETTINGS.soakConnections,
+      SETTINGS.soakSeconds,
+      directBody,
+      processes,
+      true,
+    );
+    const hwm = round(memoryMB(gateway.pid, "VmHWM"), 1);
+    const endRss = round(memoryMB(gateway.pid, "VmRSS"), 1);
+    // Still right after the load.
+    await verify(viaGateway, backendSummary.demo);
+    await verify(direct, backendSummary.demo);
+
+    benchExchanges += exchanger.requests;
+    const summary = {
+      direct: summarize(sideBySide, "direct"),
+      gateway: summarize(sideBySide, "gateway"),
+      p50Ratio: 0,
+      throughputRatio: 0,
+    };
+    summary.p50Ratio = round(summary.gateway.p50Ms / summary.direct.p50Ms, 2);
+    summary.throughputRatio = round(summary.gateway.requestsPerSecond / summary.direct.requestsPerSecond, 3);
+    const failedUnderLoad = [...sideBySide, soak].reduce(
+      (n, r) => n + r.non2xx + r.errors + r.timeouts + r.mismatches,
+      0,
+    );
+    const soakFailed = soak.non2xx + soak.errors + soak.timeouts + soak.mismatches;
+    const rssMax = Math.max(soak.gatewayRssMaxMB, hwm);
+    const targetsMet = [
+      {
+        name: `gateway p50 ≤ ${TARGETS.p50Ratio} × direct (${SETTINGS.connections} connections)`,
+        measured: `${summary.gateway.p50Ms} ms vs ${summary.direct.p50Ms} ms: × ${summary.p50Ratio.toFixed(2)}`,
+        met: summary.p50Ratio <= TARGETS.p50Ratio,
+      },
+      {
+        name: `gateway throughput ≥ ${TARGETS.throughputRatio * 100} % of direct`,
+        measured: `${summary.gateway.requestsPerSecond} vs ${summary.direct.requestsPerSecond} req/s: ${round(summary.throughputRatio * 100, 1)} %`,
+        met: summary.throughputRatio >= TARGETS.throughputRatio,
+      },
+      {
+        name: `${SETTINGS.soakConnections} connections for ${SETTINGS.soakSeconds} s through the gateway: zero errors`,
+        measured: `${soakFailed} failed of ${soak.total} (non-2xx ${soak.non2xx}, errors ${soak.errors}, timeouts ${soak.timeouts}, wrong bodies ${soak.mismatches}); side-by-side runs: ${failedUnderLoad - soakFailed} failed`,
+        met: failedUnderLoad === 0,
+      },
+      {
+        name: `gateway RSS < ${TARGETS.rssMB} MB`,
+        measured: `max ${rssMax} MB (VmHWM ${hwm}, max sampled VmRSS ${soak.gatewayRssMaxMB})`,
+        met: rssMax < TARGETS.rssMB,
+      },
+    ];
+
+    const report: Report = {
+      date: `${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC`,
+      machine,
+      settings: SETTINGS,
+      nodeArgs: { cli: CLI_NODE_ARGS, gatewayOnly: GATEWAY_NODE_ARGS },
+      responseBytes: Buffer.byteLength(directBody),
+      sequential: sequentialResults,
+      sideBySide,
+      summary,
+      soak,
+      gatewayRss: { idleMB: idleRss, soakMaxMB: soak.gatewayRssMaxMB, hwmMB: hwm, endMB: endRss },
+      exchanges: { gateway: issuer.exchanges - benchExchanges, bench: benchExchanges },
+      gatewayLogs: logKinds(gateway),
+      backendLogs: logKinds(backend),
+      targets: targetsMet,
+      totalSeconds: round((performance.now() - started) / 1000, 1),
+    };
+    const results = renderResults(report);
+    mkdirSync(join(ROOT, ".bench-data"), { recursive: true });
+    writeFileSync(REPORT_FILE, `${JSON.stringify(report, null, 2)}\n`);
+    process.stdout.write(`\n${results}\n`);
+    if (FULL_RUN || process.env.BENCH_WRITE_DOCS === "1") {
+      writeDocs(results);
+      log(`results written to ${DOCS_FILE}`);
+    } else {
+      log(`not the default settings: ${DOCS_FILE} left as is (BENCH_WRITE_DOCS=1 to write anyway)`);
+    }
+    const missed = targetsMet.filter((t) => !t.met);
+    if (missed.length > 0) {
+      log(`targets missed: ${missed.map((t) => t.name).join("; ")}`);
+      process.exitCode = 1;
+    }
+  } finally {
+    for (const child of [...children].reverse()) await stopChild(child);
+    await issuer?.close();
+    rmSync(tmp, { recursive: true, force: true });
+    scratchDirs.delete(tmp);
+  }
+}
+
+// Everything is bounded: a run that hangs is stopped (children included).
+const budgetMs =
+  1000 *
+  (240 +
+    2 * SETTINGS.warmupSeconds +
+    SETTINGS.rounds * 2 * (SETTINGS.seconds + 1) +
+    SETTINGS.soakSeconds +
+    SETTINGS.sequential / 50);
+const watchdog = setTimeout(() => {
+  log(`the run exceeded ${Math.round(budgetMs / 1000)} s: stopping`);
+  abandon();
+  process.exit(1);
+}, budgetMs);
+try {
+  await main();
+} finally {
+  clearTimeout(watchdog);
+}
