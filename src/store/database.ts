@@ -8,6 +8,7 @@ import { gateRulesMigration } from "./migrations/002-gate-rules.ts";
 import { usersMigration } from "./migrations/003-users.ts";
 import { cimdMigration } from "./migrations/004-cimd.ts";
 import { oidcMigration } from "./migrations/005-oidc.ts";
+import { openObjectsIndexMigration } from "./migrations/006-open-objects-index.ts";
 import { createNodeSqliteDialect } from "./node-sqlite-dialect.ts";
 import type { Database } from "./schema.ts";
 
@@ -60,7 +61,14 @@ function openPostgres(url: string): StoreHandle {
   return { db, kind: "postgres", location: safe.toString(), close: () => db.destroy() };
 }
 
-const migrationNames = ["001-initial", "002-gate-rules", "003-users", "004-cimd", "005-oidc"] as const;
+const migrationNames = [
+  "001-initial",
+  "002-gate-rules",
+  "003-users",
+  "004-cimd",
+  "005-oidc",
+  "006-open-objects-index",
+] as const;
 
 function inCodeMigrations(kind: StoreKind): MigrationProvider {
   return {
@@ -70,6 +78,7 @@ function inCodeMigrations(kind: StoreKind): MigrationProvider {
       [migrationNames[2]]: usersMigration(kind),
       [migrationNames[3]]: cimdMigration(kind),
       [migrationNames[4]]: oidcMigration(kind),
+      [migrationNames[5]]: openObjectsIndexMigration(),
     }),
   };
 }

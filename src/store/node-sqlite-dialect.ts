@@ -12,9 +12,6 @@ export function createNodeSqliteDialect(file: string): { dialect: Dialect; raw: 
   raw.exec("PRAGMA busy_timeout = 10000");
   raw.exec("PRAGMA foreign_keys = ON");
   raw.exec("PRAGMA synchronous = NORMAL");
-  // The query planner needs statistics: without them the occurrences query picks a plan ten times
-  // slower on large stores (docs/benchmarks.md). This analyzes what changed, bounded in time.
-  raw.exec("PRAGMA optimize = 0x10002");
   const database: SqliteDatabase = {
     close: () => raw.close(),
     prepare: (sql: string) => adaptStatement(raw.prepare(sql), sql),
