@@ -2,7 +2,7 @@
  * JSON schemas of the package, interaction and external-object resources (properties in name order,
  * as in schemas.ts).
  */
-import { dateTime, nullable } from "./schemas.ts";
+import { packageFactProperties } from "./schemas.ts";
 
 export const packageSchema = {
   $id: "Package",
@@ -15,23 +15,7 @@ export const packageSchema = {
       description: "Most severe severity among the CVEs affecting this version (null when none does)",
     },
     name: { type: "string", description: "Package name; Maven packages as groupId:artifactId" },
-    releaseDate: {
-      ...nullable(dateTime),
-      description: "Release date of the version in use (null if unknown)",
-    },
-    releasesPerYear: {
-      type: ["integer", "null"],
-      description: "Average number of releases per year over the package's published history",
-    },
-    saferClosestVersion: {
-      type: ["string", "null"],
-      description: "Smallest upgrade affected by no known vulnerability (null when none exists)",
-    },
-    safestVersion: {
-      type: ["string", "null"],
-      description: "Newest release affected by no known vulnerability (null when none exists)",
-    },
-    version: { type: "string", description: "Package version in use" },
+    ...packageFactProperties,
     vulnerabilities: {
       type: "array",
       items: { type: "string" },

@@ -10,6 +10,27 @@ export const dateTime = {
 
 export const nullable = <T extends object>(schema: T) => ({ anyOf: [schema, { type: "null" }] });
 
+/** The facts of a package version in use, shared by every resource that lists packages (name order). */
+export const packageFactProperties = {
+  releaseDate: {
+    ...nullable(dateTime),
+    description: "Release date of the version in use (null if unknown)",
+  },
+  releasesPerYear: {
+    type: ["integer", "null"],
+    description: "Average number of releases per year over the package's published history",
+  },
+  saferClosestVersion: {
+    type: ["string", "null"],
+    description: "Smallest upgrade affected by no known vulnerability (null when none exists)",
+  },
+  safestVersion: {
+    type: ["string", "null"],
+    description: "Newest release affected by no known vulnerability (null when none exists)",
+  },
+  version: { type: "string", description: "Package version in use" },
+} as const;
+
 export const externalObjectSchema = {
   $id: "ExternalObject",
   type: "object",
@@ -32,23 +53,7 @@ export const cvePackageSchema = {
   properties: {
     name: { type: "string", description: "Package name; Maven packages as groupId:artifactId" },
     objects: { type: "array", items: { $ref: "ExternalObject#" } },
-    releaseDate: {
-      ...nullable(dateTime),
-      description: "Release date of the version in use (null if unknown)",
-    },
-    releasesPerYear: {
-      type: ["integer", "null"],
-      description: "Average number of releases per year over the package's published history",
-    },
-    saferClosestVersion: {
-      type: ["string", "null"],
-      description: "Smallest upgrade affected by no known vulnerability (null when none exists)",
-    },
-    safestVersion: {
-      type: ["string", "null"],
-      description: "Newest release affected by no known vulnerability (null when none exists)",
-    },
-    version: { type: "string", description: "Package version in use" },
+    ...packageFactProperties,
   },
   required: [
     "name",

@@ -33,7 +33,7 @@
 import { execFileSync } from "node:child_process";
 import diagnostics from "node:diagnostics_channel";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import { join, resolve } from "node:path";
@@ -62,6 +62,7 @@ import {
   startIdpService,
   USERS,
 } from "../support/idp-flow.ts";
+import { type CallbackServer, startCallbackServer } from "../support/oauth-callback.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
 
 const ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
@@ -345,35 +346,6 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
 // ---------------------------------------------------------------------------------------------------
 // The AI client's side: loopback callback and OAuth state
 // ---------------------------------------------------------------------------------------------------
-
-interface CallbackServer {
-  url: string;
-  next(): Promise<URLSearchParams>;
-  close(): Promise<void>;
-}
-
-/** A loopback redirect target like the one Claude Code opens on a random port (as in the e2e test). */
-async function startCallbackServer(): Promise<CallbackServer> {
-  let deliver: ((params: URLSearchParams) => void) | undefined;
-  const server: Server = createServer((req, res) => {
-    const url = new URL(req.url ?? "/", "http://127.0.0.1");
-    res.writeHead(200, { "content-type": "text/html" }).end("<p>Signed in. You can close this window.</p>");
-    if (url.pathname === "/callback") deliver?.(url.searchParams);
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`,
-    next: () =>
-      new Promise((r) => {
-        deliver = r;
-      }),
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
-}
 
 /** Timestamps (performance.now()) of one journey. */
 interface Marks {

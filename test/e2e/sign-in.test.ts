@@ -1,7 +1,5 @@
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import {
@@ -24,6 +22,7 @@ import {
   startIdpService,
   USERS,
 } from "../support/idp-flow.ts";
+import { type CallbackServer, startCallbackServer } from "../support/oauth-callback.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
 
 /**
@@ -43,39 +42,12 @@ const CHROMIUM_FLAGS = [
   "--no-first-run",
 ];
 
-/** A loopback redirect target like the one Claude Code opens on a random port. */
-async function startCallbackServer(): Promise<{
-  url: string;
-  next(): Promise<URLSearchParams>;
-  close(): Promise<void>;
-}> {
-  let deliver: ((params: URLSearchParams) => void) | undefined;
-  const server: Server = createServer((req, res) => {
-    const url = new URL(req.url ?? "/", "http://127.0.0.1");
-    res.writeHead(200, { "content-type": "text/html" }).end("<p>Signed in. You can close this window.</p>");
-    if (url.pathname === "/callback") deliver?.(url.searchParams);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`,
-    next: () =>
-      new Promise((resolve) => {
-        deliver = resolve;
-      }),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
 describe("an AI client signs in through the gateway (headless Chromium, MCP SDK v2)", () => {
   let store: TestStore;
   let documents: CimdDocumentServer;
   let idp: IdpService;
   let browser: Browser;
-  let callback: Awaited<ReturnType<typeof startCallbackServer>>;
+  let callback: CallbackServer;
 
   before(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
