@@ -42,13 +42,40 @@ export async function resolveRuntimeConfig(
   });
   if (!result.ok) throw new ConfigError(`Invalid configuration:\n  ${result.reason}`);
   const dataDir = resolve(settings.dataDir);
+  const realm = settings.idp === "keycloak" ? (settings.keycloakRealm ?? settings.realm) : settings.realm;
+  if (settings.idp === "keycloak") checkKeycloakSettings(settings);
   return {
     ...settings,
+    realm,
+    keycloakUrl: settings.keycloakUrl?.replace(/\/+$/, ""),
     https,
     port,
     baseUrl: result.baseUrl,
-    issuer: settings.issuer ?? `${result.baseUrl}/auth/realms/${settings.realm}`,
+    issuer: settings.issuer ?? `${result.baseUrl}/auth/realms/${realm}`,
     dataDir,
     sqliteFile: sqliteFileIn(dataDir),
   };
+}
+
+/** IDP=keycloak needs where Keycloak is and one way to administer it. */
+function checkKeycloakSettings(settings: Settings): void {
+  const problems: string[] = [];
+  if (!settings.keycloakUrl) {
+    problems.push("KEYCLOAK_URL is required with IDP=keycloak (e.g. http://keycloak.internal:8080/auth)");
+  }
+  const password = Boolean(settings.keycloakAdminUsername) || Boolean(settings.keycloakAdminPassword);
+  const client = Boolean(settings.keycloakAdminClientId) || Boolean(settings.keycloakAdminClientSecret);
+  if (password && client) {
+    problems.push("set either KEYCLOAK_ADMIN_USERNAME/PASSWORD or KEYCLOAK_ADMIN_CLIENT_ID/SECRET, not both");
+  } else if (password && !(settings.keycloakAdminUsername && settings.keycloakAdminPassword)) {
+    problems.push("KEYCLOAK_ADMIN_USERNAME and KEYCLOAK_ADMIN_PASSWORD must be set together");
+  } else if (client && !(settings.keycloakAdminClientId && settings.keycloakAdminClientSecret)) {
+    problems.push("KEYCLOAK_ADMIN_CLIENT_ID and KEYCLOAK_ADMIN_CLIENT_SECRET must be set together");
+  } else if (!password && !client) {
+    problems.push(
+      "IDP=keycloak needs Keycloak admin credentials: KEYCLOAK_ADMIN_USERNAME and KEYCLOAK_ADMIN_PASSWORD, " +
+        "or a service-account client KEYCLOAK_ADMIN_CLIENT_ID and KEYCLOAK_ADMIN_CLIENT_SECRET",
+    );
+  }
+  if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n  ${problems.join("\n  ")}`);
 }

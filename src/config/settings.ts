@@ -36,6 +36,17 @@ export const settingsSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_-]+$/, "letters, digits, '-' or '_'")
     .default("imaging"),
+  idp: z.enum(["embedded", "keycloak"]).default("embedded"),
+  keycloakUrl: z.url({ protocol: /^https?$/ }).optional(),
+  keycloakRealm: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/, "letters, digits, '-' or '_'")
+    .optional(),
+  keycloakAdminRealm: z.string().min(1).default("master"),
+  keycloakAdminUsername: z.string().min(1).optional(),
+  keycloakAdminPassword: z.string().min(1).optional(),
+  keycloakAdminClientId: z.string().min(1).optional(),
+  keycloakAdminClientSecret: z.string().min(1).optional(),
   issuer: z.url({ protocol: /^https?$/ }).optional(),
   jwksUrl: z.url({ protocol: /^https?$/ }).optional(),
   logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -161,6 +172,55 @@ export const settingDocs: readonly SettingDoc[] = [
     defaultText: "system CAs only",
   },
   { key: "realm", env: "IDP_REALM", description: "Identity provider realm", defaultText: "imaging" },
+  {
+    key: "idp",
+    env: "IDP",
+    description: "Identity provider: embedded (one machine) or keycloak (production)",
+    defaultText: "embedded",
+  },
+  {
+    key: "keycloakUrl",
+    env: "KEYCLOAK_URL",
+    description:
+      "Keycloak as the gateway reaches it, with its /auth path (IDP=keycloak), e.g. http://kc:8080/auth",
+    defaultText: "required with IDP=keycloak",
+  },
+  {
+    key: "keycloakRealm",
+    env: "KEYCLOAK_REALM",
+    description: "Keycloak realm the platform uses (created if missing)",
+    defaultText: "IDP_REALM",
+  },
+  {
+    key: "keycloakAdminRealm",
+    env: "KEYCLOAK_ADMIN_REALM",
+    description: "Realm of the Keycloak administrator or service account",
+    defaultText: "master",
+  },
+  {
+    key: "keycloakAdminUsername",
+    env: "KEYCLOAK_ADMIN_USERNAME",
+    description: "Keycloak administrator (password grant through admin-cli)",
+    defaultText: "unset",
+  },
+  {
+    key: "keycloakAdminPassword",
+    env: "KEYCLOAK_ADMIN_PASSWORD",
+    description: "Its password",
+    defaultText: "unset",
+  },
+  {
+    key: "keycloakAdminClientId",
+    env: "KEYCLOAK_ADMIN_CLIENT_ID",
+    description: "Service-account client with realm-management rights, instead of an administrator",
+    defaultText: "unset",
+  },
+  {
+    key: "keycloakAdminClientSecret",
+    env: "KEYCLOAK_ADMIN_CLIENT_SECRET",
+    description: "Its secret",
+    defaultText: "unset",
+  },
   {
     key: "issuer",
     env: "IDP_ISSUER",

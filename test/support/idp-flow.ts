@@ -175,10 +175,12 @@ export function makeTestCertificates(dir: string): TestCertificates {
 export async function startCimdDocumentServer(
   path = "/oauth/client-metadata.json",
   redirectUris = ["http://127.0.0.1/callback", "http://localhost/callback"],
+  /** Certificates of a CA made beforehand (a Keycloak started with it in its truststore); else a new one. */
+  given?: TestCertificates,
 ): Promise<CimdDocumentServer> {
   const dir = mkdtempSync(join(tmpdir(), "imaging-test-ca-"));
   try {
-    const certificates = makeTestCertificates(dir);
+    const certificates = given ?? makeTestCertificates(dir);
     const ca = certificates.ca;
     const state = { fetches: 0, document: {} as Record<string, unknown> };
     const others = new Map<string, unknown>();

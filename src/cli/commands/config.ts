@@ -18,6 +18,7 @@ export function registerConfig(program: Command): void {
       const shown = {
         ...runtime,
         databaseUrl: runtime.databaseUrl ? redact(runtime.databaseUrl) : undefined,
+        ...Object.fromEntries(SECRET_SETTINGS.filter((key) => runtime[key]).map((key) => [key, "****"])),
       };
       emit(Boolean(options.json), shown, () =>
         table(
@@ -30,6 +31,13 @@ export function registerConfig(program: Command): void {
       );
     });
 }
+
+/** Settings never printed: configuration output ends up in tickets and logs. */
+const SECRET_SETTINGS = [
+  "tokenExchangeClientSecret",
+  "keycloakAdminPassword",
+  "keycloakAdminClientSecret",
+] as const;
 
 function redact(url: string): string {
   const parsed = new URL(url);

@@ -1,0 +1,199 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { makeTestCertificates, type TestCertificates } from "./idp-flow.ts";
+import { freePort } from "./service.ts";
+
+/**
+ * A real Keycloak for the tests: the distribution from Maven Central (`.ci/install-keycloak`), run with
+ * `kc.sh start-dev --features=cimd` under `/auth`, trusting a throwaway test CA so it can fetch client
+ * metadata documents served over https by the tests. One server serves a whole test run (started by the
+ * global setup, found through TEST_KEYCLOAK_* variables); a file run alone starts its own. Each suite
+ * works in its own realm. When Keycloak cannot start the suites fail: they never skip.
+ */
+export const KEYCLOAK_VERSION = "26.7.4";
+export const KEYCLOAK_ADMIN = { username: "kc-admin", password: "kc-admin-test-password" } as const;
+
+export interface TestKeycloak {
+  /** Base URL with the relative path, e.g. http://127.0.0.1:41234/auth. */
+  url: string;
+  /** The CA Keycloak trusts, and a server certificate for 127.0.0.1/localhost signed by it. */
+  certificates: TestCertificates;
+}
+
+export function keycloakHome(): string {
+  const home =
+    process.env.KEYCLOAK_HOME ??
+    join(homedir(), ".cache", "imaging-ci", "keycloak", `keycloak-${KEYCLOAK_VERSION}`);
+  if (!existsSync(join(home, "bin", "kc.sh"))) {
+    throw new Error(
+      `No Keycloak distribution at ${home}: run 'bash .ci/install-keycloak' (or set KEYCLOAK_HOME)`,
+    );
+  }
+  return home;
+}
+
+function certificatesIn(dir: string): TestCertificates {
+  return {
+    ca: readFileSync(join(dir, "ca.pem"), "utf8"),
+    caFile: join(dir, "ca.pem"),
+    certFile: join(dir, "server.pem"),
+    keyFile: join(dir, "server.key"),
+  };
+}
+
+export interface StartedKeycloak extends TestKeycloak {
+  process: ChildProcess;
+  /** Settles when the master realm answers; rejects with Keycloak's last log lines when it cannot start. */
+  ready: Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Launches a fresh Keycloak (its dev database wiped) without waiting for it; its output goes to
+ * `stateDir/keycloak.log` and its exit status to `stateDir/exit-status`, which waiters check.
+ */
+export async function launchKeycloak(options: {
+  stateDir: string;
+  timeoutMs?: number;
+}): Promise<StartedKeycloak> {
+  const home = keycloakHome();
+  rmSync(options.stateDir, { recursive: true, force: true });
+  mkdirSync(options.stateDir, { recursive: true });
+  const certificates = makeTestCertificates(options.stateDir);
+  // A fresh dev database each run: realms of earlier runs would otherwise pile up.
+  rmSync(join(home, "data", "h2"), { recursive: true, force: true });
+  const [port, managementPort] = [await freePort(), await freePort()];
+  const url = `http://127.0.0.1:${port}/auth`;
+  const logFile = join(options.stateDir, "keycloak.log");
+  const out = openSync(logFile, "a");
+  const child = spawn(
+    join(home, "bin", "kc.sh"),
+    [
+      "start-dev",
+      `--http-port=${port}`,
+      `--http-management-port=${managementPort}`,
+      "--http-host=127.0.0.1",
+      "--http-relative-path=/auth",
+      "--features=cimd",
+      `--truststore-paths=${certificates.caFile}`,
+    ],
+    {
+      env: {
+        ...process.env,
+        KC_BOOTSTRAP_ADMIN_USERNAME: KEYCLOAK_ADMIN.username,
+        KC_BOOTSTRAP_ADMIN_PASSWORD: KEYCLOAK_ADMIN.password,
+        JAVA_OPTS_APPEND: "-Xmx768m",
+      },
+      stdio: ["ignore", out, out],
+      detached: true,
+    },
+  );
+  closeSync(out);
+  child.unref();
+  let exited = false;
+  child.on("exit", (code, signal) => {
+    exited = true;
+    writeFileSync(join(options.stateDir, "exit-status"), `${code ?? signal}`);
+  });
+
+  const stop = async () => {
+    if (exited || child.pid === undefined) return;
+    const gone = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    try {
+      process.kill(-child.pid, "SIGTERM");
+    } catch {
+      return;
+    }
+    const timer = setTimeout(() => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }, 20_000);
+    await gone;
+    clearTimeout(timer);
+  };
+  const ready = waitUntilReady(url, options.stateDir, options.timeoutMs);
+  ready.catch(() => undefined);
+  return { url, certificates, process: child, ready, stop };
+}
+
+/** Starts a Keycloak and waits until it is ready. */
+export async function startKeycloak(options: {
+  stateDir: string;
+  timeoutMs?: number;
+}): Promise<StartedKeycloak> {
+  const started = await launchKeycloak(options);
+  try {
+    await started.ready;
+  } catch (error) {
+    await started.stop();
+    throw error;
+  }
+  return started;
+}
+
+let own: Promise<StartedKeycloak> | undefined;
+
+/**
+ * The run's Keycloak (TEST_KEYCLOAK_URL and TEST_KEYCLOAK_STATE_DIR, set by the global setup), else one
+ * started for this test file and stopped when it ends.
+ */
+export async function useKeycloak(): Promise<TestKeycloak> {
+  const url = process.env.TEST_KEYCLOAK_URL;
+  const stateDir = process.env.TEST_KEYCLOAK_STATE_DIR;
+  if (url && stateDir) {
+    await waitUntilReady(url, stateDir);
+    return { url, certificates: certificatesIn(stateDir) };
+  }
+  if (!own) {
+    own = startKeycloak({ stateDir: join(process.cwd(), "test-artifacts", `keycloak-${process.pid}`) });
+    const started = await own;
+    process.once("exit", () => {
+      try {
+        if (started.process.pid !== undefined) process.kill(-started.process.pid, "SIGTERM");
+      } catch {
+        // already gone
+      }
+    });
+  }
+  return own;
+}
+
+/** Polls the master realm; fails at once when the server has exited, with the end of its log. */
+async function waitUntilReady(url: string, stateDir: string, timeoutMs = 300_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const logTail = () => {
+    try {
+      return readFileSync(join(stateDir, "keycloak.log"), "utf8").slice(-4000);
+    } catch {
+      return "(no log)";
+    }
+  };
+  let last = "";
+  while (Date.now() < deadline) {
+    if (existsSync(join(stateDir, "exit-status"))) {
+      const status = readFileSync(join(stateDir, "exit-status"), "utf8");
+      throw new Error(`Keycloak exited (${status}) before it was ready; end of its log:\n${logTail()}`);
+    }
+    try {
+      const response = await fetch(`${url}/realms/master/.well-known/openid-configuration`, {
+        signal: AbortSignal.timeout(2_000),
+      });
+      if (response.ok) return;
+      last = `HTTP ${response.status}`;
+    } catch (error) {
+      last = (error as Error).message;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
+  throw new Error(`Keycloak at ${url} was not ready in time (${last}); end of its log:\n${logTail()}`);
+}
+
+/** A realm name of its own for each suite, so suites sharing one Keycloak never see each other. */
+export function uniqueRealm(prefix: string): string {
+  return `${prefix}-${Date.now().toString(36)}${Math.floor(Math.random() * 1e4).toString(36)}`;
+}
