@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
-import { issuerMetadata } from "./auth/issuer-metadata.ts";
+import { backchannelFetch, issuerMetadata } from "./auth/issuer-metadata.ts";
 import { createJwtVerifier } from "./auth/jwt-verifier.ts";
 import { createMcpAccessVerifier } from "./auth/mcp-access.ts";
 import {
@@ -12,7 +12,10 @@ import {
 import { ConfigError } from "./config/load-config.ts";
 import type { RuntimeConfig } from "./config/runtime-config.ts";
 import { buildGateway } from "./gateway/app.ts";
+import { keycloakProxy } from "./gateway/keycloak-proxy.ts";
 import type { McpResource } from "./gateway/mcp-resources.ts";
+import { connectKeycloakAdmin } from "./idp/keycloak/admin.ts";
+import { type ProvisionResult, provisionKeycloak } from "./idp/keycloak/provision.ts";
 import {
   type EmbeddedIdpStartOptions,
   identityProviderRoutes,
@@ -38,6 +41,8 @@ export interface RunningService {
   exchanger: TokenExchanger | undefined;
   /** When the embedded identity provider created the `admin` user at this start (password if generated). */
   admin: { created: boolean; generatedPassword?: string } | undefined;
+  /** What the start-up provisioning of Keycloak did (IDP=keycloak, gateway part). */
+  keycloak: Omit<ProvisionResult, "exchangeClientSecret"> | undefined;
   stop(): Promise<void>;
 }
 
@@ -67,7 +72,14 @@ export async function startService(
     `http://${config.internalBindAddress === "0.0.0.0" ? "127.0.0.1" : config.internalBindAddress}:${port}`;
   try {
     await hooks.beforeListen?.(store);
-    const metadata = issuerMetadata(config.issuer);
+    // With Keycloak, the gateway reaches the issuer's endpoints at KEYCLOAK_URL, not through itself.
+    const metadata = issuerMetadata(
+      config.issuer,
+      undefined,
+      config.idp === "keycloak" && config.keycloakUrl
+        ? backchannelFetch(`${config.baseUrl}/auth`, config.keycloakUrl)
+        : fetch,
+    );
     const jwt = createJwtVerifier({ issuer: config.issuer, jwksUrl: config.jwksUrl, metadata });
 
     let restUrl = config.restUpstreamUrl ?? internal(config.restPort);
@@ -102,9 +114,23 @@ export async function startService(
     let gatewayUrl = "";
     let exchanger: TokenExchanger | undefined;
     let admin: RunningService["admin"];
+    let keycloak: RunningService["keycloak"];
     if (parts.has("gateway")) {
-      let identityProvider: ReturnType<typeof identityProviderRoutes> | undefined;
-      if (usesEmbeddedIdp(config)) {
+      let identityProvider: ((scope: FastifyInstance) => Promise<void>) | undefined;
+      let exchangeSecret: string | undefined;
+      if (config.idp === "keycloak") {
+        const provisioned = await provisionKeycloakAtStart(config);
+        exchangeSecret = provisioned.exchangeClientSecret;
+        keycloak = {
+          changes: provisioned.changes,
+          warnings: provisioned.warnings,
+          cimdSupported: provisioned.cimdSupported,
+        };
+        identityProvider = keycloakProxy({
+          baseUrl: config.baseUrl,
+          keycloakUrl: config.keycloakUrl as string,
+        });
+      } else if (usesEmbeddedIdp(config)) {
         const log = (level: string, message: string) => process.stderr.write(`[idp ${level}] ${message}\n`);
         const embedded = await startEmbeddedIdp(config, store.db, {
           ...(config.logLevel === "silent" ? {} : { log }),
@@ -115,7 +141,7 @@ export async function startService(
         identityProvider = identityProviderRoutes(embedded.idp);
         admin = embedded.admin;
       }
-      exchanger = createExchanger(config, metadata);
+      exchanger = createExchanger(config, metadata, exchangeSecret);
       const resources: McpResource[] = [
         { kind: "analysis", path: "/mcp", name: "imaging-services analysis", upstreamUrl: mcpUrls.analysis },
         {
@@ -162,7 +188,7 @@ export async function startService(
       })();
       return stopping;
     };
-    return { config, store, gatewayUrl, restUrl, mcpUrls, exchanger, admin, stop };
+    return { config, store, gatewayUrl, restUrl, mcpUrls, exchanger, admin, keycloak, stop };
   } catch (error) {
     for (const part of started.reverse()) await part.close();
     await store.close();
@@ -170,11 +196,56 @@ export async function startService(
   }
 }
 
-/** The confidential client's secret: configured, or generated into the data directory by the identity provider. */
-function createExchanger(config: RuntimeConfig, metadata: ReturnType<typeof issuerMetadata>): TokenExchanger {
+/**
+ * Keycloak's share of "created automatically at start-up" (src/idp/keycloak/provision.ts). What it
+ * changed and what it could not decide go to the log; a Keycloak that cannot be administered stops the
+ * start with a sentence naming the setting to check.
+ */
+async function provisionKeycloakAtStart(config: RuntimeConfig): Promise<ProvisionResult> {
+  const admin = await connectKeycloakAdmin(config);
+  let result: ProvisionResult;
+  try {
+    result = await provisionKeycloak(admin, {
+      realm: config.realm,
+      baseUrl: config.baseUrl,
+      exchangeClientId: config.tokenExchangeClientId,
+      exchangeClientSecret: config.tokenExchangeClientSecret,
+      keycloakUrl: config.keycloakUrl as string,
+    });
+  } catch (error) {
+    throw new ConfigError(
+      `Provisioning Keycloak realm ${config.realm} at ${config.keycloakUrl} failed: ${describeAdminError(error)}`,
+    );
+  }
+  if (config.logLevel !== "silent") {
+    for (const change of result.changes) process.stderr.write(`[keycloak] created or corrected: ${change}\n`);
+    for (const warning of result.warnings) process.stderr.write(`[keycloak] warning: ${warning}\n`);
+  }
+  return result;
+}
+
+/** Admin API errors carry the HTTP answer; its status and Keycloak's message are what helps. */
+function describeAdminError(error: unknown): string {
+  const response = (error as { response?: { status?: number } }).response;
+  const body = (error as { responseData?: unknown }).responseData;
+  if (response?.status === 403) {
+    return "the administrator or service account lacks realm-management rights (manage-realm, manage-clients, manage-users)";
+  }
+  const detail = body && typeof body === "object" ? JSON.stringify(body) : "";
+  return `${(error as Error).message}${detail ? ` ${detail}` : ""}`;
+}
+
+/** The confidential client's secret: from Keycloak, configured, or generated into the data directory by the embedded provider. */
+function createExchanger(
+  config: RuntimeConfig,
+  metadata: ReturnType<typeof issuerMetadata>,
+  fromIdp?: string,
+): TokenExchanger {
   const file = join(config.dataDir, "secrets", `${config.tokenExchangeClientId}.secret`);
   const secret =
-    config.tokenExchangeClientSecret ?? (existsSync(file) ? readFileSync(file, "utf8").trim() : undefined);
+    fromIdp ??
+    config.tokenExchangeClientSecret ??
+    (existsSync(file) ? readFileSync(file, "utf8").trim() : undefined);
   if (!secret) {
     const missing = new TokenExchangeUnavailableError(
       `no secret is configured for ${config.tokenExchangeClientId} (TOKEN_EXCHANGE_CLIENT_SECRET or ${file})`,

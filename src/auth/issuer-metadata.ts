@@ -7,6 +7,24 @@ export class IssuerUnavailableError extends Error {
 export interface IssuerMetadata {
   issuer: string;
   get(): Promise<oauth.AuthorizationServer>;
+  /** How the gateway reaches the issuer's endpoints (discovery, JWKS, token): see backchannelFetch. */
+  fetch: typeof fetch;
+}
+
+/**
+ * A fetch that sends requests for public URLs under `publicPrefix` to `internalPrefix` instead: the
+ * gateway talks to a Keycloak it fronts directly rather than through its own public address, which
+ * may not even resolve from inside the deployment.
+ */
+export function backchannelFetch(publicPrefix: string, internalPrefix: string): typeof fetch {
+  const from = publicPrefix.replace(/\/+$/, "");
+  const to = internalPrefix.replace(/\/+$/, "");
+  return (input, init) => {
+    const url = input instanceof Request ? input.url : String(input);
+    if (url !== from && !url.startsWith(`${from}/`)) return fetch(input, init);
+    const target = `${to}${url.slice(from.length)}`;
+    return input instanceof Request ? fetch(new Request(target, input), init) : fetch(target, init);
+  };
 }
 
 /** oauth4webapi refuses plain http unless told: allowed only for http issuers (development). */
@@ -18,7 +36,11 @@ export function httpOptions(url: string): { [oauth.allowInsecureRequests]?: bool
  * The issuer's discovery document (OIDC, else RFC 8414), fetched once and shared; a failed fetch is
  * retried on the next call rather than cached.
  */
-export function issuerMetadata(issuer: string, refreshMs = 3_600_000): IssuerMetadata {
+export function issuerMetadata(
+  issuer: string,
+  refreshMs = 3_600_000,
+  backchannel: typeof fetch = fetch,
+): IssuerMetadata {
   let cached: { value: oauth.AuthorizationServer; at: number } | undefined;
   let pending: Promise<oauth.AuthorizationServer> | undefined;
   const url = new URL(issuer);
@@ -30,6 +52,7 @@ export function issuerMetadata(issuer: string, refreshMs = 3_600_000): IssuerMet
         const response = await oauth.discoveryRequest(url, {
           algorithm,
           signal: AbortSignal.timeout(5_000),
+          [oauth.customFetch]: backchannel,
           ...httpOptions(issuer),
         });
         return await oauth.processDiscoveryResponse(url, response);
@@ -44,6 +67,7 @@ export function issuerMetadata(issuer: string, refreshMs = 3_600_000): IssuerMet
 
   return {
     issuer,
+    fetch: backchannel,
     async get() {
       if (cached && Date.now() - cached.at < refreshMs) return cached.value;
       pending ??= fetchOnce()

@@ -1,4 +1,4 @@
-import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify } from "jose";
+import { createRemoteJWKSet, customFetch, errors, type JWTPayload, jwtVerify } from "jose";
 import { type IssuerMetadata, issuerMetadata } from "./issuer-metadata.ts";
 
 /** Asymmetric algorithms only: `none` and HMAC (a shared secret, or a public key misused as one) never verify. */
@@ -46,6 +46,7 @@ export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
       jwks = createRemoteJWKSet(new URL(url), {
         cooldownDuration: options.jwksCooldownMs ?? 30_000,
         timeoutDuration: 5_000,
+        [customFetch]: metadata.fetch,
       });
     }
     return jwks;

@@ -71,7 +71,11 @@ export function createTokenExchanger(options: TokenExchangeOptions): TokenExchan
           requested_token_type: ACCESS_TOKEN_TYPE,
           audience: options.audience,
         },
-        { signal: AbortSignal.timeout(10_000), ...httpOptions(as.issuer) },
+        {
+          signal: AbortSignal.timeout(10_000),
+          [oauth.customFetch]: options.metadata.fetch,
+          ...httpOptions(as.issuer),
+        },
       );
     } catch (error) {
       throw new TokenExchangeUnavailableError(`token endpoint unreachable: ${(error as Error).message}`);

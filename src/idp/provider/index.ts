@@ -31,9 +31,14 @@ export interface StartedEmbeddedIdp {
   admin: { created: boolean; generatedPassword?: string };
 }
 
-/** The embedded provider runs when the configured issuer is its own URL (IDP_ISSUER unset or equal to it). */
-export function usesEmbeddedIdp(config: Pick<RuntimeConfig, "issuer" | "baseUrl" | "realm">): boolean {
-  return config.issuer === embeddedIssuer(config.baseUrl, config.realm);
+/**
+ * The embedded provider runs unless IDP=keycloak, when the configured issuer is its own URL (IDP_ISSUER
+ * unset or equal to it).
+ */
+export function usesEmbeddedIdp(
+  config: Pick<RuntimeConfig, "issuer" | "baseUrl" | "realm" | "idp">,
+): boolean {
+  return config.idp !== "keycloak" && config.issuer === embeddedIssuer(config.baseUrl, config.realm);
 }
 
 /**

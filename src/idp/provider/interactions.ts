@@ -20,7 +20,7 @@ export interface InteractionOptions {
 }
 
 /** What each scope lets a client do, in the consent page's words. */
-const SCOPE_DESCRIPTIONS: Record<string, string> = {
+export const SCOPE_DESCRIPTIONS: Record<string, string> = {
   "mcp:tools":
     "use the platform's MCP tools with your rights (read applications, analyses, CVE insights, quality gates)",
   "mcp:resources": "read the MCP resources the servers publish",

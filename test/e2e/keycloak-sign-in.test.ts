@@ -1,0 +1,332 @@
+import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import {
+  type CallToolResult,
+  Client,
+  type OAuthClientProvider,
+  type OAuthDiscoveryState,
+  StreamableHTTPClientTransport,
+  UnauthorizedError,
+} from "@modelcontextprotocol/client";
+import * as oauth from "oauth4webapi";
+import { type Browser, chromium } from "playwright-core";
+import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
+import { openStore } from "../../src/store/database.ts";
+import { type CimdDocumentServer, startCimdDocumentServer, USERS } from "../support/idp-flow.ts";
+import {
+  type KeycloakService,
+  seedKeycloakCimdClient,
+  seedKeycloakUsers,
+  startKeycloakService,
+} from "../support/keycloak-service.ts";
+import { type CallbackServer, startCallbackServer } from "../support/oauth-callback.ts";
+import { createTestStore, type TestStore } from "../support/stores.ts";
+
+/**
+ * The sign-in journey of the embedded-provider e2e test, with Keycloak as the identity provider: the
+ * gateway provisions a real Keycloak at start and fronts it under /auth, the official MCP SDK v2 client
+ * signs in through Keycloak's own sign-in and consent pages in headless Chromium, its client ID metadata
+ * document served over TLS by a test CA in Keycloak's truststore, and the gateway exchanges its token
+ * with Keycloak (standard token exchange) for a platform token carrying the user's roles.
+ */
+const ARTIFACTS = join(process.cwd(), "test-artifacts");
+const CHROMIUM_FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
+
+describe("an AI client signs in through the gateway to Keycloak (headless Chromium, MCP SDK v2)", () => {
+  let store: TestStore;
+  let documents: CimdDocumentServer;
+  let kc: KeycloakService;
+  let browser: Browser;
+  let callback: CallbackServer;
+
+  before(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    store = await createTestStore("sqlite");
+    const handle = await openStore({ databaseUrl: store.databaseUrl, sqliteFile: store.sqliteFile });
+    try {
+      await loadDemo(handle.db);
+    } finally {
+      await handle.close();
+    }
+    kc = await startKeycloakService({ store });
+    // Like Claude Code's real document: loopback redirect URIs without a port (RFC 8252).
+    documents = await startCimdDocumentServer(
+      "/oauth/client-metadata.json",
+      ["http://127.0.0.1/callback", "http://localhost/callback"],
+      kc.keycloak.certificates,
+    );
+    callback = await startCallbackServer();
+    await seedKeycloakUsers(kc.admin);
+    await seedKeycloakCimdClient(kc.admin, "test-ai-client", documents.clientId);
+    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_FLAGS });
+  });
+  after(async () => {
+    await browser?.close();
+    await kc?.stop();
+    await callback?.close();
+    await documents?.close();
+    await store?.drop();
+  });
+
+  function clientProvider(user: keyof typeof USERS, screenshots = false) {
+    const saved: {
+      client?: { client_id: string };
+      tokens?: oauth.TokenEndpointResponse;
+      verifier?: string;
+      discovery?: OAuthDiscoveryState;
+    } = {};
+    let callbackParams: Promise<URLSearchParams> | undefined;
+    const provider: OAuthClientProvider = {
+      get redirectUrl() {
+        return callback.url;
+      },
+      clientMetadataUrl: documents.clientId,
+      get clientMetadata() {
+        return {
+          client_name: "Test AI Client",
+          redirect_uris: [callback.url],
+          grant_types: ["authorization_code", "refresh_token"],
+          response_types: ["code"],
+          token_endpoint_auth_method: "none",
+        };
+      },
+      clientInformation: () => saved.client,
+      saveClientInformation: (info) => {
+        saved.client = info as { client_id: string };
+      },
+      tokens: () => saved.tokens as never,
+      saveTokens: (tokens) => {
+        saved.tokens = tokens as unknown as oauth.TokenEndpointResponse;
+      },
+      saveCodeVerifier: (verifier) => {
+        saved.verifier = verifier;
+      },
+      codeVerifier: () => saved.verifier ?? "",
+      saveDiscoveryState: (state) => {
+        saved.discovery = state;
+      },
+      discoveryState: () => saved.discovery,
+      redirectToAuthorization: async (authorizationUrl: URL) => {
+        callbackParams = callback.next();
+        assert.equal(
+          authorizationUrl.origin + authorizationUrl.pathname,
+          `${kc.issuer}/protocol/openid-connect/auth`,
+          "the browser is sent to Keycloak through the gateway",
+        );
+        const page = await browser.newPage();
+        try {
+          await page.goto(authorizationUrl.href);
+          // Keycloak's own sign-in page.
+          await page.locator("#kc-form-login").waitFor({ timeout: 15_000 });
+          assert.ok(
+            page.url().startsWith(kc.issuer),
+            `the sign-in page is served via the gateway: ${page.url()}`,
+          );
+          await page.locator('input[name="username"]').fill(user);
+          await page.locator('input[name="password"]').fill(USERS[user].password);
+          if (screenshots)
+            await page.screenshot({ path: join(ARTIFACTS, "keycloak-sign-in.png"), fullPage: true });
+          await page.locator("#kc-login").click();
+          // Keycloak asks the user to grant the AI client the mcp:* scopes (consent), once per client.
+          const consent = page.locator('input[name="accept"], button[name="accept"]');
+          const reached = await Promise.race([
+            consent.waitFor({ timeout: 15_000 }).then(() => "consent" as const),
+            page
+              .waitForURL((url) => url.href.startsWith(callback.url), { timeout: 15_000 })
+              .then(() => "callback" as const),
+          ]).catch(async (error) => {
+            await page.screenshot({
+              path: join(ARTIFACTS, "keycloak-failed-after-sign-in.png"),
+              fullPage: true,
+            });
+            throw new Error(
+              `no consent page nor callback after sign-in: ${page.url()} ${(await page.content()).slice(0, 2000)}`,
+              {
+                cause: error,
+              },
+            );
+          });
+          if (reached === "consent") {
+            assert.match(await page.content(), /Test AI Client/, "the consent page names the client");
+            if (screenshots)
+              await page.screenshot({ path: join(ARTIFACTS, "keycloak-consent.png"), fullPage: true });
+            await consent.first().click();
+            await page.waitForURL((url) => url.href.startsWith(callback.url));
+          }
+        } finally {
+          await page.close();
+        }
+      },
+    };
+    return { provider, saved, callbackParams: () => callbackParams };
+  }
+
+  async function signIn(user: keyof typeof USERS, url: string, screenshots = false) {
+    const state = clientProvider(user, screenshots);
+    const transport = new StreamableHTTPClientTransport(new URL(url), { authProvider: state.provider });
+    const client = new Client({ name: "e2e-ai-client", version: "1.0.0" });
+    try {
+      await client.connect(transport);
+      assert.fail("the first connection must ask for sign-in");
+    } catch (error) {
+      assert.ok(error instanceof UnauthorizedError, `expected the sign-in to be required, got ${error}`);
+    }
+    const params = await state.callbackParams();
+    assert.ok(params, "the browser reached the loopback callback");
+    await transport.finishAuth(params);
+    const connected = new Client({ name: "e2e-ai-client", version: "1.0.0" });
+    await connected.connect(
+      new StreamableHTTPClientTransport(new URL(url), { authProvider: state.provider }),
+    );
+    return { client: connected, saved: state.saved };
+  }
+
+  const claimsOf = (token: string) =>
+    JSON.parse(Buffer.from(token.split(".")[1] ?? "", "base64url").toString()) as Record<string, unknown>;
+
+  const applications = async (client: Client) =>
+    (
+      ((await client.callTool({ name: "applications", arguments: {} })) as CallToolResult)
+        .structuredContent as {
+        applications: { name: string }[];
+      }
+    ).applications.map((a) => a.name);
+
+  it("an admin signs in on Keycloak's page and sees every application (token exchanged by the gateway)", async () => {
+    const before = kc.service.exchanger?.requests ?? 0;
+    const { client, saved } = await signIn("alice", kc.mcp, true);
+    try {
+      const tools = (await client.listTools()).tools.map((t) => t.name);
+      assert.ok(tools.includes("applications") && tools.includes("cve_occurrences"));
+      assert.deepEqual(await applications(client), ["claims-portal", "payments-service", "storefront-web"]);
+      assert.ok(
+        (kc.service.exchanger?.requests ?? 0) > before,
+        "the gateway exchanged the token with Keycloak",
+      );
+      const claims = claimsOf(saved.tokens?.access_token as string);
+      assert.equal(claims.iss, kc.issuer, "Keycloak names the gateway as issuer");
+      assert.equal(claims.azp, documents.clientId, "the client is the CIMD URL");
+      const audiences = [claims.aud].flat();
+      for (const audience of [kc.mcp, kc.gatekeeper, "mcp-token-exchange"])
+        assert.ok(audiences.includes(audience), `aud has ${audience}`);
+      assert.match(String(claims.scope), /\bmcp:tools\b/);
+      assert.equal(claims.roles, undefined, "the AI client's token carries no platform roles");
+      assert.ok(saved.tokens?.refresh_token, "a refresh token was issued");
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("a viewer sees only the applications granted to them", async () => {
+    const { client } = await signIn("bob", kc.mcp);
+    try {
+      assert.deepEqual(await applications(client), ["storefront-web"]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("the exchanged token has the embedded provider's contract: aud imaging-api, roles, applications", async () => {
+    const { client, saved } = await signIn("bob", kc.mcp);
+    await client.close();
+    const secret = await kc.admin.clients
+      .find({ clientId: "mcp-token-exchange" })
+      .then(([c]) => kc.admin.clients.getClientSecret({ id: c?.id as string }));
+    const as = await oauth.processDiscoveryResponse(
+      new URL(kc.issuer),
+      await oauth.discoveryRequest(new URL(kc.issuer), { [oauth.allowInsecureRequests]: true }),
+    );
+    const exchangeClient: oauth.Client = { client_id: "mcp-token-exchange" };
+    const response = await oauth.genericTokenEndpointRequest(
+      as,
+      exchangeClient,
+      oauth.ClientSecretBasic(secret.value as string),
+      "urn:ietf:params:oauth:grant-type:token-exchange",
+      {
+        subject_token: saved.tokens?.access_token as string,
+        subject_token_type: "urn:ietf:params:oauth:token-type:access_token",
+        requested_token_type: "urn:ietf:params:oauth:token-type:access_token",
+        audience: "imaging-api",
+      },
+      { [oauth.allowInsecureRequests]: true },
+    );
+    const exchanged = await oauth.processGenericTokenEndpointResponse(as, exchangeClient, response);
+    const claims = claimsOf(exchanged.access_token);
+    assert.deepEqual([claims.aud].flat(), ["imaging-api"]);
+    assert.deepEqual(claims.roles, ["viewer"]);
+    assert.deepEqual(claims.applications, ["storefront-web"]);
+    assert.equal(claims.iss, kc.issuer);
+  });
+
+  it("signs in to the gatekeeper server too", async () => {
+    const { client } = await signIn("alice", kc.gatekeeper);
+    try {
+      const tools = (await client.listTools()).tools.map((t) => t.name).sort();
+      assert.deepEqual(tools, ["compare_analyses", "evaluate_gate", "gate_history", "gates"]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("renews access with the refresh token", async () => {
+    const { client, saved } = await signIn("alice", kc.mcp);
+    await client.close();
+    const as = await oauth.processDiscoveryResponse(
+      new URL(kc.issuer),
+      await oauth.discoveryRequest(new URL(kc.issuer), { [oauth.allowInsecureRequests]: true }),
+    );
+    const aiClient: oauth.Client = { client_id: documents.clientId, token_endpoint_auth_method: "none" };
+    const renewed = await oauth.processRefreshTokenResponse(
+      as,
+      aiClient,
+      await oauth.refreshTokenGrantRequest(
+        as,
+        aiClient,
+        oauth.None(),
+        saved.tokens?.refresh_token as string,
+        {
+          [oauth.allowInsecureRequests]: true,
+        },
+      ),
+    );
+    const renewedClient = new Client({ name: "e2e-ai-client", version: "1.0.0" });
+    await renewedClient.connect(
+      new StreamableHTTPClientTransport(new URL(kc.mcp), {
+        requestInit: { headers: { authorization: `Bearer ${renewed.access_token}` } },
+      }),
+    );
+    try {
+      assert.equal((await applications(renewedClient)).length, 3);
+    } finally {
+      await renewedClient.close();
+    }
+  });
+
+  it("a token sent straight to the MCP server, bypassing the gateway, gets a tool error 401/403", async () => {
+    const { client, saved } = await signIn("alice", kc.mcp);
+    await client.close();
+    const direct = new Client({ name: "e2e-ai-client", version: "1.0.0" });
+    await direct.connect(
+      new StreamableHTTPClientTransport(new URL(`${kc.service.mcpUrls.analysis}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${saved.tokens?.access_token}` } },
+      }),
+    );
+    try {
+      const result = (await direct.callTool({ name: "applications", arguments: {} })) as CallToolResult;
+      assert.equal(result.isError, true);
+      assert.match(JSON.stringify(result.content), /REST API answered 40[13]/);
+    } finally {
+      await direct.close();
+    }
+  });
+});
