@@ -4,6 +4,7 @@ import { loadSettings } from "../../src/config/load-config.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
 import type { KeycloakAdmin } from "../../src/idp/keycloak/admin.ts";
 import { startService } from "../../src/service.ts";
+import { runCli, spawnService } from "../support/cli.ts";
 import { KEYCLOAK_ADMIN, type TestKeycloak, uniqueRealm, useKeycloak } from "../support/keycloak.ts";
 import { type KeycloakService, startKeycloakService } from "../support/keycloak-service.ts";
 import { freePort } from "../support/service.ts";
@@ -287,5 +288,47 @@ describe("Keycloak provisioning at start-up", () => {
       start({ keycloakUrl: keycloak.url.replace(/\/auth$/, "") }),
       /check KEYCLOAK_URL \(with Keycloak's relative path/,
     );
+  });
+
+  it("imaging start with IDP=keycloak provisions, says so, and serves the realm's discovery through /auth", async () => {
+    const cliRealm = uniqueRealm("cli");
+    const port = await freePort();
+    const env = {
+      IDP: "keycloak",
+      KEYCLOAK_URL: keycloak.url,
+      KEYCLOAK_REALM: cliRealm,
+      KEYCLOAK_ADMIN_USERNAME: KEYCLOAK_ADMIN.username,
+      KEYCLOAK_ADMIN_PASSWORD: KEYCLOAK_ADMIN.password,
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+      REST_PORT: "0",
+      MCP_ANALYSIS_PORT: "0",
+      MCP_GATEKEEPER_PORT: "0",
+      IMAGING_BIND_ADDRESS: "127.0.0.1",
+    };
+    const started = await spawnService(["--data-dir", store.dataDir, "--port", String(port)], env);
+    try {
+      const summary = started.summary as unknown as {
+        keycloak: { realm: string; issuer: string; changes: string[] };
+      };
+      assert.equal(summary.keycloak.realm, cliRealm);
+      assert.equal(summary.keycloak.issuer, `http://127.0.0.1:${port}/auth/realms/${cliRealm}`);
+      assert.ok(summary.keycloak.changes.includes("client mcp-token-exchange"));
+      const discovery = await fetch(`${summary.keycloak.issuer}/.well-known/openid-configuration`);
+      assert.equal(((await discovery.json()) as { issuer: string }).issuer, summary.keycloak.issuer);
+    } finally {
+      started.child.kill("SIGTERM");
+      await new Promise((resolve) => started.child.once("exit", resolve));
+    }
+  });
+
+  it("imaging start explains missing Keycloak settings instead of starting", async () => {
+    const result = await runCli(["start", "--data-dir", store.dataDir], {
+      IDP: "keycloak",
+      KEYCLOAK_URL: "",
+    });
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /KEYCLOAK_URL is required with IDP=keycloak/);
+    assert.match(result.stderr, /needs Keycloak admin credentials/);
+    assert.doesNotMatch(result.stderr, /at .*\.ts:\d+/, "no stack trace");
   });
 });

@@ -67,6 +67,9 @@ export function registerStart(program: Command): void {
           ...(service.admin?.created
             ? { adminCreated: { user: "admin", password: service.admin.generatedPassword } }
             : {}),
+          ...(service.keycloak
+            ? { keycloak: { realm: config.realm, issuer: config.issuer, ...service.keycloak } }
+            : {}),
         },
         () =>
           [
@@ -76,6 +79,13 @@ export function registerStart(program: Command): void {
             `  MCP       ${config.baseUrl}/mcp (analysis, internal ${service.mcpUrls.analysis}), ${config.baseUrl}/mcp/gatekeeper (internal ${service.mcpUrls.gatekeeper})`,
             `  store     ${service.store.location}`,
             ...(demo.length > 0 ? [`  demo data loaded: ${demo.join(", ")}`] : []),
+            ...(service.keycloak
+              ? [
+                  `  identity  Keycloak realm ${config.realm} (${config.keycloakUrl}), issuer ${config.issuer}`,
+                  `            provisioning: ${service.keycloak.changes.length === 0 ? "everything already in place" : `${service.keycloak.changes.length} change(s)`}`,
+                  ...service.keycloak.warnings.map((w) => `  WARNING   ${w}`),
+                ]
+              : []),
             ...(service.admin?.created
               ? service.admin.generatedPassword
                 ? [
