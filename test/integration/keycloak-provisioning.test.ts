@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { loadSettings } from "../../src/config/load-config.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
-import type { KeycloakAdmin } from "../../src/idp/keycloak/admin.ts";
+import { connectKeycloakAdmin, type KeycloakAdmin } from "../../src/idp/keycloak/admin.ts";
 import { startService } from "../../src/service.ts";
 import { runCli, spawnService } from "../support/cli.ts";
 import { KEYCLOAK_ADMIN, type TestKeycloak, uniqueRealm, useKeycloak } from "../support/keycloak.ts";
@@ -330,5 +330,48 @@ describe("Keycloak provisioning at start-up", () => {
     assert.match(result.stderr, /KEYCLOAK_URL is required with IDP=keycloak/);
     assert.match(result.stderr, /needs Keycloak admin credentials/);
     assert.doesNotMatch(result.stderr, /at .*\.ts:\d+/, "no stack trace");
+  });
+
+  it("works with a service account instead of an administrator, signing in again when its token expires", async () => {
+    // A service account in master with realm-management rights, its tokens living 2 s.
+    const master = await connectKeycloakAdmin({
+      keycloakUrl: keycloak.url,
+      keycloakAdminRealm: "master",
+      keycloakAdminUsername: KEYCLOAK_ADMIN.username,
+      keycloakAdminPassword: KEYCLOAK_ADMIN.password,
+      realm: "master",
+    });
+    const clientId = uniqueRealm("provisioner");
+    const { id } = await master.clients.create({
+      clientId,
+      publicClient: false,
+      serviceAccountsEnabled: true,
+      standardFlowEnabled: false,
+      attributes: { "access.token.lifespan": "2" },
+    });
+    try {
+      const account = await master.clients.getServiceAccountUser({ id });
+      const adminRole = await master.roles.findOneByName({ name: "admin" });
+      await master.users.addRealmRoleMappings({
+        id: account.id as string,
+        roles: [{ id: adminRole?.id as string, name: "admin" }],
+      });
+      const secret = (await master.clients.getClientSecret({ id })).value as string;
+      const viaAccount = await connectKeycloakAdmin({
+        keycloakUrl: keycloak.url,
+        keycloakAdminRealm: "master",
+        keycloakAdminClientId: clientId,
+        keycloakAdminClientSecret: secret,
+        realm,
+      });
+      assert.ok(await viaAccount.roles.findOneByName({ name: "admin" }));
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      assert.ok(
+        await viaAccount.roles.findOneByName({ name: "viewer" }),
+        "a call after the token expired succeeds",
+      );
+    } finally {
+      await master.clients.del({ id });
+    }
   });
 });
