@@ -8,6 +8,7 @@ import { registerCimd } from "./commands/cimd.ts";
 import { registerClientConfig } from "./commands/client-config.ts";
 import { registerConfig } from "./commands/config.ts";
 import { registerDemo } from "./commands/demo.ts";
+import { registerDoctor } from "./commands/doctor.ts";
 import { registerIdp } from "./commands/idp.ts";
 import { registerStart } from "./commands/start.ts";
 import { registerUsers } from "./commands/users.ts";
@@ -28,6 +29,7 @@ registerClientConfig(program);
 registerIdp(program);
 registerCimd(program);
 registerUsers(program);
+registerDoctor(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -44,6 +44,7 @@ export type UserErrorCode =
   | "invalid-role"
   | "invalid-application"
   | "weak-password"
+  | "invalid-profile"
   | "duplicate"
   | "unknown";
 
@@ -277,7 +278,8 @@ function parseStrings(json: string): string[] {
   }
 }
 
-function normalizeApplications(applications: readonly string[]): string[] {
+/** Application names trimmed, without duplicates, sorted; throws UserError for an empty name. */
+export function normalizeApplications(applications: readonly string[]): string[] {
   const names = applications.map((a) => a.trim());
   if (names.some((a) => a === ""))
     throw new UserError("invalid-application", "Application names must not be empty");

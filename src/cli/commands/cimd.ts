@@ -1,6 +1,6 @@
 import { type Command, Option } from "commander";
 import { checkClientIdUrl } from "../../idp/cimd/client-id.ts";
-import { type CimdDiagnosis, diagnoseCimdClient } from "../../idp/cimd/diagnostics.ts";
+import type { CimdDiagnosis } from "../../idp/cimd/diagnostics.ts";
 import {
   CIMD_CONDITION,
   CIMD_EXECUTOR,
@@ -16,19 +16,11 @@ import {
   variantSettings,
 } from "../../idp/cimd/model.ts";
 import { findPreset, PRESET_IDS } from "../../idp/cimd/presets.ts";
-import {
-  type CimdClientState,
-  CimdStoreError,
-  createCimdClient,
-  getCimdClientState,
-  linkCimdClient,
-  listCimdClients,
-  loadCimdConfig,
-  removeCimdClient,
-  unlinkCimdClient,
-  updateCimdClient,
-} from "../../store/cimd.ts";
-import { type StoreOptions, withStore } from "../context.ts";
+import type { CimdClientState } from "../../idp/cimd/repository.ts";
+import { UNKNOWN_CLIENT_ID } from "../../idp/keycloak/cimd-repository.ts";
+import { CimdStoreError } from "../../store/cimd.ts";
+import type { StoreOptions } from "../context.ts";
+import { diagnoseCimdState, knownProfileNames, withCimdRepository } from "../idp-context.ts";
 import { CliError, emit, table } from "../output.ts";
 
 interface CommonOptions extends StoreOptions {
@@ -132,7 +124,8 @@ function describe(state: CimdClientState, diagnosis: CimdDiagnosis): string {
   const width = "Only Allow Confidential Client".length;
   const rows = (pairs: [string, string][]) =>
     pairs.map(([label, value]) => `  ${label.padEnd(width)}  ${value}`);
-  const lines = [`CIMD client ${client.client}: client_id ${client.clientId}`, ""];
+  const clientId = client.clientId === UNKNOWN_CLIENT_ID ? "(not recorded)" : client.clientId;
+  const lines = [`CIMD client ${client.client}: client_id ${clientId}`, ""];
   if (profile)
     lines.push(
       `Profile ${profile.name}`,
@@ -165,7 +158,7 @@ function describe(state: CimdClientState, diagnosis: CimdDiagnosis): string {
 }
 
 const diagnose = (state: CimdClientState, knownProfiles?: readonly string[]) =>
-  diagnoseCimdClient(state.client, state.profile, state.policy, knownProfiles);
+  diagnoseCimdState(state, knownProfiles);
 
 function variantOf(state: Pick<CimdClientState, "profile" | "policy">): string {
   const http = state.profile?.allowHttpScheme || state.policy?.uriSchemes.includes("http");
@@ -177,7 +170,8 @@ export function registerCimd(program: Command): void {
     .command("cimd")
     .description(
       "CIMD client policies of the identity provider: one profile (the rules) and one policy (which " +
-        "client_ids they apply to) per AI client, linked by the policy's associated profiles",
+        "client_ids they apply to) per AI client, linked by the policy's associated profiles. They live in " +
+        "the platform store, or in Keycloak's realm (Client Policies) with IDP=keycloak",
     );
   const common = (c: Command) =>
     c
@@ -243,8 +237,8 @@ export function registerCimd(program: Command): void {
       profiles: [profile.name],
       enabled: true,
     };
-    const created = await withStore(options, (store) =>
-      createCimdClient(store.db, { client, clientId, profile, policy }),
+    const created = await withCimdRepository(options, (repository) =>
+      repository.createClient({ client, clientId, profile, policy }),
     ).catch((error: unknown) => {
       if (error instanceof CimdStoreError && error.code === "exists")
         throw new CliError(
@@ -269,11 +263,11 @@ export function registerCimd(program: Command): void {
       .command("list")
       .description("List the CIMD clients with their variant, link and the mistakes that break sign-in"),
   ).action(async (options: CommonOptions) => {
-    const rows = await withStore(options, async (store) => {
-      const clients = await listCimdClients(store.db);
-      const config = await loadCimdConfig(store.db);
-      const known = config.profiles.map((p) => p.name);
-      return clients.map((client: CimdClient) => {
+    const { rows, location } = await withCimdRepository(options, async (repository) => {
+      const clients = await repository.listClients();
+      const config = await repository.loadConfig();
+      const known = await knownProfileNames(repository);
+      const rows = clients.map((client: CimdClient) => {
         const state: CimdClientState = {
           client,
           profile: config.profiles.find((p) => p.name === client.profile),
@@ -290,16 +284,17 @@ export function registerCimd(program: Command): void {
           ...diagnose(state, known),
         };
       });
+      return { rows, location: repository.location };
     });
     emit(Boolean(options.json), rows, () => {
       if (rows.length === 0)
-        return "No CIMD client (add one: imaging cimd add claude-code --preset claude-code)";
+        return `No CIMD client in ${location} (add one: imaging cimd add claude-code --preset claude-code)`;
       const lines = [
         table(
           ["CLIENT", "CLIENT ID", "VARIANT", "LINKED", "ENABLED", "PROBLEMS"],
           rows.map((r) => [
             r.client,
-            r.clientId,
+            r.clientId === UNKNOWN_CLIENT_ID ? "(not recorded)" : r.clientId,
             r.variant,
             r.linked ? "yes" : "no",
             r.enabled ? "yes" : "no",
@@ -321,10 +316,9 @@ export function registerCimd(program: Command): void {
       .description("Show a client's profile and policy as the identity provider enforces them")
       .argument("<client>", "client name (see: imaging cimd list)"),
   ).action(async (client: string, options: CommonOptions) => {
-    const state = await withStore(options, async (store) => {
-      const found = await getCimdClientState(store.db, client);
-      const known = (await loadCimdConfig(store.db)).profiles.map((p) => p.name);
-      return found && { state: found, known };
+    const state = await withCimdRepository(options, async (repository) => {
+      const found = await repository.getClientState(client);
+      return found && { state: found, known: await knownProfileNames(repository) };
     });
     if (!state) throw new CliError(`No CIMD client named ${client} (see: imaging cimd list)`);
     emit(Boolean(options.json), showJson(state.state), () =>
@@ -338,7 +332,9 @@ export function registerCimd(program: Command): void {
       .description("Delete a client's profile and policy: its client_id is refused from the next request on")
       .argument("<client>", "client name"),
   ).action(async (client: string, options: CommonOptions) => {
-    const removed = await withStore(options, (store) => removeCimdClient(store.db, client));
+    const removed = await withCimdRepository(options, (repository) => repository.removeClient(client)).catch(
+      translate,
+    );
     if (!removed) throw new CliError(`No CIMD client named ${client} (see: imaging cimd list)`);
     emit(
       Boolean(options.json),
@@ -350,8 +346,8 @@ export function registerCimd(program: Command): void {
   const linkCommand = (name: "link" | "unlink", description: string) =>
     common(cimd.command(name).description(description).argument("<client>", "client name")).action(
       async (client: string, options: CommonOptions) => {
-        const state = await withStore(options, (store) =>
-          name === "link" ? linkCimdClient(store.db, client) : unlinkCimdClient(store.db, client),
+        const state = await withCimdRepository(options, (repository) =>
+          name === "link" ? repository.linkClient(client) : repository.unlinkClient(client),
         ).catch(translate);
         const diagnosis = diagnose(state);
         emit(
@@ -417,8 +413,8 @@ export function registerCimd(program: Command): void {
     if (changes.length === 0)
       throw new CliError("nothing to change: give at least one option (see --help)", 2);
 
-    const state = await withStore(options, (store) =>
-      updateCimdClient(store.db, client, (current) => {
+    const state = await withCimdRepository(options, (repository) =>
+      repository.updateClient(client, (current) => {
         const http = variant ? variant.allowHttpScheme : (current.profile?.allowHttpScheme ?? false);
         if (options.clientId !== undefined) checkedClientId(options.clientId, http);
         const profile = current.profile && {

@@ -1,18 +1,8 @@
 import type { Command } from "commander";
 import { generatePassword, passwordProblem } from "../../idp/passwords.ts";
-import {
-  createUser,
-  grantUser,
-  listUsers,
-  ROLES,
-  type Role,
-  removeUser,
-  setPassword,
-  UserError,
-  type UserRecord,
-  usernameProblem,
-} from "../../store/users.ts";
-import { withStore } from "../context.ts";
+import type { UserProfileDetails } from "../../idp/user-directory.ts";
+import { ROLES, type Role, UserError, type UserRecord, usernameProblem } from "../../store/users.ts";
+import { idpConfigFrom, withUserDirectory } from "../idp-context.ts";
 import { CliError, emit, table } from "../output.ts";
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -32,10 +22,19 @@ interface GrantOptions extends CommonOptions {
   app?: string[];
 }
 
+interface AddOptions extends GrantOptions, PasswordOptions {
+  email?: string;
+  firstName?: string;
+  lastName?: string;
+}
+
 export function registerUsers(program: Command): void {
   const users = program
     .command("users")
-    .description("Users of the embedded identity provider (who signs in, their role and applications)");
+    .description(
+      "Users of the identity provider (who signs in, their role and applications): in the platform store, " +
+        "or in Keycloak's realm with IDP=keycloak",
+    );
   const common = (c: Command) =>
     c
       .option("--data-dir <dir>", "data directory (default: IMAGING_DATA_DIR, else ./data)")
@@ -57,26 +56,32 @@ export function registerUsers(program: Command): void {
         users
           .command("add")
           .description("Create a user; the password is read from stdin or generated and shown once")
-          .argument("<user>", "user name: letters, digits, '.', '_', '-', '@' (unique ignoring case)"),
+          .argument("<user>", "user name: letters, digits, '.', '_', '-', '@' (unique ignoring case)")
+          .option("--email <address>", "e-mail address (IDP=keycloak only; its user profile requires it)")
+          .option("--first-name <name>", "first name (IDP=keycloak only; its user profile requires it)")
+          .option("--last-name <name>", "last name (IDP=keycloak only; its user profile requires it)"),
       ),
     ),
-  ).action(async (username: string, options: GrantOptions & PasswordOptions) => {
+  ).action(async (username: string, options: AddOptions) => {
     checkUsername(username);
     const role = checkRole(options.role);
+    const profile = await profileDetails(options);
     const { password, generated } = await obtainPassword(options);
-    const user = await withStore(options, (store) =>
-      createUser(store.db, { username, password, role, applications: options.app ?? [] }).catch(rethrow),
-    );
+    const { missingDetails = [], ...user } = await withUserDirectory(options, (directory) =>
+      directory.create({ username, password, role, applications: options.app ?? [], profile }),
+    ).catch(rethrow);
     emit(Boolean(options.json), generated ? { ...user, generatedPassword: password } : user, () =>
-      [`User ${user.username} created (${describeRights(user)})`, ...showGenerated(generated, password)].join(
-        "\n",
-      ),
+      [
+        `User ${user.username} created (${describeRights(user)})`,
+        ...showGenerated(generated, password),
+        ...showMissing(user.username, missingDetails),
+      ].join("\n"),
     );
   });
 
   common(users.command("list").description("List users (never their password hashes)")).action(
     async (options: CommonOptions) => {
-      const list = await withStore(options, (store) => listUsers(store.db));
+      const list = await withUserDirectory(options, (directory) => directory.list());
       emit(Boolean(options.json), list, () =>
         table(
           ["USER", "ROLES", "APPLICATIONS", "CREATED", "DISABLED"],
@@ -98,7 +103,7 @@ export function registerUsers(program: Command): void {
       .description("Remove a user: they can no longer sign in")
       .argument("<user>", "user name (any case)"),
   ).action(async (username: string, options: CommonOptions) => {
-    const removed = await withStore(options, (store) => removeUser(store.db, username));
+    const removed = await withUserDirectory(options, (directory) => directory.remove(username));
     if (!removed) throw unknownUser(username);
     emit(Boolean(options.json), { username, removed: true }, () => `User ${username} removed`);
   });
@@ -112,9 +117,9 @@ export function registerUsers(program: Command): void {
     ),
   ).action(async (username: string, options: PasswordOptions) => {
     const { password, generated } = await obtainPassword(options);
-    const user = await withStore(options, (store) =>
-      setPassword(store.db, username, password).catch(rethrow),
-    );
+    const user = await withUserDirectory(options, (directory) =>
+      directory.setPassword(username, password),
+    ).catch(rethrow);
     const result = { username: user.username, passwordChanged: true };
     emit(Boolean(options.json), generated ? { ...result, generatedPassword: password } : result, () =>
       [`Password of ${user.username} changed`, ...showGenerated(generated, password)].join("\n"),
@@ -130,9 +135,9 @@ export function registerUsers(program: Command): void {
     ),
   ).action(async (username: string, options: GrantOptions) => {
     const role = checkRole(options.role);
-    const user = await withStore(options, (store) =>
-      grantUser(store.db, username, { role, applications: options.app ?? [] }).catch(rethrow),
-    );
+    const user = await withUserDirectory(options, (directory) =>
+      directory.grant(username, { role, applications: options.app ?? [] }),
+    ).catch(rethrow);
     emit(Boolean(options.json), user, () => `User ${user.username} is now ${describeRights(user)}`);
   });
 }
@@ -141,6 +146,31 @@ function checkRole(role: string): Role {
   if (!ROLES.includes(role as Role))
     throw new CliError(`--role must be ${ROLES.join(" or ")}, got '${role}'`, 2);
   return role as Role;
+}
+
+/** --email, --first-name and --last-name: Keycloak's user profile has them, the embedded IdP does not. */
+async function profileDetails(options: AddOptions): Promise<UserProfileDetails | undefined> {
+  const given = (
+    [
+      ["--email", options.email],
+      ["--first-name", options.firstName],
+      ["--last-name", options.lastName],
+    ] as const
+  ).filter(([, value]) => value !== undefined);
+  if (given.length === 0) return undefined;
+  const { idp } = await idpConfigFrom(options);
+  if (idp !== "keycloak")
+    throw new CliError(
+      `${given.map(([flag]) => flag).join(", ")}: only with IDP=keycloak (the embedded identity provider keeps no e-mail or name)`,
+      2,
+    );
+  for (const [flag, value] of given)
+    if ((value as string).trim() === "") throw new CliError(`${flag} must not be empty`, 2);
+  return {
+    email: options.email?.trim(),
+    firstName: options.firstName?.trim(),
+    lastName: options.lastName?.trim(),
+  };
 }
 
 function checkUsername(username: string): void {
@@ -171,6 +201,22 @@ async function readPasswordFromStdin(): Promise<string> {
 function showGenerated(generated: boolean, password: string): string[] {
   if (!generated) return [];
   return ["Generated password: copy it now, it is not shown again:", "", `  ${password}`];
+}
+
+const DETAIL_FLAGS: Record<string, [label: string, flag: string]> = {
+  email: ["e-mail", "--email"],
+  firstName: ["first name", "--first-name"],
+  lastName: ["last name", "--last-name"],
+};
+
+/** Keycloak asks at the first sign-in for what its user profile requires and the user lacks. */
+function showMissing(username: string, missing: readonly string[]): string[] {
+  if (missing.length === 0) return [];
+  const labels = missing.map((name) => DETAIL_FLAGS[name]?.[0] ?? name);
+  const flags = missing.flatMap((name) => DETAIL_FLAGS[name]?.[1] ?? []);
+  const list = labels.length > 1 ? `${labels.slice(0, -1).join(", ")} and ${labels.at(-1)}` : labels[0];
+  const hint = flags.length > 0 ? ` (give ${flags.join(", ")} to avoid it)` : "";
+  return ["", `Note: Keycloak asks ${username} for ${list} at the first sign-in${hint}`];
 }
 
 function describeRights(user: UserRecord): string {

@@ -1,0 +1,312 @@
+import { ConfigError } from "../../config/load-config.ts";
+import { type RuntimeConfig, resolveRuntimeConfig } from "../../config/runtime-config.ts";
+import type { Settings } from "../../config/settings.ts";
+import type { CimdClientState, CimdRepository } from "../../idp/cimd/repository.ts";
+import { type Check, notRun } from "./check.ts";
+import { cimdClientChecks, cimdUnavailableCheck, noCimdClientCheck } from "./cimd.ts";
+import {
+  challengeCheck,
+  challengeDef,
+  discoveryCheck,
+  discoveryDef,
+  discoveryProbePaths,
+  fixes,
+  GATEWAY,
+  gatewayCheck,
+  JSON_NOT_FOUND,
+  jsonNotFoundCheck,
+  MCP_ROUTES,
+  metadataDef,
+  NOT_FOUND_PROBES,
+  resourceMetadataCheck,
+} from "./gateway.ts";
+import { jsonObject, type Observation, probe } from "./http.ts";
+import {
+  IDP_CIMD,
+  type IdpKind,
+  idpCimdCheck,
+  rebase,
+  tokenExchangeCheck,
+  tokenExchangeNoSecret,
+  tokenExchangeNotRun,
+} from "./identity-provider.ts";
+import { internalBindCheck, isLoopbackAddress, WINDOWS_PUBLIC_URL, windowsPublicUrlCheck } from "./setup.ts";
+
+/** The secret of the exchange client as the gateway uses it, and where it came from; or why there is none. */
+export type ExchangeSecret = { secret: string; source: string } | { secret?: undefined; reason: string };
+
+/** What doctor reads besides HTTP: the identity provider's CIMD entries and the exchange secret. */
+export interface DoctorSources {
+  withCimd<T>(work: (repository: CimdRepository, knownProfiles: string[]) => Promise<T>): Promise<T>;
+  exchangeSecret(config: RuntimeConfig): Promise<ExchangeSecret>;
+}
+
+export interface DoctorInput {
+  settings: Settings;
+  platform: NodeJS.Platform;
+  /** Probe this address instead of base_url (the expected values still come from base_url). */
+  url?: string | undefined;
+  /** Limit the per-client checks to this CIMD client. */
+  client?: string | undefined;
+}
+
+export interface DoctorReport {
+  /** base_url as configured, or undefined when it cannot be derived (Windows over http, no PUBLIC_URL). */
+  baseUrl: string | undefined;
+  /** The address probed: --url, else base_url. */
+  probed: string | undefined;
+  /** {base_url}/auth/realms/{realm} (or IDP_ISSUER); undefined with base_url. */
+  issuer: string | undefined;
+  idp: IdpKind;
+  checks: Check[];
+}
+
+/** `--client` names no CIMD client. */
+export class UnknownCimdClientError extends Error {
+  override name = "UnknownCimdClientError";
+}
+
+const MCP_INITIALIZE = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: {
+    protocolVersion: "2025-06-18",
+    capabilities: {},
+    clientInfo: { name: "imaging-doctor", version: "1" },
+  },
+});
+
+/** Never a real token: the endpoint's refusal tells whether the client may exchange. */
+const BOGUS_SUBJECT_TOKEN = "imaging-doctor-probe-not-a-token";
+const TOKEN_EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange";
+const ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token";
+
+/** Where a base_url-less Windows installation is checked from; never probed. */
+const UNKNOWN_BASE = "http://base-url-unknown.invalid:8090";
+
+async function resolveConfig(
+  input: DoctorInput,
+  windowsFailed: boolean,
+): Promise<{ config: RuntimeConfig; baseKnown: boolean }> {
+  if (!windowsFailed)
+    return {
+      config: await resolveRuntimeConfig(input.settings, { platform: input.platform }),
+      baseKnown: true,
+    };
+  // Windows over http without PUBLIC_URL: the service refuses to start; the other checks still run.
+  const publicUrl = input.url ?? UNKNOWN_BASE;
+  return {
+    config: await resolveRuntimeConfig({ ...input.settings, publicUrl }, { platform: input.platform }),
+    baseKnown: input.url !== undefined,
+  };
+}
+
+async function cimdChecks(
+  sources: DoctorSources,
+  input: DoctorInput,
+  config: RuntimeConfig,
+): Promise<Check[]> {
+  const idp: IdpKind = config.idp;
+  const context = { idp, realm: config.realm, http: config.baseUrl.startsWith("http:") };
+  let location = idp === "keycloak" ? `Keycloak realm ${config.realm}` : "the platform store";
+  try {
+    return await sources.withCimd(async (repository, knownProfiles) => {
+      location = repository.location;
+      let states: CimdClientState[];
+      if (input.client !== undefined) {
+        const state = await repository.getClientState(input.client);
+        if (!state)
+          throw new UnknownCimdClientError(
+            `No CIMD client named ${input.client} in ${repository.location} (see: imaging cimd list)`,
+          );
+        states = [state];
+      } else {
+        const clients = await repository.listClients();
+        const found = await Promise.all(clients.map((c) => repository.getClientState(c.client)));
+        states = found.filter((s): s is CimdClientState => s !== undefined);
+      }
+      if (states.length === 0) return [noCimdClientCheck(repository.location)];
+      return states.flatMap((state) => cimdClientChecks(state, knownProfiles, context));
+    });
+  } catch (error) {
+    if (error instanceof UnknownCimdClientError) throw error;
+    if (error instanceof ConfigError) throw error;
+    return [cimdUnavailableCheck(location, (error as Error).message ?? String(error), idp)];
+  }
+}
+
+/** Internal listeners that answer at the public host: only meaningful when that host is not loopback. */
+async function exposedInternals(config: RuntimeConfig): Promise<string[]> {
+  const host = URL.parse(config.baseUrl)?.hostname ?? "";
+  if (host === "" || isLoopbackAddress(host) || config.baseUrl === UNKNOWN_BASE) return [];
+  const candidates = [
+    !config.restUpstreamUrl && config.restPort > 0 && `http://${host}:${config.restPort}/rest/health`,
+    !config.mcpAnalysisUpstreamUrl &&
+      config.mcpAnalysisPort > 0 &&
+      `http://${host}:${config.mcpAnalysisPort}/healthz`,
+    !config.mcpGatekeeperUpstreamUrl &&
+      config.mcpGatekeeperPort > 0 &&
+      `http://${host}:${config.mcpGatekeeperPort}/healthz`,
+  ].filter((u): u is string => typeof u === "string");
+  const answers = await Promise.all(candidates.map((url) => probe(url, { timeoutMs: 2_000 })));
+  return answers.filter((a) => a.ok).map((a) => a.url);
+}
+
+function basicAuth(clientId: string, secret: string): string {
+  // RFC 6749 section 2.3.1: form-encode both before base64.
+  const encode = (v: string) => encodeURIComponent(v).replace(/%20/g, "+");
+  return `Basic ${Buffer.from(`${encode(clientId)}:${encode(secret)}`).toString("base64")}`;
+}
+
+/** Normalises --url to an origin, as base_url is. */
+export function probeBaseFrom(url: string): string | undefined {
+  const parsed = URL.parse(url);
+  if (!parsed || (parsed.protocol !== "http:" && parsed.protocol !== "https:")) return undefined;
+  if (parsed.pathname !== "/" || parsed.search || parsed.hash || parsed.username) return undefined;
+  return parsed.origin;
+}
+
+/**
+ * Every check, in the order of the specification: setup, the gateway's public contract, the identity
+ * provider, each CIMD client, the token exchange, the internal listeners.
+ */
+export async function runDoctor(input: DoctorInput, sources: DoctorSources): Promise<DoctorReport> {
+  const windows = windowsPublicUrlCheck({
+    platform: input.platform,
+    https: Boolean(input.settings.tlsCertFile),
+    publicUrl: input.settings.publicUrl,
+  });
+  const { config, baseKnown } = await resolveConfig(input, windows.verdict === "fail");
+  const expectedBase = config.baseUrl;
+  const probeBase = input.url ?? expectedBase;
+  const issuer = config.issuer;
+  const idp: IdpKind = config.idp;
+
+  // First, so that an unknown --client is reported before any request is sent.
+  const cimd = await cimdChecks(sources, input, config);
+
+  const internal = internalBindCheck({
+    internalBindAddress: config.internalBindAddress,
+    upstreams: [
+      ["MCP_ANALYSIS_UPSTREAM_URL", config.mcpAnalysisUpstreamUrl],
+      ["MCP_GATEKEEPER_UPSTREAM_URL", config.mcpGatekeeperUpstreamUrl],
+    ]
+      .filter((entry): entry is [string, string] => typeof entry[1] === "string")
+      .map(([setting, url]) => ({ setting, url })),
+    exposed: await exposedInternals(config),
+  });
+
+  if (!baseKnown) {
+    const reason = `base_url is unknown (see ${WINDOWS_PUBLIC_URL.id})`;
+    const skipped = [
+      GATEWAY,
+      ...MCP_ROUTES.flatMap((route) => [challengeDef(route), metadataDef(route), discoveryDef(route)]),
+      JSON_NOT_FOUND,
+      IDP_CIMD,
+    ].map((def) => notRun(def, reason, "Set PUBLIC_URL, or give --url."));
+    return {
+      baseUrl: undefined,
+      probed: undefined,
+      issuer: undefined,
+      idp,
+      checks: [
+        windows,
+        ...skipped,
+        ...cimd,
+        tokenExchangeNotRun(reason, "Set PUBLIC_URL, or give --url."),
+        internal,
+      ],
+    };
+  }
+
+  const at = (path: string) => `${probeBase}${path}`;
+  const issuerDocument = `${rebase(issuer, expectedBase, probeBase)}/.well-known/openid-configuration`;
+  const [health, challenges, metadata, discoveries, notFound, idpDocument] = await Promise.all([
+    probe(at("/mcp/healthcheck")),
+    Promise.all(
+      MCP_ROUTES.map((route) =>
+        probe(at(route.path), {
+          method: "POST",
+          headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+          body: MCP_INITIALIZE,
+        }),
+      ),
+    ),
+    Promise.all(
+      MCP_ROUTES.map((route) =>
+        probe(at(`/.well-known/oauth-protected-resource${route.path}`), { follow: true }),
+      ),
+    ),
+    Promise.all(
+      MCP_ROUTES.map((route) =>
+        Promise.all(
+          discoveryProbePaths(route).map(async (path) => ({
+            path,
+            observation: await probe(at(path), { follow: true }),
+          })),
+        ),
+      ),
+    ),
+    Promise.all(
+      NOT_FOUND_PROBES.map(async ({ method, path }) => ({
+        method,
+        path,
+        observation: await probe(at(path), {
+          method,
+          ...(method === "POST" ? { headers: { "content-type": "application/json" }, body: "{}" } : {}),
+        }),
+      })),
+    ),
+    probe(issuerDocument, { follow: true }),
+  ]);
+
+  const exchange = await exchangeCheck(sources, config, idpDocument, expectedBase, probeBase);
+  const checks = [
+    windows,
+    gatewayCheck(health),
+    ...MCP_ROUTES.map((route, i) => challengeCheck(route, expectedBase, challenges[i] as Observation)),
+    ...MCP_ROUTES.map((route, i) =>
+      resourceMetadataCheck(route, expectedBase, issuer, metadata[i] as Observation),
+    ),
+    ...MCP_ROUTES.map((route, i) => discoveryCheck(route, issuer, discoveries[i] ?? [])),
+    jsonNotFoundCheck(notFound),
+    idpCimdCheck(idp, idpDocument),
+    ...cimd,
+    exchange,
+    internal,
+  ];
+  return { baseUrl: expectedBase, probed: probeBase, issuer, idp, checks };
+}
+
+async function exchangeCheck(
+  sources: DoctorSources,
+  config: RuntimeConfig,
+  idpDocument: Observation,
+  expectedBase: string,
+  probeBase: string,
+): Promise<Check> {
+  const context = { idp: config.idp, clientId: config.tokenExchangeClientId, realm: config.realm };
+  const endpoint = jsonObject(idpDocument)?.token_endpoint;
+  if (typeof endpoint !== "string")
+    return tokenExchangeNotRun(
+      `the identity provider's discovery document names no token endpoint (see ${IDP_CIMD.id})`,
+      fixes.pointAtGateway,
+    );
+  const secret = await sources.exchangeSecret(config);
+  if (secret.secret === undefined) return tokenExchangeNoSecret(context, secret.reason);
+  const observation = await probe(rebase(endpoint, expectedBase, probeBase), {
+    method: "POST",
+    headers: {
+      authorization: basicAuth(context.clientId, secret.secret),
+      "content-type": "application/x-www-form-urlencoded",
+      accept: "application/json",
+    },
+    body: new URLSearchParams({
+      grant_type: TOKEN_EXCHANGE_GRANT,
+      subject_token: BOGUS_SUBJECT_TOKEN,
+      subject_token_type: ACCESS_TOKEN_TYPE,
+    }).toString(),
+  });
+  return tokenExchangeCheck({ ...context, secretSource: secret.source }, observation);
+}

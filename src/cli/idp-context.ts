@@ -1,0 +1,150 @@
+import { type RuntimeConfig, resolveRuntimeConfig } from "../config/runtime-config.ts";
+import { checkClientIdUrl } from "../idp/cimd/client-id.ts";
+import { type CimdDiagnosis, diagnoseCimdClient } from "../idp/cimd/diagnostics.ts";
+import { type CimdClientState, type CimdRepository, storeCimdRepository } from "../idp/cimd/repository.ts";
+import {
+  connectKeycloakAdmin,
+  httpStatusOf,
+  type KeycloakAdmin,
+  KeycloakAdminError,
+} from "../idp/keycloak/admin.ts";
+import {
+  type KeycloakCimdRepository,
+  keycloakCimdRepository,
+  UNKNOWN_CLIENT_ID,
+} from "../idp/keycloak/cimd-repository.ts";
+import { keycloakMessage, keycloakUserDirectory } from "../idp/keycloak/user-directory.ts";
+import { storeUserDirectory, type UserDirectory } from "../idp/user-directory.ts";
+import { type StoreOptions, settingsFrom, withStore } from "./context.ts";
+import { CliError } from "./output.ts";
+
+export type IdpOptions = StoreOptions;
+
+/** An authenticated Admin REST API client working in the platform's realm. */
+export interface KeycloakConnection {
+  admin: KeycloakAdmin;
+  realm: string;
+  /** KEYCLOAK_URL, without a trailing slash. */
+  url: string;
+}
+
+/**
+ * The configuration as the service resolves it (IDP, KEYCLOAK_REALM mapped into `realm`, Keycloak
+ * settings checked). Throws ConfigError with the settings to fix.
+ */
+export function idpConfigFrom(options: IdpOptions): Promise<RuntimeConfig> {
+  return resolveRuntimeConfig(settingsFrom(options));
+}
+
+/**
+ * Runs `work` with an Admin API connection to the configured Keycloak realm (IDP=keycloak or not).
+ * Keycloak's refusals and network failures become one-line CliErrors naming the setting to check;
+ * errors `work` throws itself (CliError, UserError, CimdStoreError...) pass unchanged.
+ */
+export async function withKeycloakAdmin<T>(
+  options: IdpOptions,
+  work: (connection: KeycloakConnection, config: RuntimeConfig) => Promise<T>,
+): Promise<T> {
+  const config = await idpConfigFrom(options);
+  return inKeycloak(config, (connection) => work(connection, config));
+}
+
+/** `imaging cimd`'s entries where the configured identity provider keeps them. */
+export async function withCimdRepository<T>(
+  options: IdpOptions,
+  work: (repository: CimdRepository) => Promise<T>,
+): Promise<T> {
+  const config = await idpConfigFrom(options);
+  if (config.idp === "keycloak")
+    return inKeycloak(config, ({ admin, realm }) => work(keycloakCimdRepository(admin, realm)));
+  return withStore(options, (store) => work(storeCimdRepository(store.db)));
+}
+
+/** `imaging users`'s users where the configured identity provider keeps them. */
+export async function withUserDirectory<T>(
+  options: IdpOptions,
+  work: (directory: UserDirectory) => Promise<T>,
+): Promise<T> {
+  const config = await idpConfigFrom(options);
+  if (config.idp === "keycloak")
+    return inKeycloak(config, ({ admin, realm }) => work(keycloakUserDirectory(admin, realm)));
+  return withStore(options, (store) => work(storeUserDirectory(store.db)));
+}
+
+async function inKeycloak<T>(
+  config: RuntimeConfig,
+  work: (connection: KeycloakConnection) => Promise<T>,
+): Promise<T> {
+  const url = config.keycloakUrl ?? "";
+  const realm = config.realm;
+  const where = `Keycloak at ${url}`;
+  try {
+    const admin = await connectKeycloakAdmin(config);
+    // Checked first so that a missing realm reads as such rather than as a 404 of some request.
+    const found = await admin.realms.findOne({ realm });
+    if (!found)
+      throw new CliError(
+        `${where} has no realm ${realm} (KEYCLOAK_REALM, else IDP_REALM): start the service once with IDP=keycloak to provision it`,
+      );
+    return await work({ admin, realm, url });
+  } catch (error) {
+    throw keycloakFailure(error, where, realm);
+  }
+}
+
+/** One readable sentence for what went wrong talking to Keycloak; other errors are returned as they are. */
+export function keycloakFailure(error: unknown, where: string, realm: string): unknown {
+  if (error instanceof KeycloakAdminError) return new CliError(error.message);
+  const status = httpStatusOf(error);
+  if (status === 401 || status === 403)
+    return new CliError(
+      `${where} refused the administrator's request in realm ${realm} (HTTP ${status}): it needs the realm-management roles of that realm`,
+    );
+  if (status !== undefined)
+    return new CliError(`${where} answered HTTP ${status} in realm ${realm}: ${keycloakMessage(error)}`);
+  if (isNetworkFailure(error)) {
+    const cause = (error as Error).cause;
+    const reason = cause instanceof Error ? cause.message : (error as Error).message;
+    return new CliError(`Cannot reach ${where} (KEYCLOAK_URL): ${reason}`);
+  }
+  return error;
+}
+
+function isNetworkFailure(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  return (
+    (error instanceof TypeError && /fetch failed/i.test(error.message)) ||
+    error.name === "AbortError" ||
+    error.name === "TimeoutError"
+  );
+}
+
+/**
+ * The profile names a policy may associate, for diagnoses: in Keycloak also its non-CIMD and global
+ * profiles (an administrator may add one to a CIMD policy), in the store the CIMD profiles.
+ */
+export async function knownProfileNames(repository: CimdRepository): Promise<string[]> {
+  const extended = repository as Partial<KeycloakCimdRepository>;
+  if (typeof extended.profileNames === "function") return extended.profileNames();
+  return (await repository.loadConfig()).profiles.map((p) => p.name);
+}
+
+/**
+ * diagnoseCimdClient for a stored client state. A pair made outside `imaging cimd` (Keycloak's console)
+ * has no recorded client_id: the checks of the client_id itself are skipped and a note says how to
+ * record one, rather than flagging "client_id is not an absolute URL".
+ */
+export function diagnoseCimdState(state: CimdClientState, knownProfiles?: readonly string[]): CimdDiagnosis {
+  const { client, profile, policy } = state;
+  const diagnosis = diagnoseCimdClient(client, profile, policy, knownProfiles);
+  if (client.clientId !== UNKNOWN_CLIENT_ID) return diagnosis;
+  const unparsable = checkClientIdUrl(UNKNOWN_CLIENT_ID, { allowHttpScheme: true });
+  const skipped = unparsable.ok ? undefined : unparsable.description;
+  return {
+    problems: diagnosis.problems.filter((p) => p !== skipped),
+    notes: [
+      `no client_id recorded (made outside imaging cimd): record it with imaging cimd set ${client.client} --client-id <url> to check it`,
+      ...diagnosis.notes,
+    ],
+  };
+}

@@ -1,0 +1,375 @@
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import type { Check } from "../../src/cli/doctor/check.ts";
+import { deleteCimdProfile } from "../../src/store/cimd.ts";
+import { openStore } from "../../src/store/database.ts";
+import { runCli } from "../support/cli.ts";
+import { type IdpService, startIdpService } from "../support/idp-flow.ts";
+import { createTestStore, type TestStore } from "../support/stores.ts";
+
+/**
+ * `imaging doctor` run as an administrator would, against the real service with its embedded identity
+ * provider: every check passes on a correct setup, and each mistake of the specification's setup rules
+ * and Errors table makes the right check fail with its fix.
+ */
+describe("imaging doctor (embedded identity provider)", () => {
+  let store: TestStore;
+  let idp: IdpService;
+  /** The settings the service was started with, as the administrator's shell would have them. */
+  const env = (extra: Record<string, string> = {}) => ({
+    IMAGING_DATA_DIR: store.dataDir,
+    PUBLIC_URL: idp.base,
+    DATABASE_URL: "",
+    IDP: "",
+    IMAGING_CONFIG: "",
+    TOKEN_EXCHANGE_CLIENT_SECRET: "",
+    ...extra,
+  });
+  const cli = async (args: string[], extra: Record<string, string> = {}) => {
+    const result = await runCli(args, env(extra));
+    return result;
+  };
+  const doctor = async (args: string[] = [], extra: Record<string, string> = {}) => {
+    const result = await cli(["doctor", "--json", ...args], extra);
+    let checks: Check[] = [];
+    try {
+      checks = JSON.parse(result.stdout) as Check[];
+    } catch {
+      assert.fail(`doctor --json printed no JSON (exit ${result.code}): ${result.stdout}${result.stderr}`);
+    }
+    const check = (id: string) => {
+      const found = checks.find((c) => c.id === id);
+      assert.ok(found, `check ${id} reported (got ${checks.map((c) => c.id).join(", ")})`);
+      return found;
+    };
+    return { ...result, checks, check };
+  };
+  const failing = (checks: Check[]) =>
+    checks.filter((c) => c.verdict === "fail").map((c) => `${c.id}: ${c.detail}`);
+  const failingIds = (checks: Check[]) => checks.filter((c) => c.verdict === "fail").map((c) => c.id);
+  const secret = () =>
+    readFileSync(join(store.dataDir, "secrets", "mcp-token-exchange.secret"), "utf8").trim();
+
+  /** A client of its own per mistake, correct (HTTP variant, as base_url is http) until the test breaks it. */
+  async function addClient(name: string): Promise<string> {
+    const clientId = `https://${name}.example.org/oauth/client-metadata.json`;
+    const added = await cli(["cimd", "add", name, "--client-id", clientId, "--http"]);
+    assert.equal(added.code, 0, added.stderr);
+    const before = await doctor(["--client", name]);
+    assert.equal(before.code, 0, failing(before.checks).join("\n"));
+    return clientId;
+  }
+
+  before(async () => {
+    store = await createTestStore("sqlite");
+    idp = await startIdpService(store);
+  });
+  after(async () => {
+    await idp?.stop();
+    await store?.drop();
+  });
+
+  it("warns, without failing, when no AI client has a CIMD profile and policy", async () => {
+    const result = await doctor();
+    assert.equal(result.code, 0, failing(result.checks).join("\n"));
+    const check = result.check("cimd-clients");
+    assert.equal(check.verdict, "warn");
+    assert.match(check.fix ?? "", /imaging cimd add claude-code --preset claude-code/);
+  });
+
+  it("passes every check on a correct setup and exits 0", async () => {
+    const added = await cli(["cimd", "add", "claude-code", "--preset", "claude-code", "--http"]);
+    assert.equal(added.code, 0, added.stderr);
+    const result = await doctor();
+    assert.equal(result.code, 0, failing(result.checks).join("\n"));
+    const expected = [
+      "windows-public-url",
+      "gateway",
+      "challenge-mcp",
+      "challenge-gatekeeper",
+      "resource-metadata-mcp",
+      "resource-metadata-gatekeeper",
+      "discovery-mcp",
+      "discovery-gatekeeper",
+      "json-not-found",
+      "idp-cimd",
+      "cimd-client-id:claude-code",
+      "cimd-profile:claude-code",
+      "cimd-linked:claude-code",
+      "cimd-policy-domains:claude-code",
+      "cimd-profile-domains:claude-code",
+      "cimd-http-scheme:claude-code",
+      "cimd-profile-switches:claude-code",
+      "token-exchange",
+      "internal-bind",
+    ];
+    assert.deepEqual(
+      result.checks.map((c) => c.id),
+      expected,
+    );
+    for (const check of result.checks) {
+      assert.deepEqual(Object.keys(check), ["id", "title", "verdict", "detail", "fix"]);
+      assert.equal(
+        check.verdict,
+        check.id === "windows-public-url" ? "n/a" : "pass",
+        `${check.id}: ${check.detail}`,
+      );
+    }
+    assert.match(
+      result.check("challenge-mcp").detail,
+      new RegExp(
+        `WWW-Authenticate: Bearer resource_metadata="${idp.base}/\\.well-known/oauth-protected-resource/mcp"`,
+      ),
+    );
+    assert.match(result.check("token-exchange").detail, /invalid_grant/);
+    assert.ok(!result.stdout.includes(secret()), "the exchange secret is never printed");
+  });
+
+  it("prints one line per check for people, with a summary", async () => {
+    const result = await cli(["doctor"]);
+    assert.equal(result.code, 0, result.stdout);
+    assert.match(
+      result.stdout,
+      new RegExp(`^imaging doctor: base_url ${idp.base}, embedded identity provider`),
+    );
+    assert.match(
+      result.stdout,
+      /^PASS {2}challenge-mcp +Unauthenticated POST \/mcp gets the Bearer challenge$/m,
+    );
+    assert.match(result.stdout, /^N\/A {3}windows-public-url/m);
+    assert.match(result.stdout, /^19 checks: 18 passed, 0 failed, 0 warnings, 1 not applicable$/m);
+    assert.doesNotMatch(result.stdout, /fix:/);
+  });
+
+  it("has --help naming its options", async () => {
+    const help = await cli(["doctor", "--help"]);
+    assert.equal(help.code, 0);
+    for (const flag of ["--client", "--url", "--data-dir", "--config", "--json"])
+      assert.ok(help.stdout.includes(flag), flag);
+  });
+
+  it("refuses an unknown --client and a --url that is not a base_url", async () => {
+    const unknown = await cli(["doctor", "--client", "nope"]);
+    assert.equal(unknown.code, 1);
+    assert.match(
+      unknown.stderr,
+      /^imaging: No CIMD client named nope in the platform store \(see: imaging cimd list\)$/m,
+    );
+    assert.equal(unknown.stdout, "");
+    const url = await cli(["doctor", "--url", `${idp.base}/mcp`]);
+    assert.equal(url.code, 2);
+    assert.match(url.stderr, /--url must be a base_url/);
+  });
+
+  it("fails, without creating a store, when run with another data directory than the gateway's", async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), "imaging-doctor-"));
+    try {
+      const result = await doctor([], { IMAGING_DATA_DIR: elsewhere });
+      assert.equal(result.code, 1);
+      assert.deepEqual(failingIds(result.checks), ["cimd-clients", "token-exchange"]);
+      assert.match(result.check("cimd-clients").detail, /there is no store at .*imaging\.db/);
+      assert.match(result.check("cimd-clients").fix ?? "", /--data-dir/);
+      assert.match(result.check("token-exchange").detail, /^no secret for mcp-token-exchange/);
+      assert.ok(!existsSync(join(elsewhere, "imaging.db")), "no empty store left behind");
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+  });
+
+  describe("Policy exists but CIMD is ignored", () => {
+    it("fails cimd-linked when the profile is not among the policy's associated profiles", async () => {
+      await addClient("unlinked");
+      assert.equal((await cli(["cimd", "unlink", "unlinked"])).code, 0);
+      const result = await doctor(["--client", "unlinked"]);
+      assert.equal(result.code, 1);
+      assert.deepEqual(failingIds(result.checks), ["cimd-linked:unlinked"]);
+      const check = result.check("cimd-linked:unlinked");
+      assert.match(check.detail, /Policy exists but CIMD is ignored/);
+      assert.equal(check.fix, "Run `imaging cimd link unlinked`.");
+    });
+  });
+
+  describe("Browser sign-in never opens, or the callback fails", () => {
+    it("fails cimd-policy-domains when the client's domain is missing from the policy's list", async () => {
+      await addClient("policy-domain");
+      assert.equal(
+        (await cli(["cimd", "set", "policy-domain", "--policy-domains", "other.example.org"])).code,
+        0,
+      );
+      const result = await doctor(["--client", "policy-domain"]);
+      assert.equal(result.code, 1);
+      const check = result.check("cimd-policy-domains:policy-domain");
+      assert.equal(check.verdict, "fail");
+      assert.match(
+        check.detail,
+        /client domain policy-domain\.example\.org is not in cimd-policy-policy-domain's trusted domains/,
+      );
+      assert.equal(
+        check.fix,
+        "Run `imaging cimd set policy-domain --policy-domains other.example.org,policy-domain.example.org`.",
+      );
+      assert.deepEqual(failingIds(result.checks), ["cimd-policy-domains:policy-domain"]);
+    });
+
+    it("fails cimd-profile-domains when localhost and 127.0.0.1 are missing from the profile's list", async () => {
+      await addClient("loopback");
+      assert.equal(
+        (await cli(["cimd", "set", "loopback", "--trusted-domains", "loopback.example.org"])).code,
+        0,
+      );
+      const result = await doctor(["--client", "loopback"]);
+      assert.equal(result.code, 1);
+      const check = result.check("cimd-profile-domains:loopback");
+      assert.equal(check.verdict, "fail");
+      assert.match(
+        check.detail,
+        /^localhost, 127\.0\.0\.1 are missing from cimd-profile-loopback's trusted domains/,
+      );
+      assert.equal(
+        check.fix,
+        "Run `imaging cimd set loopback --trusted-domains loopback.example.org,localhost,127.0.0.1`.",
+      );
+      assert.deepEqual(failingIds(result.checks), ["cimd-profile-domains:loopback"]);
+    });
+
+    it("fails cimd-profile-domains when the client's own domain is missing from the profile's list", async () => {
+      await addClient("profile-domain");
+      assert.equal(
+        (await cli(["cimd", "set", "profile-domain", "--trusted-domains", "localhost,127.0.0.1"])).code,
+        0,
+      );
+      const result = await doctor(["--client", "profile-domain"]);
+      assert.equal(result.code, 1);
+      const check = result.check("cimd-profile-domains:profile-domain");
+      assert.equal(check.verdict, "fail");
+      assert.match(
+        check.detail,
+        /profile-domain\.example\.org is missing .*metadata document is not fetched/,
+      );
+    });
+
+    it("fails cimd-http-scheme when Allow http scheme is OFF on an http deployment", async () => {
+      await addClient("https-only");
+      assert.equal((await cli(["cimd", "set", "https-only", "--https"])).code, 0);
+      const result = await doctor(["--client", "https-only"]);
+      assert.equal(result.code, 1);
+      const check = result.check("cimd-http-scheme:https-only");
+      assert.equal(check.verdict, "fail");
+      assert.match(
+        check.detail,
+        /base_url is http \(development\): Allow http scheme is OFF in cimd-profile-https-only/,
+      );
+      assert.equal(check.fix, "Run `imaging cimd set https-only --http`.");
+      assert.deepEqual(failingIds(result.checks), ["cimd-http-scheme:https-only"]);
+    });
+
+    it("fails cimd-profile when the profile is missing, and does not pile up failures on it", async () => {
+      const clientId = await addClient("no-profile");
+      const handle = await openStore({ sqliteFile: store.sqliteFile });
+      try {
+        assert.ok(await deleteCimdProfile(handle.db, "cimd-profile-no-profile"));
+      } finally {
+        await handle.close();
+      }
+      const result = await doctor(["--client", "no-profile"]);
+      assert.equal(result.code, 1);
+      const check = result.check("cimd-profile:no-profile");
+      assert.equal(check.verdict, "fail");
+      assert.match(check.detail, /^profile cimd-profile-no-profile is missing/);
+      assert.equal(
+        check.fix,
+        `Run \`imaging cimd remove no-profile\` then \`imaging cimd add no-profile --client-id ${clientId} --http\`.`,
+      );
+      assert.deepEqual(
+        result.checks.filter((c) => c.id.endsWith(":no-profile")).map((c) => [c.id, c.verdict]),
+        [
+          ["cimd-client-id:no-profile", "pass"],
+          ["cimd-profile:no-profile", "fail"],
+          ["cimd-linked:no-profile", "n/a"],
+          ["cimd-policy-domains:no-profile", "pass"],
+          ["cimd-profile-domains:no-profile", "n/a"],
+          ["cimd-http-scheme:no-profile", "n/a"],
+          ["cimd-profile-switches:no-profile", "n/a"],
+        ],
+      );
+    });
+  });
+
+  describe("Tools return 401 or 403 after successful sign-in", () => {
+    it("fails token-exchange when the gateway would exchange with a wrong secret, without printing it", async () => {
+      const wrong = "doctor-test-wrong-secret-4711";
+      const result = await doctor(["--client", "claude-code"], { TOKEN_EXCHANGE_CLIENT_SECRET: wrong });
+      assert.equal(result.code, 1);
+      const check = result.check("token-exchange");
+      assert.equal(check.verdict, "fail");
+      assert.match(check.detail, /secret from TOKEN_EXCHANGE_CLIENT_SECRET.*: 401 invalid_client/);
+      assert.match(check.fix ?? "", /TOKEN_EXCHANGE_CLIENT_SECRET/);
+      assert.deepEqual(failingIds(result.checks), ["token-exchange"]);
+      assert.ok(!result.stdout.includes(wrong) && !result.stdout.includes(secret()), "no secret printed");
+    });
+  });
+
+  describe("Client reports a JSON parse error on '<' (the client does not point at the gateway)", () => {
+    it("fails the gateway, challenge, metadata and discovery checks when pointed at the MCP server", async () => {
+      const direct = idp.service.mcpUrls.analysis;
+      const result = await doctor(["--client", "claude-code", "--url", direct]);
+      assert.equal(result.code, 1);
+      for (const id of [
+        "gateway",
+        "challenge-mcp",
+        "challenge-gatekeeper",
+        "resource-metadata-mcp",
+        "resource-metadata-gatekeeper",
+        "discovery-mcp",
+        "discovery-gatekeeper",
+        "idp-cimd",
+      ])
+        assert.equal(result.check(id).verdict, "fail", `${id}: ${result.check(id).detail}`);
+      const challenge = result.check("challenge-mcp");
+      assert.match(challenge.detail, /answered|200/);
+      assert.match(
+        challenge.detail,
+        /an MCP server answered without asking for a token, this is not the gateway/,
+      );
+      assert.match(challenge.fix ?? "", /never at an MCP server/);
+      assert.match(
+        result.check("discovery-mcp").detail,
+        /not redirected to the identity provider's discovery document/,
+      );
+      assert.equal(result.check("token-exchange").verdict, "warn");
+      assert.equal(result.check("cimd-linked:claude-code").verdict, "pass");
+    });
+  });
+
+  describe("base_url", () => {
+    it("fails the challenge, metadata and discovery checks when PUBLIC_URL is not the gateway's base_url", async () => {
+      const other = idp.base.replace("127.0.0.1", "localhost");
+      const result = await doctor(["--client", "claude-code"], { PUBLIC_URL: other });
+      assert.equal(result.code, 1);
+      assert.equal(result.check("gateway").verdict, "pass");
+      const metadata = result.check("resource-metadata-mcp");
+      assert.equal(metadata.verdict, "fail");
+      assert.match(
+        metadata.detail,
+        new RegExp(
+          `the gateway's base_url is ${idp.base}, this command's is ${other} \\(PUBLIC_URL differs\\)`,
+        ),
+      );
+      assert.match(metadata.fix ?? "", /^Set PUBLIC_URL to the address AI clients use/);
+      const challenge = result.check("challenge-mcp");
+      assert.equal(challenge.verdict, "fail");
+      assert.match(
+        challenge.detail,
+        /the gateway's base_url \(PUBLIC_URL\) is not the address this command uses/,
+      );
+      assert.equal(result.check("discovery-mcp").verdict, "fail");
+      assert.match(
+        result.check("discovery-mcp").detail,
+        /issuer "http:\/\/127\.0\.0\.1:\d+\/auth\/realms\/imaging", expected http:\/\/localhost/,
+      );
+    });
+  });
+});
