@@ -1,5 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import type { FastifyInstance } from "fastify";
 import { backchannelFetch, issuerMetadata } from "./auth/issuer-metadata.ts";
 import { createJwtVerifier } from "./auth/jwt-verifier.ts";
@@ -22,6 +21,7 @@ import {
   startEmbeddedIdp,
   usesEmbeddedIdp,
 } from "./idp/provider/index.ts";
+import { readSecretFile, secretFilePath } from "./idp/secrets.ts";
 import { startMcpService } from "./mcp/http-service.ts";
 import { buildRestApp } from "./rest/app.ts";
 import { openStore, type StoreHandle } from "./store/database.ts";
@@ -241,15 +241,16 @@ function createExchanger(
   metadata: ReturnType<typeof issuerMetadata>,
   fromIdp?: string,
 ): TokenExchanger {
-  const file = join(config.dataDir, "secrets", `${config.tokenExchangeClientId}.secret`);
-  const secret =
-    fromIdp ??
-    config.tokenExchangeClientSecret ??
-    (existsSync(file) ? readFileSync(file, "utf8").trim() : undefined);
+  const file = secretFilePath(config.dataDir, config.tokenExchangeClientId);
+  let secret = fromIdp ?? config.tokenExchangeClientSecret;
+  let problem = `no secret is configured for ${config.tokenExchangeClientId} (TOKEN_EXCHANGE_CLIENT_SECRET or ${file})`;
+  try {
+    secret ??= readSecretFile(config.dataDir, config.tokenExchangeClientId);
+  } catch (error) {
+    problem = (error as Error).message;
+  }
   if (!secret) {
-    const missing = new TokenExchangeUnavailableError(
-      `no secret is configured for ${config.tokenExchangeClientId} (TOKEN_EXCHANGE_CLIENT_SECRET or ${file})`,
-    );
+    const missing = new TokenExchangeUnavailableError(problem);
     return { requests: 0, exchange: () => Promise.reject(missing) };
   }
   return createTokenExchanger({

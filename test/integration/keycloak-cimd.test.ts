@@ -6,9 +6,15 @@ import { join } from "node:path";
 import { after, afterEach, before, describe, it } from "node:test";
 import type ClientPolicyRepresentation from "@keycloak/keycloak-admin-client/lib/defs/clientPolicyRepresentation.js";
 import type ClientProfileRepresentation from "@keycloak/keycloak-admin-client/lib/defs/clientProfileRepresentation.js";
-import { connectKeycloakAdmin, type KeycloakAdmin } from "../../src/idp/keycloak/admin.ts";
+import type { KeycloakAdmin } from "../../src/idp/keycloak/admin.ts";
 import { runCli } from "../support/cli.ts";
-import { KEYCLOAK_ADMIN, type TestKeycloak, uniqueRealm, useKeycloak } from "../support/keycloak.ts";
+import {
+  connectTestAdmin,
+  keycloakEnv,
+  type TestKeycloak,
+  uniqueRealm,
+  useKeycloak,
+} from "../support/keycloak.ts";
 import { freePort } from "../support/service.ts";
 
 /**
@@ -123,13 +129,7 @@ describe("imaging cimd with IDP=keycloak", () => {
   before(async () => {
     keycloak = await useKeycloak();
     realm = uniqueRealm("cimd-cli");
-    admin = await connectKeycloakAdmin({
-      keycloakUrl: keycloak.url,
-      keycloakAdminRealm: "master",
-      keycloakAdminUsername: KEYCLOAK_ADMIN.username,
-      keycloakAdminPassword: KEYCLOAK_ADMIN.password,
-      realm,
-    });
+    admin = await connectTestAdmin(keycloak, realm);
     await admin.realms.create({ realm, enabled: true });
     await admin.clientPolicies.createProfiles({
       realm,
@@ -146,15 +146,7 @@ describe("imaging cimd with IDP=keycloak", () => {
     globalsBefore = { profiles: p.globalProfiles, policies: q.globalPolicies };
     assert.ok((p.globalProfiles ?? []).length > 0, "Keycloak has built-in global profiles");
     dataDir = mkdtempSync(join(tmpdir(), "imaging-kc-cimd-"));
-    env = {
-      IDP: "keycloak",
-      KEYCLOAK_URL: keycloak.url,
-      KEYCLOAK_REALM: realm,
-      KEYCLOAK_ADMIN_USERNAME: KEYCLOAK_ADMIN.username,
-      KEYCLOAK_ADMIN_PASSWORD: KEYCLOAK_ADMIN.password,
-      PUBLIC_URL: "http://127.0.0.1:8090",
-      IMAGING_DATA_DIR: dataDir,
-    };
+    env = keycloakEnv(keycloak, realm, { PUBLIC_URL: "http://127.0.0.1:8090", IMAGING_DATA_DIR: dataDir });
   });
   after(async () => {
     await admin?.realms.del({ realm }).catch(() => undefined);

@@ -5,7 +5,15 @@ import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
 import { connectKeycloakAdmin, type KeycloakAdmin } from "../../src/idp/keycloak/admin.ts";
 import { startService } from "../../src/service.ts";
 import { runCli, spawnService } from "../support/cli.ts";
-import { KEYCLOAK_ADMIN, type TestKeycloak, uniqueRealm, useKeycloak } from "../support/keycloak.ts";
+import {
+  connectTestAdmin,
+  KEYCLOAK_ADMIN,
+  keycloakEnv,
+  keycloakSettings,
+  type TestKeycloak,
+  uniqueRealm,
+  useKeycloak,
+} from "../support/keycloak.ts";
 import { type KeycloakService, startKeycloakService } from "../support/keycloak-service.ts";
 import { freePort } from "../support/service.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
@@ -258,11 +266,7 @@ describe("Keycloak provisioning at start-up", () => {
       const settings = loadSettings({
         env: {},
         overrides: {
-          idp: "keycloak",
-          keycloakUrl: keycloak.url,
-          keycloakRealm: realm,
-          keycloakAdminUsername: KEYCLOAK_ADMIN.username,
-          keycloakAdminPassword: KEYCLOAK_ADMIN.password,
+          ...keycloakSettings(keycloak, realm),
           dataDir: store.dataDir,
           port: await freePort(),
           restPort: 0,
@@ -294,11 +298,7 @@ describe("Keycloak provisioning at start-up", () => {
     const cliRealm = uniqueRealm("cli");
     const port = await freePort();
     const env = {
-      IDP: "keycloak",
-      KEYCLOAK_URL: keycloak.url,
-      KEYCLOAK_REALM: cliRealm,
-      KEYCLOAK_ADMIN_USERNAME: KEYCLOAK_ADMIN.username,
-      KEYCLOAK_ADMIN_PASSWORD: KEYCLOAK_ADMIN.password,
+      ...keycloakEnv(keycloak, cliRealm),
       PUBLIC_URL: `http://127.0.0.1:${port}`,
       REST_PORT: "0",
       MCP_ANALYSIS_PORT: "0",
@@ -334,13 +334,7 @@ describe("Keycloak provisioning at start-up", () => {
 
   it("works with a service account instead of an administrator, signing in again when its token expires", async () => {
     // A service account in master with realm-management rights, its tokens living 2 s.
-    const master = await connectKeycloakAdmin({
-      keycloakUrl: keycloak.url,
-      keycloakAdminRealm: "master",
-      keycloakAdminUsername: KEYCLOAK_ADMIN.username,
-      keycloakAdminPassword: KEYCLOAK_ADMIN.password,
-      realm: "master",
-    });
+    const master = await connectTestAdmin(keycloak, "master");
     const clientId = uniqueRealm("provisioner");
     const { id } = await master.clients.create({
       clientId,

@@ -1,15 +1,19 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type UserRepresentation from "@keycloak/keycloak-admin-client/lib/defs/userRepresentation.js";
-import { connectKeycloakAdmin, type KeycloakAdmin } from "../../src/idp/keycloak/admin.ts";
+import type { KeycloakAdmin } from "../../src/idp/keycloak/admin.ts";
 import { provisionKeycloak } from "../../src/idp/keycloak/provision.ts";
-import { CLI, type CliResult, runCli } from "../support/cli.ts";
-import { KEYCLOAK_ADMIN, type TestKeycloak, uniqueRealm, useKeycloak } from "../support/keycloak.ts";
+import { runCli, runCliWithStdin } from "../support/cli.ts";
+import {
+  connectTestAdmin,
+  keycloakEnv,
+  type TestKeycloak,
+  uniqueRealm,
+  useKeycloak,
+} from "../support/keycloak.ts";
 import { freePort } from "../support/service.ts";
 
 /**
@@ -17,25 +21,6 @@ import { freePort } from "../support/service.ts";
  * realm role `admin` or `viewer` they hold and their applications the user attribute `applications`.
  * Checked through Keycloak's own Admin API and by signing in (direct grant on a throwaway client).
  */
-
-/** Like runCli, with `input` written to the command's standard input. */
-async function runCliWithStdin(args: string[], input: string, env: NodeJS.ProcessEnv): Promise<CliResult> {
-  const child = spawn(process.execPath, [CLI, ...args], {
-    env: { ...process.env, ...env },
-    stdio: ["pipe", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (d) => {
-    stdout += d;
-  });
-  child.stderr.on("data", (d) => {
-    stderr += d;
-  });
-  child.stdin.end(input);
-  const [code] = (await once(child, "close")) as [number | null];
-  return { code, stdout, stderr };
-}
 
 interface ListedUser {
   id: string;
@@ -97,13 +82,7 @@ describe("imaging users with IDP=keycloak", () => {
   before(async () => {
     keycloak = await useKeycloak();
     realm = uniqueRealm("users-cli");
-    admin = await connectKeycloakAdmin({
-      keycloakUrl: keycloak.url,
-      keycloakAdminRealm: "master",
-      keycloakAdminUsername: KEYCLOAK_ADMIN.username,
-      keycloakAdminPassword: KEYCLOAK_ADMIN.password,
-      realm,
-    });
+    admin = await connectTestAdmin(keycloak, realm);
     // The platform's provisioning: realm, roles admin and viewer, the `applications` user attribute.
     await provisionKeycloak(admin, {
       realm,
@@ -119,15 +98,7 @@ describe("imaging users with IDP=keycloak", () => {
       standardFlowEnabled: false,
     });
     dataDir = mkdtempSync(join(tmpdir(), "imaging-kc-users-"));
-    env = {
-      IDP: "keycloak",
-      KEYCLOAK_URL: keycloak.url,
-      KEYCLOAK_REALM: realm,
-      KEYCLOAK_ADMIN_USERNAME: KEYCLOAK_ADMIN.username,
-      KEYCLOAK_ADMIN_PASSWORD: KEYCLOAK_ADMIN.password,
-      PUBLIC_URL: "http://127.0.0.1:8090",
-      IMAGING_DATA_DIR: dataDir,
-    };
+    env = keycloakEnv(keycloak, realm, { PUBLIC_URL: "http://127.0.0.1:8090", IMAGING_DATA_DIR: dataDir });
   });
   after(async () => {
     await admin?.realms.del({ realm }).catch(() => undefined);

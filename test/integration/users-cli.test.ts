@@ -1,32 +1,8 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { after, before, describe, it } from "node:test";
-import { CLI, type CliResult, runCli, spawnService } from "../support/cli.ts";
+import { runCli, runCliWithStdin, spawnService } from "../support/cli.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
-
-/** Like runCli, with `input` written to the command's standard input. */
-async function runCliWithStdin(
-  args: string[],
-  input: string,
-  env: NodeJS.ProcessEnv = {},
-): Promise<CliResult> {
-  const child = spawn(process.execPath, [CLI, ...args], {
-    env: { ...process.env, ...env },
-    stdio: ["pipe", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (d) => {
-    stdout += d;
-  });
-  child.stderr.on("data", (d) => {
-    stderr += d;
-  });
-  child.stdin.end(input);
-  const [code] = (await once(child, "close")) as [number | null];
-  return { code, stdout, stderr };
-}
 
 interface ListedUser {
   id: string;

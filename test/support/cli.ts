@@ -12,16 +12,26 @@ export interface CliResult {
 
 /** Runs the `imaging` command as a user would, in its own process. */
 export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  return runCliWithStdin(args, undefined, env);
+}
+
+/** Like runCli, with `input` written to the command's standard input (none when undefined). */
+export async function runCliWithStdin(
+  args: string[],
+  input: string | undefined,
+  env: NodeJS.ProcessEnv = {},
+): Promise<CliResult> {
   const child = spawn(process.execPath, [CLI, ...args], {
     env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
   });
+  if (input !== undefined) child.stdin?.end(input);
   let stdout = "";
   let stderr = "";
-  child.stdout.on("data", (d) => {
+  child.stdout?.on("data", (d) => {
     stdout += d;
   });
-  child.stderr.on("data", (d) => {
+  child.stderr?.on("data", (d) => {
     stderr += d;
   });
   const [code] = (await once(child, "close")) as [number | null];

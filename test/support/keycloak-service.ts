@@ -9,10 +9,17 @@ import {
   profileNameOf,
   variantSettings,
 } from "../../src/idp/cimd/model.ts";
-import { connectKeycloakAdmin, type KeycloakAdmin } from "../../src/idp/keycloak/admin.ts";
+import type { KeycloakAdmin } from "../../src/idp/keycloak/admin.ts";
 import { type RunningService, startService } from "../../src/service.ts";
 import { USERS } from "./idp-flow.ts";
-import { KEYCLOAK_ADMIN, type TestKeycloak, uniqueRealm, useKeycloak } from "./keycloak.ts";
+import {
+  connectTestAdmin,
+  keycloakEnv,
+  keycloakSettings,
+  type TestKeycloak,
+  uniqueRealm,
+  useKeycloak,
+} from "./keycloak.ts";
 import { freePort } from "./service.ts";
 import { createTestStore, type TestStore } from "./stores.ts";
 
@@ -52,11 +59,7 @@ export async function startKeycloakService(
   const port = options.port ?? (await freePort());
   const base = `http://127.0.0.1:${port}`;
   const env: Record<string, string> = {
-    IDP: "keycloak",
-    KEYCLOAK_URL: keycloak.url,
-    KEYCLOAK_REALM: realm,
-    KEYCLOAK_ADMIN_USERNAME: KEYCLOAK_ADMIN.username,
-    KEYCLOAK_ADMIN_PASSWORD: KEYCLOAK_ADMIN.password,
+    ...keycloakEnv(keycloak, realm),
     PUBLIC_URL: base,
     IMAGING_DATA_DIR: store.dataDir,
     ...(store.databaseUrl ? { DATABASE_URL: store.databaseUrl } : {}),
@@ -64,11 +67,7 @@ export async function startKeycloakService(
   const settings = loadSettings({
     env: {},
     overrides: {
-      idp: "keycloak",
-      keycloakUrl: keycloak.url,
-      keycloakRealm: realm,
-      keycloakAdminUsername: KEYCLOAK_ADMIN.username,
-      keycloakAdminPassword: KEYCLOAK_ADMIN.password,
+      ...keycloakSettings(keycloak, realm),
       dataDir: store.dataDir,
       databaseUrl: store.databaseUrl,
       port,
@@ -82,13 +81,7 @@ export async function startKeycloakService(
     },
   });
   const service = await startService(await resolveRuntimeConfig(settings));
-  const admin = await connectKeycloakAdmin({
-    keycloakUrl: keycloak.url,
-    keycloakAdminRealm: "master",
-    keycloakAdminUsername: KEYCLOAK_ADMIN.username,
-    keycloakAdminPassword: KEYCLOAK_ADMIN.password,
-    realm,
-  });
+  const admin = await connectTestAdmin(keycloak, realm);
   return {
     service,
     keycloak,

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { connectKeycloakAdmin, type KeycloakAdmin } from "../../src/idp/keycloak/admin.ts";
 import { makeTestCertificates, type TestCertificates } from "./idp-flow.ts";
 import { freePort } from "./service.ts";
 
@@ -196,4 +197,42 @@ async function waitUntilReady(url: string, stateDir: string, timeoutMs = 300_000
 /** A realm name of its own for each suite, so suites sharing one Keycloak never see each other. */
 export function uniqueRealm(prefix: string): string {
   return `${prefix}-${Date.now().toString(36)}${Math.floor(Math.random() * 1e4).toString(36)}`;
+}
+
+/** Settings of a deployment with IDP=keycloak on the test server, as loadSettings overrides. */
+export function keycloakSettings(keycloak: TestKeycloak, realm: string) {
+  return {
+    idp: "keycloak",
+    keycloakUrl: keycloak.url,
+    keycloakRealm: realm,
+    keycloakAdminUsername: KEYCLOAK_ADMIN.username,
+    keycloakAdminPassword: KEYCLOAK_ADMIN.password,
+  } as const;
+}
+
+/** The same deployment's environment, for `imaging ...` commands (runCli). */
+export function keycloakEnv(
+  keycloak: TestKeycloak,
+  realm: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    IDP: "keycloak",
+    KEYCLOAK_URL: keycloak.url,
+    KEYCLOAK_REALM: realm,
+    KEYCLOAK_ADMIN_USERNAME: KEYCLOAK_ADMIN.username,
+    KEYCLOAK_ADMIN_PASSWORD: KEYCLOAK_ADMIN.password,
+    ...extra,
+  };
+}
+
+/** An Admin API client of the test server's master administrator, working in `realm`. */
+export function connectTestAdmin(keycloak: TestKeycloak, realm: string): Promise<KeycloakAdmin> {
+  return connectKeycloakAdmin({
+    keycloakUrl: keycloak.url,
+    keycloakAdminRealm: "master",
+    keycloakAdminUsername: KEYCLOAK_ADMIN.username,
+    keycloakAdminPassword: KEYCLOAK_ADMIN.password,
+    realm,
+  });
 }

@@ -49,7 +49,8 @@ export async function provisionKeycloak(
   admin.setConfig({ realmName: realm });
 
   await ensureRealm(admin, realm, changes);
-  await ensureIssuer(admin, options, changes, warnings);
+  const discovery = await readDiscovery(options);
+  await ensureIssuer(admin, options, discovery.issuer, changes, warnings);
   const roles = await ensureRealmRoles(admin, changes);
   await ensureApplicationsAttribute(admin, changes);
 
@@ -124,7 +125,6 @@ export async function provisionKeycloak(
 
   const secret = await admin.clients.getClientSecret({ id: exchange });
   if (!secret.value) throw new Error(`Keycloak returned no secret for client ${options.exchangeClientId}`);
-  const discovery = await readDiscovery(options);
   const cimdSupported = discovery.client_id_metadata_document_supported === true;
   if (!cimdSupported) {
     warnings.push(
@@ -153,11 +153,11 @@ const MANAGED_FRONTEND_URL = "imaging-services.frontendUrl";
 async function ensureIssuer(
   admin: KeycloakAdmin,
   options: ProvisionOptions,
+  issuer: string,
   changes: string[],
   warnings: string[],
 ): Promise<void> {
   const expected = `${options.baseUrl}/auth/realms/${options.realm}`;
-  const { issuer } = await readDiscovery(options);
   if (issuer === expected) return;
   const realm = await admin.realms.findOne({ realm: options.realm });
   const attributes = (realm?.attributes ?? {}) as Record<string, unknown>;
