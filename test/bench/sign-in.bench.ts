@@ -42,7 +42,6 @@ import { isMainThread, parentPort, Worker, workerData } from "node:worker_thread
 import {
   type CallToolResult,
   Client,
-  type OAuthClientProvider,
   StreamableHTTPClientTransport,
   UnauthorizedError,
 } from "@modelcontextprotocol/client";
@@ -62,6 +61,7 @@ import {
   startIdpService,
   USERS,
 } from "../support/idp-flow.ts";
+import { aiClientProvider, CHROMIUM_FLAGS } from "../support/mcp-sign-in.ts";
 import { type CallbackServer, startCallbackServer } from "../support/oauth-callback.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
 
@@ -88,16 +88,6 @@ const knob = (name: string, fallback: number, min = 0) => {
 };
 
 const CHROMIUM = "/usr/bin/chromium";
-/** The e2e test's flags. */
-const CHROMIUM_FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-];
 const USER = "alice" as const;
 /** What `applications` answers to alice (admin): the demo applications. */
 const EXPECTED_APPLICATIONS = ["claims-portal", "payments-service", "storefront-web"];
@@ -405,49 +395,13 @@ interface Bench {
   browser: Browser;
 }
 
-/** The AI client's OAuth state, kept the way the SDK asks an application to keep it. */
+/** The AI client (the e2e tests' provider), its sign-in timed phase by phase in Chromium. */
 function clientProvider(bench: Bench, context: BrowserContext, marks: Marks) {
-  const saved: {
-    client?: { client_id: string };
-    tokens?: { access_token: string; refresh_token?: string };
-    verifier?: string;
-    discovery?: unknown;
-  } = {};
-  let callbackParams: Promise<URLSearchParams> | undefined;
-  const provider: OAuthClientProvider = {
-    get redirectUrl() {
-      return bench.callback.url;
-    },
+  return aiClientProvider({
     clientMetadataUrl: bench.documents.clientId,
-    get clientMetadata() {
-      return {
-        client_name: "Test AI Client",
-        redirect_uris: [bench.callback.url],
-        grant_types: ["authorization_code", "refresh_token"],
-        response_types: ["code"],
-        token_endpoint_auth_method: "none",
-      };
-    },
-    clientInformation: () => saved.client,
-    saveClientInformation: (info) => {
-      saved.client = info as { client_id: string };
-    },
-    tokens: () => saved.tokens as never,
-    saveTokens: (tokens) => {
-      saved.tokens = tokens as unknown as { access_token: string };
-    },
-    saveCodeVerifier: (verifier) => {
-      saved.verifier = verifier;
-    },
-    codeVerifier: () => saved.verifier ?? "",
-    // Kept like the code verifier, as the SDK recommends (it then does not discover twice).
-    saveDiscoveryState: (state) => {
-      saved.discovery = state;
-    },
-    discoveryState: () => saved.discovery as never,
-    redirectToAuthorization: async (authorizationUrl: URL) => {
+    callback: bench.callback,
+    signInInBrowser: async (authorizationUrl) => {
       marks.redirect = performance.now();
-      callbackParams = bench.callback.next();
       const page = await context.newPage();
       page.setDefaultTimeout(15_000);
       try {
@@ -478,8 +432,7 @@ function clientProvider(bench: Bench, context: BrowserContext, marks: Marks) {
         marks.pageClosed = performance.now();
       }
     },
-  };
-  return { provider, saved, callbackParams: () => callbackParams };
+  });
 }
 
 const applicationsOf = (result: CallToolResult) =>

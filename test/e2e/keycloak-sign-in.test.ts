@@ -2,14 +2,7 @@ import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import {
-  type CallToolResult,
-  Client,
-  type OAuthClientProvider,
-  type OAuthDiscoveryState,
-  StreamableHTTPClientTransport,
-  UnauthorizedError,
-} from "@modelcontextprotocol/client";
+import { type CallToolResult, Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import * as oauth from "oauth4webapi";
 import { type Browser, chromium } from "playwright-core";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
@@ -21,6 +14,12 @@ import {
   seedKeycloakUsers,
   startKeycloakService,
 } from "../support/keycloak-service.ts";
+import {
+  aiClientProvider,
+  applicationNames,
+  CHROMIUM_FLAGS,
+  connectWithSignIn,
+} from "../support/mcp-sign-in.ts";
 import { type CallbackServer, startCallbackServer } from "../support/oauth-callback.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
 
@@ -32,15 +31,6 @@ import { createTestStore, type TestStore } from "../support/stores.ts";
  * with Keycloak (standard token exchange) for a platform token carrying the user's roles.
  */
 const ARTIFACTS = join(process.cwd(), "test-artifacts");
-const CHROMIUM_FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-];
 
 describe("an AI client signs in through the gateway to Keycloak (headless Chromium, MCP SDK v2)", () => {
   let store: TestStore;
@@ -78,129 +68,68 @@ describe("an AI client signs in through the gateway to Keycloak (headless Chromi
     await store?.drop();
   });
 
-  function clientProvider(user: keyof typeof USERS, screenshots = false) {
-    const saved: {
-      client?: { client_id: string };
-      tokens?: oauth.TokenEndpointResponse;
-      verifier?: string;
-      discovery?: OAuthDiscoveryState;
-    } = {};
-    let callbackParams: Promise<URLSearchParams> | undefined;
-    const provider: OAuthClientProvider = {
-      get redirectUrl() {
-        return callback.url;
-      },
-      clientMetadataUrl: documents.clientId,
-      get clientMetadata() {
-        return {
-          client_name: "Test AI Client",
-          redirect_uris: [callback.url],
-          grant_types: ["authorization_code", "refresh_token"],
-          response_types: ["code"],
-          token_endpoint_auth_method: "none",
-        };
-      },
-      clientInformation: () => saved.client,
-      saveClientInformation: (info) => {
-        saved.client = info as { client_id: string };
-      },
-      tokens: () => saved.tokens as never,
-      saveTokens: (tokens) => {
-        saved.tokens = tokens as unknown as oauth.TokenEndpointResponse;
-      },
-      saveCodeVerifier: (verifier) => {
-        saved.verifier = verifier;
-      },
-      codeVerifier: () => saved.verifier ?? "",
-      saveDiscoveryState: (state) => {
-        saved.discovery = state;
-      },
-      discoveryState: () => saved.discovery,
-      redirectToAuthorization: async (authorizationUrl: URL) => {
-        callbackParams = callback.next();
-        assert.equal(
-          authorizationUrl.origin + authorizationUrl.pathname,
-          `${kc.issuer}/protocol/openid-connect/auth`,
-          "the browser is sent to Keycloak through the gateway",
-        );
-        const page = await browser.newPage();
-        try {
-          await page.goto(authorizationUrl.href);
-          // Keycloak's own sign-in page.
-          await page.locator("#kc-form-login").waitFor({ timeout: 15_000 });
-          assert.ok(
-            page.url().startsWith(kc.issuer),
-            `the sign-in page is served via the gateway: ${page.url()}`,
+  /** The AI client, its sign-in done in Chromium on Keycloak's own pages (through the gateway). */
+  const signIn = (user: keyof typeof USERS, url: string, screenshots = false) =>
+    connectWithSignIn(
+      url,
+      aiClientProvider({
+        clientMetadataUrl: documents.clientId,
+        callback,
+        signInInBrowser: async (authorizationUrl) => {
+          assert.equal(
+            authorizationUrl.origin + authorizationUrl.pathname,
+            `${kc.issuer}/protocol/openid-connect/auth`,
+            "the browser is sent to Keycloak through the gateway",
           );
-          await page.locator('input[name="username"]').fill(user);
-          await page.locator('input[name="password"]').fill(USERS[user].password);
-          if (screenshots)
-            await page.screenshot({ path: join(ARTIFACTS, "keycloak-sign-in.png"), fullPage: true });
-          await page.locator("#kc-login").click();
-          // Keycloak asks the user to grant the AI client the mcp:* scopes (consent), once per client.
-          const consent = page.locator('input[name="accept"], button[name="accept"]');
-          const reached = await Promise.race([
-            consent.waitFor({ timeout: 15_000 }).then(() => "consent" as const),
-            page
-              .waitForURL((url) => url.href.startsWith(callback.url), { timeout: 15_000 })
-              .then(() => "callback" as const),
-          ]).catch(async (error) => {
-            await page.screenshot({
-              path: join(ARTIFACTS, "keycloak-failed-after-sign-in.png"),
-              fullPage: true,
-            });
-            throw new Error(
-              `no consent page nor callback after sign-in: ${page.url()} ${(await page.content()).slice(0, 2000)}`,
-              {
-                cause: error,
-              },
+          const page = await browser.newPage();
+          try {
+            await page.goto(authorizationUrl.href);
+            // Keycloak's own sign-in page.
+            await page.locator("#kc-form-login").waitFor({ timeout: 15_000 });
+            assert.ok(
+              page.url().startsWith(kc.issuer),
+              `the sign-in page is served via the gateway: ${page.url()}`,
             );
-          });
-          if (reached === "consent") {
-            assert.match(await page.content(), /Test AI Client/, "the consent page names the client");
+            await page.locator('input[name="username"]').fill(user);
+            await page.locator('input[name="password"]').fill(USERS[user].password);
             if (screenshots)
-              await page.screenshot({ path: join(ARTIFACTS, "keycloak-consent.png"), fullPage: true });
-            await consent.first().click();
-            await page.waitForURL((url) => url.href.startsWith(callback.url));
+              await page.screenshot({ path: join(ARTIFACTS, "keycloak-sign-in.png"), fullPage: true });
+            await page.locator("#kc-login").click();
+            // Keycloak asks the user to grant the AI client the mcp:* scopes (consent), once per client.
+            const consent = page.locator('input[name="accept"], button[name="accept"]');
+            const reached = await Promise.race([
+              consent.waitFor({ timeout: 15_000 }).then(() => "consent" as const),
+              page
+                .waitForURL((url) => url.href.startsWith(callback.url), { timeout: 15_000 })
+                .then(() => "callback" as const),
+            ]).catch(async (error) => {
+              await page.screenshot({
+                path: join(ARTIFACTS, "keycloak-failed-after-sign-in.png"),
+                fullPage: true,
+              });
+              throw new Error(
+                `no consent page nor callback after sign-in: ${page.url()} ${(await page.content()).slice(0, 2000)}`,
+                {
+                  cause: error,
+                },
+              );
+            });
+            if (reached === "consent") {
+              assert.match(await page.content(), /Test AI Client/, "the consent page names the client");
+              if (screenshots)
+                await page.screenshot({ path: join(ARTIFACTS, "keycloak-consent.png"), fullPage: true });
+              await consent.first().click();
+              await page.waitForURL((url) => url.href.startsWith(callback.url));
+            }
+          } finally {
+            await page.close();
           }
-        } finally {
-          await page.close();
-        }
-      },
-    };
-    return { provider, saved, callbackParams: () => callbackParams };
-  }
-
-  async function signIn(user: keyof typeof USERS, url: string, screenshots = false) {
-    const state = clientProvider(user, screenshots);
-    const transport = new StreamableHTTPClientTransport(new URL(url), { authProvider: state.provider });
-    const client = new Client({ name: "e2e-ai-client", version: "1.0.0" });
-    try {
-      await client.connect(transport);
-      assert.fail("the first connection must ask for sign-in");
-    } catch (error) {
-      assert.ok(error instanceof UnauthorizedError, `expected the sign-in to be required, got ${error}`);
-    }
-    const params = await state.callbackParams();
-    assert.ok(params, "the browser reached the loopback callback");
-    await transport.finishAuth(params);
-    const connected = new Client({ name: "e2e-ai-client", version: "1.0.0" });
-    await connected.connect(
-      new StreamableHTTPClientTransport(new URL(url), { authProvider: state.provider }),
+        },
+      }),
     );
-    return { client: connected, saved: state.saved };
-  }
 
   const claimsOf = (token: string) =>
     JSON.parse(Buffer.from(token.split(".")[1] ?? "", "base64url").toString()) as Record<string, unknown>;
-
-  const applications = async (client: Client) =>
-    (
-      ((await client.callTool({ name: "applications", arguments: {} })) as CallToolResult)
-        .structuredContent as {
-        applications: { name: string }[];
-      }
-    ).applications.map((a) => a.name);
 
   it("an admin signs in on Keycloak's page and sees every application (token exchanged by the gateway)", async () => {
     const before = kc.service.exchanger?.requests ?? 0;
@@ -208,7 +137,11 @@ describe("an AI client signs in through the gateway to Keycloak (headless Chromi
     try {
       const tools = (await client.listTools()).tools.map((t) => t.name);
       assert.ok(tools.includes("applications") && tools.includes("cve_occurrences"));
-      assert.deepEqual(await applications(client), ["claims-portal", "payments-service", "storefront-web"]);
+      assert.deepEqual(await applicationNames(client), [
+        "claims-portal",
+        "payments-service",
+        "storefront-web",
+      ]);
       assert.ok(
         (kc.service.exchanger?.requests ?? 0) > before,
         "the gateway exchanged the token with Keycloak",
@@ -230,7 +163,7 @@ describe("an AI client signs in through the gateway to Keycloak (headless Chromi
   it("a viewer sees only the applications granted to them", async () => {
     const { client } = await signIn("bob", kc.mcp);
     try {
-      assert.deepEqual(await applications(client), ["storefront-web"]);
+      assert.deepEqual(await applicationNames(client), ["storefront-web"]);
     } finally {
       await client.close();
     }
@@ -306,7 +239,7 @@ describe("an AI client signs in through the gateway to Keycloak (headless Chromi
       }),
     );
     try {
-      assert.equal((await applications(renewedClient)).length, 3);
+      assert.equal((await applicationNames(renewedClient)).length, 3);
     } finally {
       await renewedClient.close();
     }

@@ -2,14 +2,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import {
-  type CallToolResult,
-  Client,
-  type OAuthClientProvider,
-  type OAuthDiscoveryState,
-  StreamableHTTPClientTransport,
-  UnauthorizedError,
-} from "@modelcontextprotocol/client";
+import { type CallToolResult, Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import * as oauth from "oauth4webapi";
 import { type Browser, chromium } from "playwright-core";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
@@ -22,6 +15,12 @@ import {
   startIdpService,
   USERS,
 } from "../support/idp-flow.ts";
+import {
+  aiClientProvider,
+  applicationNames,
+  CHROMIUM_FLAGS,
+  connectWithSignIn,
+} from "../support/mcp-sign-in.ts";
 import { type CallbackServer, startCallbackServer } from "../support/oauth-callback.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
 
@@ -32,15 +31,6 @@ import { createTestStore, type TestStore } from "../support/stores.ts";
  * sign-in performed in headless Chromium.
  */
 const ARTIFACTS = join(process.cwd(), "test-artifacts");
-const CHROMIUM_FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-];
 
 describe("an AI client signs in through the gateway (headless Chromium, MCP SDK v2)", () => {
   let store: TestStore;
@@ -75,115 +65,54 @@ describe("an AI client signs in through the gateway (headless Chromium, MCP SDK 
     await store?.drop();
   });
 
-  /** The AI client's OAuth state, as the SDK asks an application to keep it. */
-  function clientProvider(user: keyof typeof USERS, screenshots = false) {
-    const saved: {
-      client?: { client_id: string };
-      tokens?: oauth.TokenEndpointResponse;
-      verifier?: string;
-      discovery?: OAuthDiscoveryState;
-    } = {};
-    let callbackParams: Promise<URLSearchParams> | undefined;
-    const provider: OAuthClientProvider = {
-      get redirectUrl() {
-        return callback.url;
-      },
-      clientMetadataUrl: documents.clientId,
-      get clientMetadata() {
-        return {
-          client_name: "Test AI Client",
-          redirect_uris: [callback.url],
-          grant_types: ["authorization_code", "refresh_token"],
-          response_types: ["code"],
-          token_endpoint_auth_method: "none",
-        };
-      },
-      clientInformation: () => saved.client,
-      saveClientInformation: (info) => {
-        saved.client = info as { client_id: string };
-      },
-      tokens: () => saved.tokens as never,
-      saveTokens: (tokens) => {
-        saved.tokens = tokens as unknown as oauth.TokenEndpointResponse;
-      },
-      saveCodeVerifier: (verifier) => {
-        saved.verifier = verifier;
-      },
-      codeVerifier: () => saved.verifier ?? "",
-      // Lets the SDK check that the callback comes from the authorization server it started with.
-      saveDiscoveryState: (state) => {
-        saved.discovery = state;
-      },
-      discoveryState: () => saved.discovery,
-      redirectToAuthorization: async (authorizationUrl: URL) => {
-        callbackParams = callback.next();
-        const page = await browser.newPage();
-        try {
-          await page.goto(authorizationUrl.href);
-          await page.locator('input[name="username"]').fill(user);
-          if (screenshots) await page.screenshot({ path: join(ARTIFACTS, "sign-in.png"), fullPage: true });
-          await page.locator('input[name="password"]').fill(USERS[user].password);
-          await page.locator('input[name="password"]').press("Enter");
-          await page
-            .locator("#approve")
-            .waitFor({ timeout: 10_000 })
-            .catch(async (error) => {
-              await page.screenshot({ path: join(ARTIFACTS, "failed-after-sign-in.png"), fullPage: true });
-              throw new Error(
-                `no consent page after sign-in: ${page.url()} ${(await page.content()).slice(0, 2000)}`,
-                {
-                  cause: error,
-                },
-              );
-            });
-          const consent = await page.content();
-          assert.match(consent, /Test AI Client/, "the consent page names the client");
-          assert.match(consent, /127\.0\.0\.1/, "the consent page shows the redirect host");
-          if (screenshots) await page.screenshot({ path: join(ARTIFACTS, "consent.png"), fullPage: true });
-          await page.locator("#approve").click();
-          await page.waitForURL((url) => url.href.startsWith(callback.url));
-        } finally {
-          await page.close();
-        }
-      },
-    };
-    return { provider, saved, callbackParams: () => callbackParams };
-  }
-
-  /** Connects like Claude Code: first request, 401, sign-in in the browser, then the real connection. */
-  async function signIn(user: keyof typeof USERS, url: string, screenshots = false) {
-    const state = clientProvider(user, screenshots);
-    const transport = new StreamableHTTPClientTransport(new URL(url), { authProvider: state.provider });
-    const client = new Client({ name: "e2e-ai-client", version: "1.0.0" });
-    try {
-      await client.connect(transport);
-      assert.fail("the first connection must ask for sign-in");
-    } catch (error) {
-      assert.ok(error instanceof UnauthorizedError, `expected the sign-in to be required, got ${error}`);
-    }
-    const params = await state.callbackParams();
-    assert.ok(params, "the browser reached the loopback callback");
-    await transport.finishAuth(params);
-    const connected = new Client({ name: "e2e-ai-client", version: "1.0.0" });
-    const authorized = new StreamableHTTPClientTransport(new URL(url), { authProvider: state.provider });
-    await connected.connect(authorized);
-    return { client: connected, saved: state.saved };
-  }
-
-  const applications = async (client: Client) =>
-    (
-      ((await client.callTool({ name: "applications", arguments: {} })) as CallToolResult)
-        .structuredContent as {
-        applications: { name: string }[];
-      }
-    ).applications.map((a) => a.name);
+  /** The AI client, its sign-in done in Chromium on the embedded provider's pages. */
+  const signIn = (user: keyof typeof USERS, url: string, screenshots = false) =>
+    connectWithSignIn(
+      url,
+      aiClientProvider({
+        clientMetadataUrl: documents.clientId,
+        callback,
+        signInInBrowser: async (authorizationUrl) => {
+          const page = await browser.newPage();
+          try {
+            await page.goto(authorizationUrl.href);
+            await page.locator('input[name="username"]').fill(user);
+            if (screenshots) await page.screenshot({ path: join(ARTIFACTS, "sign-in.png"), fullPage: true });
+            await page.locator('input[name="password"]').fill(USERS[user].password);
+            await page.locator('input[name="password"]').press("Enter");
+            await page
+              .locator("#approve")
+              .waitFor({ timeout: 10_000 })
+              .catch(async (error) => {
+                await page.screenshot({ path: join(ARTIFACTS, "failed-after-sign-in.png"), fullPage: true });
+                throw new Error(
+                  `no consent page after sign-in: ${page.url()} ${(await page.content()).slice(0, 2000)}`,
+                  { cause: error },
+                );
+              });
+            const consent = await page.content();
+            assert.match(consent, /Test AI Client/, "the consent page names the client");
+            assert.match(consent, /127\.0\.0\.1/, "the consent page shows the redirect host");
+            if (screenshots) await page.screenshot({ path: join(ARTIFACTS, "consent.png"), fullPage: true });
+            await page.locator("#approve").click();
+            await page.waitForURL((url) => url.href.startsWith(callback.url));
+          } finally {
+            await page.close();
+          }
+        },
+      }),
+    );
 
   it("an admin signs in, lists the tools and all applications (screenshots of both pages saved)", async () => {
     const { client, saved } = await signIn("alice", idp.mcp, true);
     try {
       const tools = (await client.listTools()).tools.map((t) => t.name);
       assert.ok(tools.includes("applications") && tools.includes("cve_occurrences"));
-      assert.deepEqual(await applications(client), ["claims-portal", "payments-service", "storefront-web"]);
+      assert.deepEqual(await applicationNames(client), [
+        "claims-portal",
+        "payments-service",
+        "storefront-web",
+      ]);
       assert.ok(saved.tokens?.refresh_token, "a refresh token was issued");
     } finally {
       await client.close();
@@ -193,7 +122,7 @@ describe("an AI client signs in through the gateway (headless Chromium, MCP SDK 
   it("a viewer sees only the applications granted to them", async () => {
     const { client } = await signIn("bob", idp.mcp);
     try {
-      assert.deepEqual(await applications(client), ["storefront-web"]);
+      assert.deepEqual(await applicationNames(client), ["storefront-web"]);
     } finally {
       await client.close();
     }
@@ -238,7 +167,7 @@ describe("an AI client signs in through the gateway (headless Chromium, MCP SDK 
     const renewedClient = new Client({ name: "e2e-ai-client", version: "1.0.0" });
     await renewedClient.connect(transport);
     try {
-      assert.equal((await applications(renewedClient)).length, 3);
+      assert.equal((await applicationNames(renewedClient)).length, 3);
     } finally {
       await renewedClient.close();
     }

@@ -7,7 +7,6 @@ import { startService } from "../../src/service.ts";
 import { runCli, spawnService } from "../support/cli.ts";
 import {
   connectTestAdmin,
-  KEYCLOAK_ADMIN,
   keycloakEnv,
   keycloakSettings,
   type TestKeycloak,
