@@ -14,6 +14,7 @@ import { buildGateway } from "./gateway/app.ts";
 import { keycloakProxy } from "./gateway/keycloak-proxy.ts";
 import type { McpResource } from "./gateway/mcp-resources.ts";
 import { connectKeycloakAdmin } from "./idp/keycloak/admin.ts";
+import { describeAdminFailure } from "./idp/keycloak/errors.ts";
 import { type ProvisionResult, provisionKeycloak } from "./idp/keycloak/provision.ts";
 import {
   type EmbeddedIdpStartOptions,
@@ -214,7 +215,7 @@ async function provisionKeycloakAtStart(config: RuntimeConfig): Promise<Provisio
     });
   } catch (error) {
     throw new ConfigError(
-      `Provisioning Keycloak realm ${config.realm} at ${config.keycloakUrl} failed: ${describeAdminError(error)}`,
+      `Provisioning Keycloak realm ${config.realm} at ${config.keycloakUrl} failed: ${describeAdminFailure(error, "Keycloak", config.realm) ?? (error as Error).message}`,
     );
   }
   if (config.logLevel !== "silent") {
@@ -222,17 +223,6 @@ async function provisionKeycloakAtStart(config: RuntimeConfig): Promise<Provisio
     for (const warning of result.warnings) process.stderr.write(`[keycloak] warning: ${warning}\n`);
   }
   return result;
-}
-
-/** Admin API errors carry the HTTP answer; its status and Keycloak's message are what helps. */
-function describeAdminError(error: unknown): string {
-  const response = (error as { response?: { status?: number } }).response;
-  const body = (error as { responseData?: unknown }).responseData;
-  if (response?.status === 403) {
-    return "the administrator or service account lacks realm-management rights (manage-realm, manage-clients, manage-users)";
-  }
-  const detail = body && typeof body === "object" ? JSON.stringify(body) : "";
-  return `${(error as Error).message}${detail ? ` ${detail}` : ""}`;
 }
 
 /** The confidential client's secret: from Keycloak, configured, or generated into the data directory by the embedded provider. */

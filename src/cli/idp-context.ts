@@ -2,18 +2,14 @@ import { type RuntimeConfig, resolveRuntimeConfig } from "../config/runtime-conf
 import { checkClientIdUrl } from "../idp/cimd/client-id.ts";
 import { type CimdDiagnosis, diagnoseCimdClient } from "../idp/cimd/diagnostics.ts";
 import { type CimdClientState, type CimdRepository, storeCimdRepository } from "../idp/cimd/repository.ts";
-import {
-  connectKeycloakAdmin,
-  httpStatusOf,
-  type KeycloakAdmin,
-  KeycloakAdminError,
-} from "../idp/keycloak/admin.ts";
+import { connectKeycloakAdmin, type KeycloakAdmin } from "../idp/keycloak/admin.ts";
 import {
   type KeycloakCimdRepository,
   keycloakCimdRepository,
   UNKNOWN_CLIENT_ID,
 } from "../idp/keycloak/cimd-repository.ts";
-import { keycloakMessage, keycloakUserDirectory } from "../idp/keycloak/user-directory.ts";
+import { describeAdminFailure } from "../idp/keycloak/errors.ts";
+import { keycloakUserDirectory } from "../idp/keycloak/user-directory.ts";
 import { storeUserDirectory, type UserDirectory } from "../idp/user-directory.ts";
 import { type StoreOptions, settingsFrom, withStore } from "./context.ts";
 import { CliError } from "./output.ts";
@@ -94,29 +90,8 @@ async function inKeycloak<T>(
 
 /** One readable sentence for what went wrong talking to Keycloak; other errors are returned as they are. */
 export function keycloakFailure(error: unknown, where: string, realm: string): unknown {
-  if (error instanceof KeycloakAdminError) return new CliError(error.message);
-  const status = httpStatusOf(error);
-  if (status === 401 || status === 403)
-    return new CliError(
-      `${where} refused the administrator's request in realm ${realm} (HTTP ${status}): it needs the realm-management roles of that realm`,
-    );
-  if (status !== undefined)
-    return new CliError(`${where} answered HTTP ${status} in realm ${realm}: ${keycloakMessage(error)}`);
-  if (isNetworkFailure(error)) {
-    const cause = (error as Error).cause;
-    const reason = cause instanceof Error ? cause.message : (error as Error).message;
-    return new CliError(`Cannot reach ${where} (KEYCLOAK_URL): ${reason}`);
-  }
-  return error;
-}
-
-function isNetworkFailure(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  return (
-    (error instanceof TypeError && /fetch failed/i.test(error.message)) ||
-    error.name === "AbortError" ||
-    error.name === "TimeoutError"
-  );
+  const sentence = describeAdminFailure(error, where, realm);
+  return sentence === undefined ? error : new CliError(sentence);
 }
 
 /**
