@@ -35,11 +35,13 @@ export interface Inventory {
  */
 export class ScanInputError extends Error {
   override name = "ScanInputError";
-  constructor(
-    readonly file: string,
-    readonly reason: string,
-    readonly line?: number,
-  ) {
+  readonly file: string;
+  readonly reason: string;
+  readonly line: number | undefined;
+  constructor(file: string, reason: string, line?: number) {
     super(`${file}${line === undefined ? "" : `:${line}`}: ${reason}`);
+    this.file = file;
+    this.reason = reason;
+    this.line = line;
   }
 }
