@@ -50,6 +50,15 @@ export const settingsSchema = z.object({
   issuer: z.url({ protocol: /^https?$/ }).optional(),
   jwksUrl: z.url({ protocol: /^https?$/ }).optional(),
   logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  npmRegistryUrl: z.url({ protocol: /^https?$/ }).default("https://registry.npmjs.org"),
+  mavenRepositoryUrl: z.url({ protocol: /^https?$/ }).default("https://repo.maven.apache.org/maven2"),
+  mavenLocalRepository: z.string().min(1).optional(),
+  osvMirrorUrl: z.url({ protocol: /^https?$/ }).default("https://osv-vulnerabilities.storage.googleapis.com"),
+  analysisUploadMaxBytes: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(64 * 1024 * 1024),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
@@ -234,4 +243,34 @@ export const settingDocs: readonly SettingDoc[] = [
     defaultText: "jwks_uri of the issuer's discovery document",
   },
   { key: "logLevel", env: "LOG_LEVEL", description: "Log level (fatal..trace, silent)", defaultText: "info" },
+  {
+    key: "npmRegistryUrl",
+    env: "NPM_REGISTRY_URL",
+    description: "npm registry the scanner reads package versions and release dates from (a mirror)",
+    defaultText: "https://registry.npmjs.org",
+  },
+  {
+    key: "mavenRepositoryUrl",
+    env: "MAVEN_REPOSITORY_URL",
+    description: "Maven repository the scanner reads POMs, metadata and artifacts from (a mirror)",
+    defaultText: "https://repo.maven.apache.org/maven2",
+  },
+  {
+    key: "mavenLocalRepository",
+    env: "MAVEN_LOCAL_REPOSITORY",
+    description: "Local Maven repository read before the remote one",
+    defaultText: "~/.m2/repository",
+  },
+  {
+    key: "osvMirrorUrl",
+    env: "OSV_MIRROR_URL",
+    description: "Where `imaging advisories sync` downloads OSV archives (<url>/<ecosystem>/all.zip)",
+    defaultText: "https://osv-vulnerabilities.storage.googleapis.com",
+  },
+  {
+    key: "analysisUploadMaxBytes",
+    env: "ANALYSIS_UPLOAD_MAX_BYTES",
+    description: "Largest analysis document POST /rest/applications/{name}/analyses accepts",
+    defaultText: "67108864 (64 MiB)",
+  },
 ];

@@ -2,6 +2,7 @@
  * What the scanner's input readers find (npm lockfiles, Maven POMs and archives, SBOMs): the contract
  * between each reader and `imaging scan`, which merges their inventories into one analysis.
  */
+import type { RegistryFetcher } from "./registry/cached-fetch.ts";
 import type { Ecosystem } from "./versions/index.ts";
 
 export interface InventoryPackage {
@@ -44,4 +45,31 @@ export class ScanInputError extends Error {
     this.reason = reason;
     this.line = line;
   }
+}
+
+/** What a reader may use besides the files it reads. */
+export interface ReaderContext {
+  /** The scanned path (a directory, or the directory of a scanned file). */
+  root: string;
+  /** Registry access through the on-disk cache (see registry/cached-fetch.ts); honours --offline. */
+  fetcher: RegistryFetcher;
+  offline: boolean;
+  npmRegistryUrl: string;
+  mavenRepositoryUrl: string;
+  /** `~/.m2/repository` unless configured: read before the remote repository. */
+  mavenLocalRepository: string;
+  /** Progress for people (stderr); never parsed. */
+  progress(message: string): void;
+}
+
+/**
+ * One kind of input (npm lockfiles, Maven, SBOMs...). `imaging scan` walks the scanned path once, gives
+ * each reader the files it claims, and merges what the readers return.
+ */
+export interface InputReader {
+  name: string;
+  /** Whether this reader takes the file at `relativePath` (a path inside the scanned tree, `/`-separated). */
+  claims(relativePath: string): boolean;
+  /** Reads every claimed file (absolute paths); throws ScanInputError for an input it cannot read. */
+  read(files: readonly string[], context: ReaderContext): Promise<Inventory>;
 }
