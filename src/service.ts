@@ -26,6 +26,7 @@ import { readSecretFile, secretFilePath } from "./idp/secrets.ts";
 import { startMcpService } from "./mcp/http-service.ts";
 import { buildRestApp } from "./rest/app.ts";
 import { openStore, type StoreHandle } from "./store/database.ts";
+import { secureDataDirectory } from "./store/file-modes.ts";
 import { PLATFORM_AUDIENCE, VERSION } from "./version.ts";
 
 export const PARTS = ["gateway", "rest", "mcp-analysis", "mcp-gatekeeper"] as const;
@@ -66,7 +67,12 @@ export async function startService(
   } = {},
 ): Promise<RunningService> {
   const parts = new Set<Part>(hooks.only && hooks.only.length > 0 ? hooks.only : PARTS);
+  // The data directory holds the generated secrets with either store: 0700 (src/store/file-modes.ts).
+  const tightened = secureDataDirectory(config.dataDir);
   const store = await openStore({ databaseUrl: config.databaseUrl, sqliteFile: config.sqliteFile });
+  if (config.logLevel !== "silent") {
+    for (const notice of [...tightened, ...store.notices]) process.stderr.write(`[store] ${notice}\n`);
+  }
   const started: Closable[] = [];
   const logger = config.logLevel === "silent" ? false : { level: config.logLevel };
   const internal = (port: number) =>
