@@ -8,6 +8,7 @@ import Fastify, {
 import { BoundedCache } from "../auth/bounded-cache.ts";
 import type { McpAccessVerifier } from "../auth/mcp-access.ts";
 import type { TokenExchanger } from "../auth/token-exchange.ts";
+import { guardCredentialHeaders } from "./credential-guard.ts";
 import { mcpProxy } from "./mcp-proxy.ts";
 import type { McpResource } from "./mcp-resources.ts";
 import { createOriginPolicy } from "./origin-policy.ts";
@@ -39,6 +40,8 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
     ...(options.https ? { https: options.https } : {}),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 1024 },
   } as FastifyServerOptions);
+
+  guardCredentialHeaders(app, { baseUrl: options.baseUrl, resources: options.mcp.resources });
 
   const health: UpstreamHealth = watchUpstreams({
     rest: `${options.restUpstreamUrl}/rest/health`,
