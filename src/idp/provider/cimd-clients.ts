@@ -70,11 +70,11 @@ export function installCimdClientLookup(provider: Provider, resolver: CimdResolv
   const resolutions = new WeakMap<object, Map<string, Promise<CimdResolution>>>();
   const resolveOnce = (id: string, redirectUri: string | undefined, ctx: object | undefined) => {
     if (!ctx) return resolver(id, redirectUri);
-    let ofRequest = resolutions.get(ctx);
-    if (!ofRequest) resolutions.set(ctx, (ofRequest = new Map()));
+    const ofRequest = resolutions.get(ctx) ?? new Map<string, Promise<CimdResolution>>();
+    resolutions.set(ctx, ofRequest);
     const key = `${id} ${redirectUri ?? ""}`;
-    let resolution = ofRequest.get(key);
-    if (!resolution) ofRequest.set(key, (resolution = resolver(id, redirectUri)));
+    const resolution = ofRequest.get(key) ?? resolver(id, redirectUri);
+    ofRequest.set(key, resolution);
     return resolution;
   };
 
