@@ -9,6 +9,7 @@ import {
   TokenExchangeUnavailableError,
 } from "./auth/token-exchange.ts";
 import { ConfigError } from "./config/load-config.ts";
+import { loggerOptions, redactText } from "./config/logging.ts";
 import type { RuntimeConfig } from "./config/runtime-config.ts";
 import { buildGateway } from "./gateway/app.ts";
 import { keycloakProxy } from "./gateway/keycloak-proxy.ts";
@@ -74,7 +75,7 @@ export async function startService(
     for (const notice of [...tightened, ...store.notices]) process.stderr.write(`[store] ${notice}\n`);
   }
   const started: Closable[] = [];
-  const logger = config.logLevel === "silent" ? false : { level: config.logLevel };
+  const logger = config.logLevel === "silent" ? false : loggerOptions(config.logLevel);
   const internal = (port: number) =>
     `http://${config.internalBindAddress === "0.0.0.0" ? "127.0.0.1" : config.internalBindAddress}:${port}`;
   try {
@@ -138,7 +139,8 @@ export async function startService(
           keycloakUrl: config.keycloakUrl as string,
         });
       } else if (usesEmbeddedIdp(config)) {
-        const log = (level: string, message: string) => process.stderr.write(`[idp ${level}] ${message}\n`);
+        const log = (level: string, message: string) =>
+          process.stderr.write(`[idp ${level}] ${redactText(message)}\n`);
         const embedded = await startEmbeddedIdp(config, store.db, {
           ...(config.logLevel === "silent" ? {} : { log }),
           ...(config.idpExtraCaFile ? { cimdCa: readExtraCa(config.idpExtraCaFile) } : {}),
