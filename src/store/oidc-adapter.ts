@@ -63,13 +63,20 @@ export function oidcKey(id: string): string {
 /** Payload member listing the fields that held the id (removed from the stored JSON, put back on read). */
 export const ID_FIELDS = "@idFields";
 
-/** The payload as stored: every top-level field equal to the id removed and named in ID_FIELDS. */
+/**
+ * The payload as stored: every top-level field equal to the id removed and named in ID_FIELDS, and
+ * an interaction's copy of the session cookie (`session.cookie`, the session's id) left out: the
+ * provider writes it for applications to read, and nothing here reads it.
+ */
 export function storedPayload(id: string, payload: AdapterPayload): string {
   const stored: Record<string, unknown> = {};
   const idFields: string[] = [];
   for (const [field, value] of Object.entries(payload)) {
     if (value === id) idFields.push(field);
-    else stored[field] = value;
+    else if (field === "session" && typeof value === "object" && value !== null && "cookie" in value) {
+      const { cookie: _sessionId, ...session } = value as Record<string, unknown>;
+      stored[field] = session;
+    } else stored[field] = value;
   }
   if (idFields.length > 0) stored[ID_FIELDS] = idFields;
   return JSON.stringify(stored);

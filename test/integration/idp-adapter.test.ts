@@ -79,6 +79,7 @@ for (const kind of STORE_KINDS) {
       const factory = createOidcAdapterFactory(handle.db, now);
       const refreshToken = "Rt8vQ2tq9B0pJ0nX3q4yKkzS0lJb1qQ8mW5c7e9g2hA";
       const interaction = "In4kQ2tq9B0pJ0nX3q4yKkzS0lJb1qQ8mW5c7e9g2hA";
+      const sessionId = "Se5kQ2tq9B0pJ0nX3q4yKkzS0lJb1qQ8mW5c7e9g2hA";
       await factory("RefreshToken").upsert(
         refreshToken,
         { jti: refreshToken, grantId: "g9", kind: "RefreshToken" },
@@ -86,7 +87,12 @@ for (const kind of STORE_KINDS) {
       );
       await factory("Interaction").upsert(
         interaction,
-        { jti: interaction, uid: interaction, kind: "Interaction" },
+        {
+          jti: interaction,
+          uid: interaction,
+          kind: "Interaction",
+          session: { accountId: "a", cookie: sessionId },
+        },
         60,
       );
       await factory("DeviceCode").upsert("d9", { jti: "d9", userCode: "WXYZ-QRST" }, 60);
@@ -106,6 +112,7 @@ for (const kind of STORE_KINDS) {
       const text = JSON.stringify(rows);
       assert.ok(!text.includes(refreshToken), "the refresh token is nowhere in the table");
       assert.ok(!text.includes(interaction), "the interaction id is nowhere in the table");
+      assert.ok(!text.includes(sessionId), "nor the session id an interaction refers to");
       assert.ok(!rows.some((r) => r.user_code === "WXYZ-QRST"), "the user code is stored hashed");
       assert.ok(rows.some((r) => r.id === oidcKey(refreshToken)));
       assert.deepEqual(await factory("RefreshToken").find(refreshToken), {
@@ -117,6 +124,7 @@ for (const kind of STORE_KINDS) {
         jti: interaction,
         uid: interaction,
         kind: "Interaction",
+        session: { accountId: "a" },
       });
       assert.equal((await factory("DeviceCode").findByUserCode("WXYZ-QRST"))?.userCode, "WXYZ-QRST");
       assert.equal(

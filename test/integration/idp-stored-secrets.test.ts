@@ -7,7 +7,10 @@ import {
   type CimdDocumentServer,
   type ClientSetup,
   decodeJwt,
+  follow,
+  formsOf,
   type IdpService,
+  postForm,
   refresh,
   seedCimdClient,
   seedUsers,
@@ -93,6 +96,27 @@ for (const kind of STORE_KINDS) {
       assert.ok(!text.includes(code), "no authorization code in the store");
       assert.ok(!text.includes(session), "no session id in the store");
       assert.ok(stored.some((r) => r.model === "RefreshToken" && r.id === oidcKey(refreshToken)));
+    });
+
+    it("in the middle of a sign-in (consent page shown), the store holds no session id either", async () => {
+      const started = await startAuthorization(setup);
+      const [login] = formsOf(started.html, started.pageUrl);
+      assert.ok(login, "the sign-in form");
+      const response = await postForm(started.jar, login, {
+        username: "bob",
+        password: USERS.bob.password,
+      });
+      const consent = await follow(
+        started.jar,
+        new URL(response.headers.get("location") as string, login.action).href,
+        setup.redirectUri,
+      );
+      assert.match(await consent.response.text(), /id="approve"/, "the consent page, its interaction stored");
+      const session = started.jar.get("imaging_session") as string;
+      assert.ok(session);
+      const stored = await rows();
+      assert.ok(stored.some((r) => r.model === "Interaction"));
+      assert.ok(!JSON.stringify(stored).includes(session), "no session id in the store");
     });
 
     it("rows written before migration 007 (plain keys) still work once migrated, and their plain keys are gone", async () => {
