@@ -1,7 +1,6 @@
 #!/usr/bin/env -S node --max-semi-space-size=16
 import { Command, CommanderError } from "commander";
 import { ConfigError } from "../config/load-config.ts";
-import { maskUrlUserinfo } from "../config/redact.ts";
 import { IngestError } from "../store/ingest.ts";
 import { VERSION } from "../version.ts";
 import { registerApiKeys } from "./commands/api-keys.ts";
@@ -45,7 +44,7 @@ try {
     process.exitCode = 1;
   } else {
     const message = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`imaging: ${maskUrlUserinfo(message)}\n`);
+    process.stderr.write(`imaging: ${message}\n`);
     process.exitCode = 1;
   }
 }

@@ -41,8 +41,6 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 1024 },
   } as FastifyServerOptions);
 
-  guardCredentialHeaders(app, { baseUrl: options.baseUrl, resources: options.mcp.resources });
-
   const health: UpstreamHealth = watchUpstreams({
     rest: `${options.restUpstreamUrl}/rest/health`,
     ...Object.fromEntries(options.mcp.resources.map((r) => [`mcp-${r.kind}`, `${r.upstreamUrl}/healthz`])),
@@ -58,6 +56,8 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
       details: { version: options.version, upstreams },
     };
   });
+
+  guardCredentialHeaders(app, { baseUrl: options.baseUrl, resources: options.mcp.resources });
 
   wellKnownRoutes(app, {
     baseUrl: options.baseUrl,
