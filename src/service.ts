@@ -9,6 +9,7 @@ import {
   TokenExchangeUnavailableError,
 } from "./auth/token-exchange.ts";
 import { ConfigError } from "./config/load-config.ts";
+import { loggerOptions, redactText } from "./config/logging.ts";
 import type { RuntimeConfig } from "./config/runtime-config.ts";
 import { buildGateway } from "./gateway/app.ts";
 import { keycloakProxy } from "./gateway/keycloak-proxy.ts";
@@ -26,6 +27,7 @@ import { readSecretFile, secretFilePath } from "./idp/secrets.ts";
 import { startMcpService } from "./mcp/http-service.ts";
 import { buildRestApp } from "./rest/app.ts";
 import { openStore, type StoreHandle } from "./store/database.ts";
+import { secureDataDirectory } from "./store/file-modes.ts";
 import { PLATFORM_AUDIENCE, VERSION } from "./version.ts";
 
 export const PARTS = ["gateway", "rest", "mcp-analysis", "mcp-gatekeeper"] as const;
@@ -66,9 +68,14 @@ export async function startService(
   } = {},
 ): Promise<RunningService> {
   const parts = new Set<Part>(hooks.only && hooks.only.length > 0 ? hooks.only : PARTS);
+  // The data directory holds the generated secrets with either store: 0700 (src/store/file-modes.ts).
+  const tightened = secureDataDirectory(config.dataDir);
   const store = await openStore({ databaseUrl: config.databaseUrl, sqliteFile: config.sqliteFile });
+  if (config.logLevel !== "silent") {
+    for (const notice of [...tightened, ...store.notices]) process.stderr.write(`[store] ${notice}\n`);
+  }
   const started: Closable[] = [];
-  const logger = config.logLevel === "silent" ? false : { level: config.logLevel };
+  const logger = config.logLevel === "silent" ? false : loggerOptions(config.logLevel);
   const internal = (port: number) =>
     `http://${config.internalBindAddress === "0.0.0.0" ? "127.0.0.1" : config.internalBindAddress}:${port}`;
   try {
@@ -132,7 +139,8 @@ export async function startService(
           keycloakUrl: config.keycloakUrl as string,
         });
       } else if (usesEmbeddedIdp(config)) {
-        const log = (level: string, message: string) => process.stderr.write(`[idp ${level}] ${message}\n`);
+        const log = (level: string, message: string) =>
+          process.stderr.write(`[idp ${level}] ${redactText(message)}\n`);
         const embedded = await startEmbeddedIdp(config, store.db, {
           ...(config.logLevel === "silent" ? {} : { log }),
           ...(config.idpExtraCaFile ? { cimdCa: readExtraCa(config.idpExtraCaFile) } : {}),

@@ -64,14 +64,20 @@ export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
           reason: `the token issuer cannot be reached (${(error as Error).message})`,
         };
       }
+      const clockTolerance = options.clockToleranceSeconds ?? 30;
       try {
         const { payload } = await jwtVerify(token, keys, {
           issuer: options.issuer,
           audience,
           algorithms: ALLOWED_ALGORITHMS,
-          clockTolerance: options.clockToleranceSeconds ?? 30,
+          clockTolerance,
           requiredClaims: ["exp"],
         });
+        // jose checks iat only against a maximum age: a token "issued" in the future (a skewed or
+        // forged issuer clock, a token minted to outlive its revocation) is refused here.
+        if (typeof payload.iat === "number" && payload.iat > Date.now() / 1000 + clockTolerance) {
+          return { ok: false, unavailable: false, reason: "the token's iat claim is in the future" };
+        }
         return { ok: true, payload };
       } catch (error) {
         return describeJoseError(error);

@@ -1,8 +1,13 @@
 import { readFileSync } from "node:fs";
-import { type SettingKey, type Settings, settingDocs, settingsSchema } from "./settings.ts";
+import { describeWithoutValue, maskUrlUserinfo } from "./redact.ts";
+import { isSecretSetting, type SettingKey, type Settings, settingDocs, settingsSchema } from "./settings.ts";
 
+/** A configuration problem, in one readable message; URL userinfo in it is always masked. */
 export class ConfigError extends Error {
   override name = "ConfigError";
+  constructor(message: string) {
+    super(maskUrlUserinfo(message));
+  }
 }
 
 type Source = "default" | "config file" | "environment" | "command line";
@@ -40,7 +45,11 @@ export function loadSettings(input: LoadConfigInput = {}): Settings {
     const doc = settingDocs.find((d) => d.key === key);
     const source = sources.get(key) ?? "default";
     const where = source === "environment" ? (doc?.env ?? key) : key;
-    const got = key in raw ? ` (got ${JSON.stringify(raw[key])})` : "";
+    const got = !(key in raw)
+      ? ""
+      : isSecretSetting(key)
+        ? ` (got ${describeWithoutValue(raw[key])}; a secret's value is not shown)`
+        : ` (got ${JSON.stringify(raw[key])})`;
     return `${where} from ${source}: ${issue.message}${got}`;
   });
   throw new ConfigError(`Invalid configuration:\n  ${lines.join("\n  ")}`);
@@ -57,7 +66,8 @@ function readConfigFile(path: string): Record<string, unknown> {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new ConfigError(`Config file ${path} is not valid JSON: ${(error as Error).message}`);
+    // V8's message quotes the text around the error, which may be a secret: only the place is given.
+    throw new ConfigError(`Config file ${path} is not valid JSON${jsonErrorPlace(text, error as Error)}`);
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new ConfigError(`Config file ${path} must hold a JSON object of settings`);
@@ -70,4 +80,14 @@ function readConfigFile(path: string): Record<string, unknown> {
     );
   }
   return value as Record<string, unknown>;
+}
+
+/** " at line L, column C" of a JSON.parse error, when its message gives the position. */
+function jsonErrorPlace(text: string, error: Error): string {
+  const position = /position (\d+)/.exec(error.message)?.[1];
+  if (position === undefined) return "";
+  const before = text.slice(0, Number(position));
+  const line = before.split("\n").length;
+  const column = Number(position) - before.lastIndexOf("\n");
+  return ` at line ${line}, column ${column}`;
 }

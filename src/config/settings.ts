@@ -64,6 +64,15 @@ export const settingsSchema = z.object({
 export type Settings = z.infer<typeof settingsSchema>;
 export type SettingKey = keyof Settings;
 
+/** Settings whose value is a secret: never printed, nor repeated in an error message. */
+export const SECRET_SETTINGS = [
+  "tokenExchangeClientSecret",
+  "keycloakAdminPassword",
+  "keycloakAdminClientSecret",
+] as const satisfies readonly SettingKey[];
+
+export const isSecretSetting = (key: string) => (SECRET_SETTINGS as readonly string[]).includes(key);
+
 export interface SettingDoc {
   key: SettingKey;
   env: string;

@@ -8,6 +8,7 @@ import Fastify, {
 import { BoundedCache } from "../auth/bounded-cache.ts";
 import type { McpAccessVerifier } from "../auth/mcp-access.ts";
 import type { TokenExchanger } from "../auth/token-exchange.ts";
+import { guardCredentialHeaders } from "./credential-guard.ts";
 import { mcpProxy } from "./mcp-proxy.ts";
 import type { McpResource } from "./mcp-resources.ts";
 import { createOriginPolicy } from "./origin-policy.ts";
@@ -55,6 +56,8 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
       details: { version: options.version, upstreams },
     };
   });
+
+  guardCredentialHeaders(app, { baseUrl: options.baseUrl, resources: options.mcp.resources });
 
   wellKnownRoutes(app, {
     baseUrl: options.baseUrl,

@@ -76,6 +76,12 @@ export async function mcpProxy(app: FastifyInstance, options: McpProxyOptions): 
     return true;
   };
 
+  const sessionNotFound = (reply: FastifyReply, id: string | number | null) =>
+    reply
+      .code(404)
+      .type("application/json")
+      .send(jsonRpcError(-32001, "Session not found", id));
+
   const unavailable = (reply: FastifyReply, message: string, id: string | number | null) =>
     reply
       .code(503)
@@ -116,12 +122,10 @@ export async function mcpProxy(app: FastifyInstance, options: McpProxyOptions): 
       }
 
       const sessionId = request.headers["mcp-session-id"];
-      if (typeof sessionId === "string") {
-        const owner = options.sessions.get(sessionId);
-        if (owner !== undefined && owner !== decision.subject) {
-          // Answered like an unknown session: nothing tells the caller it exists.
-          return reply.code(404).send(jsonRpcError(-32001, "Session not found", id));
-        }
+      if (sessionId !== undefined && options.sessions.get(String(sessionId)) !== decision.subject) {
+        // Another user's live session and an id this gateway never opened get the same bytes, from
+        // here: nothing tells the caller which ids exist. A client then initializes anew (MCP transport).
+        return sessionNotFound(reply, id);
       }
 
       let platformToken: string;
@@ -163,13 +167,11 @@ export async function mcpProxy(app: FastifyInstance, options: McpProxyOptions): 
           const opened = upstreamReply.getHeader("mcp-session-id");
           if (typeof opened === "string")
             options.sessions.set(opened, decision.subject, Date.now() + SESSION_TTL_MS);
-          if (
-            request.method === "DELETE" &&
-            typeof sessionId === "string" &&
-            upstreamReply.statusCode < 300
-          ) {
-            options.sessions.delete(sessionId);
-          }
+          // Ended by the client, or gone upstream (idle, restarted): the binding goes too.
+          const ended =
+            (request.method === "DELETE" && upstreamReply.statusCode < 300) ||
+            upstreamReply.statusCode === 404;
+          if (typeof sessionId === "string" && ended) options.sessions.delete(sessionId);
           upstreamReply.send(upstream.stream);
         },
         onError: (errorReply, { error }) => {

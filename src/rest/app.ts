@@ -105,6 +105,7 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
       return;
     }
     if (result.unavailable) return sendProblem(reply, 503, result.detail);
+    if (result.malformed) return sendProblem(reply, 400, result.detail);
     const challenge = result.tokenGiven
       ? `Bearer realm="imaging-api", error="invalid_token", error_description="${result.detail.replace(/"/g, "'")}"`
       : `Bearer realm="imaging-api"`;

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
+import { repeatedCredentialHeader, repeatedHeaderDetail } from "../auth/credential-headers.ts";
 import type { JwtVerifier } from "../auth/jwt-verifier.ts";
 import { type Principal, principalFromClaims } from "../auth/principal.ts";
 import { verifyApiKey } from "../store/api-keys.ts";
@@ -8,13 +9,16 @@ import { PLATFORM_AUDIENCE } from "../version.ts";
 
 export type Authentication =
   | { ok: true; principal: Principal }
-  | { ok: false; detail: string; tokenGiven: boolean; unavailable?: boolean };
+  | { ok: false; detail: string; tokenGiven: boolean; unavailable?: boolean; malformed?: boolean };
 
 export type Authenticator = (request: FastifyRequest) => Promise<Authentication>;
 
 /** Platform tokens (Bearer, audience imaging-api) or API keys (X-API-KEY) for scripts. */
 export function createAuthenticator(deps: { db: Kysely<Database>; verifier: JwtVerifier }): Authenticator {
   return async (request) => {
+    const repeated = repeatedCredentialHeader(request.raw.rawHeaders);
+    if (repeated)
+      return { ok: false, tokenGiven: true, malformed: true, detail: repeatedHeaderDetail(repeated) };
     const authorization = request.headers.authorization;
     const apiKey = request.headers["x-api-key"];
     if (typeof authorization === "string" && authorization.trim() !== "") {

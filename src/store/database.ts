@@ -1,14 +1,15 @@
-import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { Kysely, PostgresDialect } from "kysely";
 import { type Migration, type MigrationProvider, Migrator } from "kysely/migration";
 import pg from "pg";
+import { secureDataDirectory, secureSqliteFiles } from "./file-modes.ts";
 import { initialMigration } from "./migrations/001-initial.ts";
 import { gateRulesMigration } from "./migrations/002-gate-rules.ts";
 import { usersMigration } from "./migrations/003-users.ts";
 import { cimdMigration } from "./migrations/004-cimd.ts";
 import { oidcMigration } from "./migrations/005-oidc.ts";
 import { openObjectsIndexMigration } from "./migrations/006-open-objects-index.ts";
+import { hashedOidcKeysMigration } from "./migrations/007-hashed-oidc-keys.ts";
 import { createNodeSqliteDialect } from "./node-sqlite-dialect.ts";
 import type { Database } from "./schema.ts";
 
@@ -19,6 +20,8 @@ export interface StoreHandle {
   kind: StoreKind;
   /** Where the data lives, for messages (never includes a password). */
   location: string;
+  /** What opening changed on disk for safety (data directory or store files tightened), for the log. */
+  notices: string[];
   close(): Promise<void>;
 }
 
@@ -43,10 +46,10 @@ export async function openStore(options: OpenStoreOptions): Promise<StoreHandle>
 }
 
 function openSqlite(file: string): StoreHandle {
-  mkdirSync(dirname(file), { recursive: true });
+  const notices = [...secureDataDirectory(dirname(file)), ...secureSqliteFiles(file)];
   const { dialect } = createNodeSqliteDialect(file);
   const db = new Kysely<Database>({ dialect });
-  return { db, kind: "sqlite", location: file, close: () => db.destroy() };
+  return { db, kind: "sqlite", location: file, notices, close: () => db.destroy() };
 }
 
 function openPostgres(url: string): StoreHandle {
@@ -58,7 +61,7 @@ function openPostgres(url: string): StoreHandle {
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const safe = new URL(url);
   safe.password = "";
-  return { db, kind: "postgres", location: safe.toString(), close: () => db.destroy() };
+  return { db, kind: "postgres", location: safe.toString(), notices: [], close: () => db.destroy() };
 }
 
 const migrationNames = [
@@ -68,6 +71,7 @@ const migrationNames = [
   "004-cimd",
   "005-oidc",
   "006-open-objects-index",
+  "007-hashed-oidc-keys",
 ] as const;
 
 function inCodeMigrations(kind: StoreKind): MigrationProvider {
@@ -79,6 +83,7 @@ function inCodeMigrations(kind: StoreKind): MigrationProvider {
       [migrationNames[3]]: cimdMigration(kind),
       [migrationNames[4]]: oidcMigration(kind),
       [migrationNames[5]]: openObjectsIndexMigration(),
+      [migrationNames[6]]: hashedOidcKeysMigration(),
     }),
   };
 }

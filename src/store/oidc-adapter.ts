@@ -1,14 +1,17 @@
+import { createHash } from "node:crypto";
 import { type Kysely, sql } from "kysely";
 import type { Database } from "./schema.ts";
 
 /** Rows of migration 005: one per oidc-provider model instance. */
 export interface OidcPayloadsTable {
   model: string;
+  /** oidcKey(the instance's id): never the id itself (a refresh token, code or session id). */
   id: string;
-  /** The model's JSON. */
+  /** The model's JSON, without the fields whose value is the id (see ID_FIELDS). */
   payload: string;
   grant_id: string | null;
   uid: string | null;
+  /** oidcKey(the device flow's user code). */
   user_code: string | null;
   /** Epoch milliseconds; null: never expires. */
   expires_at: number | null;
@@ -48,6 +51,38 @@ const GRANTABLE = new Set([
 ]);
 
 /**
+ * How an id is stored: its SHA-256 (base64url). The ids are the tokens themselves (refresh tokens,
+ * authorization codes, session cookies), random with 256 bits, so a plain hash cannot be reversed
+ * and reading the store gives nothing a client could present (as Doorkeeper's and GitLab's hashed
+ * token secrets).
+ */
+export function oidcKey(id: string): string {
+  return createHash("sha256").update(id, "utf8").digest("base64url");
+}
+
+/** Payload member listing the fields that held the id (removed from the stored JSON, put back on read). */
+export const ID_FIELDS = "@idFields";
+
+/**
+ * The payload as stored: every top-level field equal to the id removed and named in ID_FIELDS, and
+ * an interaction's copy of the session cookie (`session.cookie`, the session's id) left out: the
+ * provider writes it for applications to read, and nothing here reads it.
+ */
+export function storedPayload(id: string, payload: AdapterPayload): string {
+  const stored: Record<string, unknown> = {};
+  const idFields: string[] = [];
+  for (const [field, value] of Object.entries(payload)) {
+    if (value === id) idFields.push(field);
+    else if (field === "session" && typeof value === "object" && value !== null && "cookie" in value) {
+      const { cookie: _sessionId, ...session } = value as Record<string, unknown>;
+      stored[field] = session;
+    } else stored[field] = value;
+  }
+  if (idFields.length > 0) stored[ID_FIELDS] = idFields;
+  return JSON.stringify(stored);
+}
+
+/**
  * oidc-provider persistence in the platform store (SQLite or PostgreSQL), so sessions, grants and
  * refresh tokens survive restarts and are shared by processes using the same store. Expired rows are
  * never returned and are deleted by `purgeExpiredOidcPayloads`.
@@ -64,9 +99,15 @@ export function createOidcAdapterFactory(
       .where("model", "=", model)
       .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", now())]));
 
-  const toPayload = (row: { payload: string; consumed_at: number | null } | undefined) => {
+  /** `id`: the instance's id when the caller knows it (find), to put back the fields that held it. */
+  const toPayload = (row: { payload: string; consumed_at: number | null } | undefined, id?: string) => {
     if (!row) return undefined;
     const payload = JSON.parse(row.payload) as AdapterPayload;
+    const idFields = payload[ID_FIELDS];
+    delete payload[ID_FIELDS];
+    if (id !== undefined && Array.isArray(idFields)) {
+      for (const field of idFields) if (typeof field === "string") payload[field] = id;
+    }
     if (row.consumed_at !== null) payload.consumed = Math.floor(Number(row.consumed_at) / 1000);
     return payload;
   };
@@ -75,11 +116,12 @@ export function createOidcAdapterFactory(
     async upsert(id, payload, expiresIn) {
       const row: OidcPayloadsTable = {
         model,
-        id,
-        payload: JSON.stringify(payload),
+        id: oidcKey(id),
+        payload: storedPayload(id, payload),
         grant_id: GRANTABLE.has(model) && typeof payload.grantId === "string" ? payload.grantId : null,
-        uid: typeof payload.uid === "string" ? payload.uid : null,
-        user_code: typeof payload.userCode === "string" ? payload.userCode : null,
+        // A uid equal to the id (interactions) is the id: not stored.
+        uid: typeof payload.uid === "string" && payload.uid !== id ? payload.uid : null,
+        user_code: typeof payload.userCode === "string" ? oidcKey(payload.userCode) : null,
         expires_at: typeof expiresIn === "number" ? now() + expiresIn * 1000 : null,
         consumed_at: null,
       };
@@ -98,24 +140,28 @@ export function createOidcAdapterFactory(
         .execute();
     },
     async find(id) {
-      return toPayload(await live(model).where("id", "=", id).executeTakeFirst());
+      return toPayload(await live(model).where("id", "=", oidcKey(id)).executeTakeFirst(), id);
     },
     async findByUid(uid) {
       return toPayload(await live(model).where("uid", "=", uid).executeTakeFirst());
     },
     async findByUserCode(userCode) {
-      return toPayload(await live(model).where("user_code", "=", userCode).executeTakeFirst());
+      return toPayload(await live(model).where("user_code", "=", oidcKey(userCode)).executeTakeFirst());
     },
     async consume(id) {
       await table
         .updateTable("oidc_payloads")
         .set({ consumed_at: now() })
         .where("model", "=", model)
-        .where("id", "=", id)
+        .where("id", "=", oidcKey(id))
         .execute();
     },
     async destroy(id) {
-      await table.deleteFrom("oidc_payloads").where("model", "=", model).where("id", "=", id).execute();
+      await table
+        .deleteFrom("oidc_payloads")
+        .where("model", "=", model)
+        .where("id", "=", oidcKey(id))
+        .execute();
     },
     async revokeByGrantId(grantId) {
       await table.deleteFrom("oidc_payloads").where("grant_id", "=", grantId).execute();

@@ -318,7 +318,7 @@ function openSqliteAsIs(
     dialect: new SqliteDialect({ database }),
     log: (event) => onQuery?.(event.query.sql, event.query.parameters),
   });
-  return { db, kind: "sqlite", location: file, close: () => db.destroy() };
+  return { db, kind: "sqlite", location: file, notices: [], close: () => db.destroy() };
 }
 
 /** The statistics SQLite holds for external_objects_open ("none" when the store was never analyzed). */

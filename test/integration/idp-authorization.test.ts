@@ -105,6 +105,24 @@ for (const kind of STORE_KINDS) {
       assert.equal(first.response.token_type.toLowerCase(), "bearer");
     });
 
+    it("grants a request without scope the MCP resource's default scopes (RFC 6749 section 3.3)", async () => {
+      const omitted = await authorize(
+        { ...setup, scope: null },
+        { username: "bob", password: USERS.bob.password },
+      );
+      for (const scope of MCP_SCOPES.split(" ")) assert.match(omitted.consentHtml, new RegExp(scope));
+      const { payload } = decodeJwt(omitted.accessToken);
+      assert.deepEqual(String(payload.scope).split(" ").sort(), MCP_SCOPES.split(" ").sort());
+      assert.deepEqual(payload.aud, [idp.mcp, "mcp-token-exchange"]);
+      const client = await connect(idp.mcp, omitted.accessToken);
+      try {
+        const result = (await client.callTool({ name: "applications", arguments: {} })) as CallToolResult;
+        assert.deepEqual(applicationsOf(result), ["storefront-web"]);
+      } finally {
+        await client.close();
+      }
+    });
+
     it("is accepted by the gateway on /mcp, which exchanges it: tools answer with the user's rights", async () => {
       const client = await connect(idp.mcp, first.accessToken);
       try {

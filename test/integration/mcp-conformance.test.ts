@@ -1,15 +1,26 @@
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
+import { type Browser, chromium } from "playwright-core";
 import { type RunningMcpService, startMcpService } from "../../src/mcp/http-service.ts";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import type { RunningService } from "../../src/service.ts";
-import { startTestService } from "../support/service.ts";
+import {
+  type CimdDocumentServer,
+  type IdpService,
+  seedCimdClient,
+  seedUsers,
+  startCimdDocumentServer,
+  startIdpService,
+  USERS,
+} from "../support/idp-flow.ts";
+import { CHROMIUM_FLAGS } from "../support/mcp-sign-in.ts";
+import { freePort, startTestService } from "../support/service.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
 import { startTestIssuer, type TestIssuer } from "../support/test-issuer.ts";
 
@@ -123,4 +134,126 @@ describe("MCP conformance suite (generic server scenarios)", () => {
       }
     });
   }
+});
+
+/**
+ * The suite's authorization server scenarios against the embedded identity provider, through the
+ * gateway. `authorization-code-grant` sends an authorization request without `scope` (RFC 6749
+ * section 3.3: the server's default applies) from a public client, prints the URL for a person to
+ * sign in, and redeems the code its loopback callback receives: here the person is headless Chromium.
+ */
+describe("MCP conformance suite (authorization server scenarios, embedded identity provider)", () => {
+  let store: TestStore;
+  let documents: CimdDocumentServer;
+  let idp: IdpService;
+  let browser: Browser;
+
+  before(async () => {
+    documents = await startCimdDocumentServer();
+    store = await createTestStore("sqlite");
+    idp = await startIdpService(store, {
+      idp: { cimdCa: documents.ca },
+      seed: async (handle) => {
+        await seedUsers(handle.db);
+        await seedCimdClient(handle.db, "conformance", documents.clientId);
+      },
+    });
+    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_FLAGS });
+  });
+  after(async () => {
+    await browser?.close();
+    await idp?.stop();
+    await documents?.close();
+    await store?.drop();
+  });
+
+  /**
+   * Runs every authorization server scenario, in the suite's order (authorization-code-grant needs the
+   * metadata the first one read, so they cannot run one by one); `signIn` gets the authorization URL
+   * the suite prints. The checks of each scenario, by scenario.
+   */
+  async function authorizationScenarios(signIn: (authorizationUrl: string) => Promise<void>) {
+    const output = mkdtempSync(join(tmpdir(), "mcp-conformance-as-"));
+    const port = await freePort();
+    const args = [CLI, "authorization", "--url", idp.issuer, "--client-id", documents.clientId];
+    args.push("--resource", idp.mcp, "--port", String(port), "-o", output);
+    const child = spawn(process.execPath, args, {
+      env: { ...process.env, NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stderr.on("data", (d) => {
+      stderr += d;
+    });
+    const exited = new Promise<void>((resolve) => child.once("close", () => resolve()));
+    const killer = setTimeout(() => child.kill("SIGKILL"), 90_000);
+    try {
+      let signedIn: Promise<void> | undefined;
+      child.stdout.on("data", (d) => {
+        stdout += d;
+        const url = stdout.split("\n").find((line) => line.startsWith(`${idp.issuer}/`));
+        if (url && !signedIn) {
+          signedIn = signIn(url.trim());
+          // A failed sign-in leaves the suite waiting minutes for its callback: stop it at once.
+          signedIn.catch(() => child.kill("SIGKILL"));
+        }
+      });
+      await exited;
+      await signedIn;
+      const results = new Map<string, Check[]>();
+      for (const dir of readdirSync(output)) {
+        // One directory per scenario: authorization-server-<scenario>-<timestamp>.
+        const scenario = dir.replace(/^authorization-server-/, "").replace(/-\d{4}-\d\d-\d\dT.*$/, "");
+        results.set(scenario, JSON.parse(readFileSync(join(output, dir, "checks.json"), "utf8")) as Check[]);
+      }
+      if (results.size === 0) throw new Error(`no results: ${stderr}${stdout}`);
+      return { results, stdout };
+    } finally {
+      clearTimeout(killer);
+      rmSync(output, { recursive: true, force: true });
+    }
+  }
+
+  const signInWithChromium = async (authorizationUrl: string) => {
+    const page = await browser.newPage();
+    try {
+      await page.goto(authorizationUrl);
+      await page.locator('input[name="username"]').fill("alice");
+      await page.locator('input[name="password"]').fill(USERS.alice.password);
+      await page.locator('input[name="password"]').press("Enter");
+      await page.locator("#approve").waitFor({ timeout: 10_000 });
+      const consent = await page.content();
+      assert.match(consent, /mcp:tools/, "the consent page lists the default scopes");
+      await page.locator("#approve").click();
+      await page.waitForURL((url) => url.pathname === "/callback");
+    } finally {
+      await page.close();
+    }
+  };
+
+  it("every scenario passes, authorization-code-grant (a request without scope) included", async () => {
+    const { results, stdout } = await authorizationScenarios(signInWithChromium);
+    assert.deepEqual(
+      [...results.keys()].sort(),
+      ["authorization-code-grant", "authorization-server-metadata-endpoint"],
+      stdout,
+    );
+    for (const [scenario, checks] of results) {
+      const failed = checks.filter(
+        (c) => c.status === "FAILURE" || c.status === "WARNING" || c.status === "SKIPPED",
+      );
+      assert.deepEqual(
+        failed.map((c) => `${c.id}: ${c.errorMessage}`),
+        [],
+        `failed checks of ${scenario}`,
+      );
+      assert.ok(
+        checks.some((c) => c.status === "SUCCESS"),
+        `${scenario} passed a check`,
+      );
+    }
+    const grant = results.get("authorization-code-grant")?.find((c) => c.id === "authorization-code-grant");
+    assert.equal(grant?.status, "SUCCESS", "the code was granted and redeemed for a token");
+  });
 });

@@ -333,7 +333,8 @@ export interface ClientSetup {
   clientId: string;
   redirectUri: string;
   resource: string;
-  scope?: string;
+  /** Default: the mcp:* scopes and offline_access; null sends no `scope` parameter at all. */
+  scope?: string | null;
 }
 
 export interface StartedAuthorization {
@@ -371,7 +372,9 @@ export async function startAuthorization(
     client_id: setup.clientId,
     redirect_uri: setup.redirectUri,
     response_type: "code",
-    scope: setup.scope ?? "mcp:tools mcp:resources mcp:prompts offline_access",
+    ...(setup.scope === null
+      ? {}
+      : { scope: setup.scope ?? "mcp:tools mcp:resources mcp:prompts offline_access" }),
     resource: setup.resource,
     state,
     code_challenge: await oauth.calculatePKCECodeChallenge(verifier),

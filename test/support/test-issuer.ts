@@ -15,7 +15,14 @@ export interface TestIssuer {
   clientSecret: string;
   sign(
     claims: JWTPayload,
-    options?: { expiresIn?: string | number; notBefore?: string | number; kid?: string; alg?: string },
+    options?: {
+      expiresIn?: string | number;
+      notBefore?: string | number;
+      /** iat: now unless given (epoch seconds). */
+      issuedAt?: number;
+      kid?: string;
+      alg?: string;
+    },
   ): Promise<string>;
   /** An access token as an AI client would hold it for an MCP resource. */
   signMcp(
@@ -52,11 +59,16 @@ export async function startTestIssuer(): Promise<TestIssuer> {
 
   const sign = async (
     claims: JWTPayload,
-    options: { expiresIn?: string | number; notBefore?: string | number; kid?: string } = {},
+    options: {
+      expiresIn?: string | number;
+      notBefore?: string | number;
+      issuedAt?: number;
+      kid?: string;
+    } = {},
   ) => {
     const jwt = new SignJWT({ jti: randomUUID(), ...claims })
       .setProtectedHeader({ alg: "RS256", kid: options.kid ?? "test-key-1", typ: "at+jwt" })
-      .setIssuedAt()
+      .setIssuedAt(options.issuedAt)
       .setIssuer(typeof claims.iss === "string" ? claims.iss : `${base}/realms/test`)
       .setAudience(claims.aud ?? "imaging-api")
       .setExpirationTime(options.expiresIn ?? "5m");

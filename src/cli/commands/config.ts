@@ -1,6 +1,7 @@
 import type { Command } from "commander";
+import { maskUrlUserinfo } from "../../config/redact.ts";
 import { resolveRuntimeConfig } from "../../config/runtime-config.ts";
-import { settingDocs } from "../../config/settings.ts";
+import { SECRET_SETTINGS, settingDocs } from "../../config/settings.ts";
 import { settingsFrom } from "../context.ts";
 import { emit, table } from "../output.ts";
 
@@ -15,11 +16,16 @@ export function registerConfig(program: Command): void {
     .option("--json", "print JSON")
     .action(async (options: { dataDir?: string; port?: string; config?: string; json?: boolean }) => {
       const runtime = await resolveRuntimeConfig(settingsFrom(options, { port: options.port }));
+      // Configuration output ends up in tickets and logs: no secret, no URL credentials.
       const shown = {
-        ...runtime,
-        databaseUrl: runtime.databaseUrl ? redact(runtime.databaseUrl) : undefined,
+        ...Object.fromEntries(
+          Object.entries(runtime).map(([key, value]) => [
+            key,
+            typeof value === "string" ? maskUrlUserinfo(value) : value,
+          ]),
+        ),
         ...Object.fromEntries(SECRET_SETTINGS.filter((key) => runtime[key]).map((key) => [key, "****"])),
-      };
+      } as Record<string, unknown>;
       emit(Boolean(options.json), shown, () =>
         table(
           ["SETTING", "ENV", "VALUE"],
@@ -30,17 +36,4 @@ export function registerConfig(program: Command): void {
         ),
       );
     });
-}
-
-/** Settings never printed: configuration output ends up in tickets and logs. */
-const SECRET_SETTINGS = [
-  "tokenExchangeClientSecret",
-  "keycloakAdminPassword",
-  "keycloakAdminClientSecret",
-] as const;
-
-function redact(url: string): string {
-  const parsed = new URL(url);
-  if (parsed.password) parsed.password = "****";
-  return parsed.toString();
 }

@@ -125,6 +125,15 @@ function guardedConnector(base: Connector): Connector {
   };
 }
 
+/**
+ * The CIMD draft makes any content type other than JSON a fetch error: application/json, or a
+ * structured +json type (RFC 6839), parameters such as charset allowed.
+ */
+export function isJsonMediaType(contentType: string | undefined): boolean {
+  const essence = contentType?.split(";")[0]?.trim().toLowerCase() ?? "";
+  return essence === "application/json" || /^application\/[a-z0-9!#$&^_.+-]+\+json$/.test(essence);
+}
+
 /** Stops reading a body: the connection is closed, its abort error swallowed. */
 function discard(body: { on(event: "error", listener: () => void): unknown; destroy(): unknown }): void {
   body.on("error", () => {});
@@ -183,6 +192,14 @@ export function createCimdFetcher(options: CimdFetcherOptions = {}): CimdFetcher
       if (status !== 200) {
         await response.body.dump();
         throw new CimdFetchError("fetch-status", `the client_id URL answered HTTP ${status}`);
+      }
+      const type = headers["content-type"];
+      if (!isJsonMediaType(typeof type === "string" ? type : undefined)) {
+        discard(response.body);
+        throw new CimdFetchError(
+          "fetch-content-type",
+          `the document is served as ${typeof type === "string" ? type.slice(0, 100) : "no content type"}: a client metadata document must be served as application/json`,
+        );
       }
       const declared = Number(headers["content-length"]);
       if (Number.isFinite(declared) && declared > maxBytes) {

@@ -1,4 +1,5 @@
 import KeycloakAdminClient from "@keycloak/keycloak-admin-client";
+import { maskUrlUserinfo } from "../../config/redact.ts";
 import type { Settings } from "../../config/settings.ts";
 
 export type KeycloakAdmin = KeycloakAdminClient;
@@ -14,9 +15,12 @@ export type KeycloakAdminSettings = Pick<
   | "keycloakAdminClientSecret"
 > & { realm: string };
 
-/** Keycloak refused or could not be reached: the message says which setting to look at. */
+/** Keycloak refused or could not be reached: the message says which setting to look at (URL credentials masked). */
 export class KeycloakAdminError extends Error {
   override name = "KeycloakAdminError";
+  constructor(message: string) {
+    super(maskUrlUserinfo(message));
+  }
 }
 
 /**

@@ -65,6 +65,18 @@ export function installCimdClientLookup(provider: Provider, resolver: CimdResolv
   const ClientClass = provider.Client;
   const ownFind = ClientClass.find.bind(ClientClass);
   const clients = new BoundedCache<Client>(1000);
+  // The provider looks a client up more than once per request (again for its error page): one
+  // resolution per request, so a failing or hanging document is fetched once, within the 3 s limit.
+  const resolutions = new WeakMap<object, Map<string, Promise<CimdResolution>>>();
+  const resolveOnce = (id: string, redirectUri: string | undefined, ctx: object | undefined) => {
+    if (!ctx) return resolver(id, redirectUri);
+    const ofRequest = resolutions.get(ctx) ?? new Map<string, Promise<CimdResolution>>();
+    resolutions.set(ctx, ofRequest);
+    const key = `${id} ${redirectUri ?? ""}`;
+    const resolution = ofRequest.get(key) ?? resolver(id, redirectUri);
+    ofRequest.set(key, resolution);
+    return resolution;
+  };
 
   ClientClass.find = async (id: string): Promise<Client | undefined> => {
     if (typeof id !== "string" || !isUrlClientId(id)) return ownFind(id);
@@ -73,10 +85,19 @@ export function installCimdClientLookup(provider: Provider, resolver: CimdResolv
       ctx?.oidc?.route === "authorization" && typeof ctx.oidc.params?.redirect_uri === "string"
         ? ctx.oidc.params.redirect_uri
         : undefined;
-    const resolution = await resolver(id, redirectUri);
+    const resolution = await resolveOnce(id, redirectUri, ctx);
     if (!resolution.ok) {
       const ErrorClass = resolution.error === "invalid_client" ? errors.InvalidClient : errors.InvalidRequest;
       throw new ErrorClass(`${resolution.description} [rule ${resolution.rule}]`);
+    }
+    const method = resolution.metadata.token_endpoint_auth_method;
+    if (method !== "none") {
+      // Refused rather than silently treated as a public client: the client would believe it
+      // authenticates while anyone presenting its client_id could redeem its codes.
+      throw new errors.InvalidClient(
+        `token_endpoint_auth_method ${method} is not supported: this identity provider authenticates no client ` +
+          "of a metadata document (only none, a public client with PKCE) [rule document-auth-method-unsupported]",
+      );
     }
     const document = resolution.metadata as Record<string, unknown>;
     const key = `${id} ${createHash("sha256").update(JSON.stringify(document)).digest("base64url")}`;

@@ -54,6 +54,16 @@ export function providerConfiguration(input: ConfigurationInput): ProviderConfig
   const mcpResources = new Set(realm.mcpResources);
   const mcpScope = realm.mcpScopes.join(" ");
   const cookie = { httpOnly: true, sameSite: "lax", signed: true, secure: input.secureCookies };
+  /**
+   * RFC 6749 section 3.3: an authorization request without `scope` gets the MCP resources' default
+   * scopes, those the gateway's 401 challenge names, instead of an empty consent ending in
+   * access_denied. oidc-provider has no default-scope setting: this runs where it resolves the
+   * request's resource (both hooks below), before consent is computed and the request is saved.
+   */
+  const defaultScopeWhenOmitted = (ctx: KoaContextWithOIDC) => {
+    const params = ctx.oidc?.params;
+    if (ctx.oidc?.route === "authorization" && params && params.scope === undefined) params.scope = mcpScope;
+  };
 
   return {
     adapter: input.adapter,
@@ -110,6 +120,7 @@ export function providerConfiguration(input: ConfigurationInput): ProviderConfig
         enabled: true,
         // Clients that send no `resource` but ask for MCP scopes get the analysis MCP server.
         defaultResource: async (ctx: KoaContextWithOIDC, _client: Client, oneOf?: string[]) => {
+          defaultScopeWhenOmitted(ctx);
           if (oneOf) return oneOf[0];
           const scope = typeof ctx.oidc.params?.scope === "string" ? ctx.oidc.params.scope : "";
           return scope.split(" ").some((s) => realm.mcpScopes.includes(s))
@@ -118,10 +129,11 @@ export function providerConfiguration(input: ConfigurationInput): ProviderConfig
         },
         useGrantedResource: async () => true,
         getResourceServerInfo: async (
-          _ctx: KoaContextWithOIDC,
+          ctx: KoaContextWithOIDC,
           indicator: string,
           client: Client,
         ): Promise<ResourceServerInfo> => {
+          defaultScopeWhenOmitted(ctx);
           if (!mcpResources.has(indicator) || client.clientId === realm.exchangeClientId) {
             throw new errors.InvalidTarget(
               `unknown resource ${indicator}: tokens are issued for ${realm.mcpResources.join(" and ")}`,

@@ -83,4 +83,79 @@ describe("configuration", () => {
       (error: Error) => error instanceof ConfigError && /PUBLIC_URL is not set/.test(error.message),
     );
   });
+
+  describe("never repeats a secret in a message", () => {
+    const PASSWORD = "S3cret-Db-Passw0rd";
+    const messageOf = (run: () => unknown) => {
+      try {
+        run();
+      } catch (error) {
+        assert.ok(error instanceof ConfigError, String(error));
+        return error.message;
+      }
+      assert.fail("the configuration was accepted");
+    };
+
+    it("a DATABASE_URL with a password: the password is masked, the rest named", () => {
+      const message = messageOf(() =>
+        loadSettings({ env: { DATABASE_URL: `mysql://imaging:${PASSWORD}@db.example.com:3306/imaging` } }),
+      );
+      assert.ok(!message.includes(PASSWORD), message);
+      assert.match(message, /DATABASE_URL from environment: a postgres:\/\//);
+      assert.match(message, /mysql:\/\/imaging:\*\*\*@db\.example\.com:3306\/imaging/);
+    });
+
+    it("a password containing '@' is masked whole", () => {
+      const message = messageOf(() => loadSettings({ env: { DATABASE_URL: "mysql://u:p@ss@word@db/x" } }));
+      assert.ok(!message.includes("ss@word"), message);
+      assert.match(message, /mysql:\/\/u:\*\*\*@db\/x/);
+    });
+
+    it("a secret of the wrong type in a config file: its type, never its value", () => {
+      for (const [key, value] of [
+        ["keycloakAdminPassword", 987654321],
+        ["tokenExchangeClientSecret", ["s3cr3t-in-an-array"]],
+        ["keycloakAdminClientSecret", { value: "s3cr3t-in-an-object" }],
+      ] as const) {
+        const message = messageOf(() =>
+          loadSettings({ env: {}, configFile: file(JSON.stringify({ [key]: value })) }),
+        );
+        assert.match(message, new RegExp(`${key} from config file: `));
+        assert.match(message, /a secret's value is not shown/);
+        for (const leaked of ["987654321", "s3cr3t-in-an-array", "s3cr3t-in-an-object"]) {
+          assert.ok(!message.includes(leaked), message);
+        }
+      }
+    });
+
+    it("a config file that is not valid JSON: where, not the text around it", () => {
+      const message = messageOf(() =>
+        loadSettings({ env: {}, configFile: file('{\n  "keycloakAdminPassword": "Sup3r-S3cret" oops\n}') }),
+      );
+      assert.ok(!message.includes("Sup3r-S3cret"), message);
+      assert.match(message, /is not valid JSON at line 2, column \d+/);
+    });
+
+    it("URL credentials in other settings (PUBLIC_URL, KEYCLOAK_URL) are masked", async () => {
+      await assert.rejects(
+        resolveRuntimeConfig(
+          loadSettings({ env: { PUBLIC_URL: `http://admin:${PASSWORD}@gw.example.com:8090` } }),
+          {
+            fqdn: "gw",
+            platform: "linux",
+          },
+        ),
+        (error: Error) =>
+          error instanceof ConfigError &&
+          !error.message.includes(PASSWORD) &&
+          /PUBLIC_URL must be .*no path, query, fragment or credentials, got "http:\/\/admin:\*\*\*@gw/.test(
+            error.message,
+          ),
+      );
+      const message = messageOf(() =>
+        loadSettings({ env: { KEYCLOAK_URL: `ftp://svc:${PASSWORD}@kc.example.com/auth` } }),
+      );
+      assert.ok(!message.includes(PASSWORD), message);
+    });
+  });
 });

@@ -1,0 +1,90 @@
+import type { FastifyRequest, FastifyServerOptions } from "fastify";
+
+/**
+ * What the service's logs may hold: never a credential. Request URLs are logged with the values of
+ * credential-bearing query parameters replaced (a client that sends `?access_token=` is refused, but
+ * its URL is still logged), and credential headers are censored wherever a log object carries them.
+ */
+export const REDACTED = "[REDACTED]";
+
+/** Query parameters whose value is a credential (OAuth 2.0, RFC 8693, OIDC, API keys), lower case. */
+export const CREDENTIAL_PARAMETERS: ReadonlySet<string> = new Set([
+  "access_token",
+  "refresh_token",
+  "id_token",
+  "code",
+  "code_verifier",
+  "client_secret",
+  "client_assertion",
+  "assertion",
+  "subject_token",
+  "actor_token",
+  "token",
+  "password",
+  "api_key",
+  "apikey",
+  "x-api-key",
+]);
+
+/** Credential headers, censored in any logged object that carries headers. */
+const CREDENTIAL_HEADERS = ["authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key"];
+
+const decodeName = (name: string) => {
+  try {
+    return decodeURIComponent(name.replace(/\+/g, " ")).trim().toLowerCase();
+  } catch {
+    return name.toLowerCase();
+  }
+};
+
+/** A request target with the values of credential parameters replaced; the rest kept as sent. */
+export function redactUrl(url: string): string {
+  const query = url.indexOf("?");
+  if (query < 0) return url;
+  const redacted = url
+    .slice(query + 1)
+    .split("&")
+    .map((pair) => {
+      const eq = pair.indexOf("=");
+      const name = eq < 0 ? pair : pair.slice(0, eq);
+      return CREDENTIAL_PARAMETERS.has(decodeName(name)) ? `${name}=${REDACTED}` : pair;
+    })
+    .join("&");
+  return `${url.slice(0, query)}?${redacted}`;
+}
+
+/** Fastify's request serializer (fastify/lib/logger-pino.js) with the URL redacted. */
+function serializeRequest(request: FastifyRequest) {
+  return {
+    method: request.method,
+    url: redactUrl(request.url ?? ""),
+    version: String(request.headers?.["accept-version"] ?? "") || undefined,
+    host: request.host,
+    remoteAddress: request.ip,
+    remotePort: request.socket?.remotePort,
+  };
+}
+
+/** Logger options of every Fastify listener (gateway, REST API): level, redacted URL, censored headers. */
+export function loggerOptions(level: string): Exclude<FastifyServerOptions["logger"], boolean | undefined> {
+  const headerPaths = CREDENTIAL_HEADERS.flatMap((name) => [
+    `req.headers["${name}"]`,
+    `res.headers["${name}"]`,
+    `headers["${name}"]`,
+    `*.headers["${name}"]`,
+  ]);
+  return {
+    level,
+    serializers: {
+      req: serializeRequest,
+      // @fastify/reply-from logs the upstream target as `source` ("fetching from remote server").
+      source: (source: unknown) => (typeof source === "string" ? redactUrl(source) : source),
+    },
+    redact: { paths: headerPaths, censor: REDACTED },
+  };
+}
+
+/** Free text for the log (messages of libraries): URLs in it redacted as request URLs are. */
+export function redactText(text: string): string {
+  return text.replace(/[^\s"'<>]*\?[^\s"'<>]*/g, (candidate) => redactUrl(candidate));
+}
