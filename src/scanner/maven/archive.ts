@@ -128,11 +128,12 @@ export function splitFileName(fileName: string): { artifactId: string; version: 
 }
 
 /** groupIds worth trying for a jar, most likely first (bounded: each costs one request at most). */
-function candidateGroupIds(entries: Entries, artifactId: string): string[] {
+function candidateGroupIds(entries: Entries, artifactId: string, known: readonly string[]): string[] {
   const candidates: string[] = [];
   const add = (g: string | undefined) => {
     if (g && /^[A-Za-z0-9_.-]+$/.test(g) && !candidates.includes(g)) candidates.push(g);
   };
+  for (const g of known) add(g);
   const mf = entries.files["META-INF/MANIFEST.MF"];
   const attributes = mf ? manifest(decoder.decode(mf)) : new Map<string, string>();
   add(attributes.get("Implementation-Vendor-Id"));
@@ -142,6 +143,9 @@ function candidateGroupIds(entries: Entries, artifactId: string): string[] {
     const parts = symbolic.split(".");
     for (let n = parts.length; n >= 2; n--) add(parts.slice(0, n).join("."));
   }
+  // old-style groupIds: the artifactId itself (hsqldb:hsqldb), or its first word (xerces:xercesImpl)
+  add(artifactId);
+  add(/^[a-z0-9]+/.exec(artifactId)?.[0]);
   // the packages holding most classes
   const counts = new Map<string, number>();
   for (const name of entries.names) {
@@ -154,8 +158,6 @@ function candidateGroupIds(entries: Entries, artifactId: string): string[] {
   }
   const ranked = [...counts.entries()].sort((a, b) => b[1] - a[1] || b[0].length - a[0].length);
   for (const [prefix] of ranked.slice(0, 6)) add(prefix);
-  add(artifactId);
-  add(artifactId.split("-")[0]);
   return candidates.slice(0, 12);
 }
 
@@ -163,35 +165,54 @@ async function identifyBySha1(
   bytes: Uint8Array,
   entries: Entries,
   fileName: string,
-  repository: MavenRepository,
+  options: ReadArchiveOptions,
+  known: ReadonlyMap<string, string[]>,
 ): Promise<Gav | undefined> {
   const parts = splitFileName(fileName);
   if (!parts) return undefined;
   const digest = createHash("sha1").update(bytes).digest("hex");
-  for (const groupId of candidateGroupIds(entries, parts.artifactId)) {
+  const knownGroups = known.get(`${parts.artifactId}:${parts.version}`) ?? [];
+  for (const groupId of candidateGroupIds(entries, parts.artifactId, knownGroups)) {
     const gav = { groupId, artifactId: parts.artifactId, version: parts.version };
-    if ((await repository.sha1(gav, fileName.endsWith(".war") ? "war" : "jar")) === digest) return gav;
+    if ((await options.repository.sha1(gav, fileName.endsWith(".war") ? "war" : "jar")) === digest)
+      return gav;
   }
   return undefined;
 }
 
+export interface ReadArchiveOptions {
+  repository: MavenRepository;
+  /**
+   * The artifacts an application's embedded pom.xml resolves to (its dependency tree): tells the groupId
+   * of a nested jar that carries no Maven metadata, before any guess.
+   */
+  resolveEmbeddedPom?(pomXml: string, label: string): Promise<Gav[]>;
+}
+
+interface Scope {
+  depth: number;
+  /** groupId:artifactId the embedding application's POM declares. */
+  declared: ReadonlySet<string>;
+  /** artifactId:version → groupIds, from the embedding application's resolved POM. */
+  known: ReadonlyMap<string, string[]>;
+}
+
 /**
- * Reads an archive. `container` says whether the archive is the application itself (a war, an ear, a
- * Spring Boot jar: its own identity is not a package, its nested libraries are) or a library jar.
+ * Reads an archive. A war, an ear or a Spring Boot jar is the application itself: its own identity is not a
+ * package, the libraries nested in it are. A plain jar is a library: its embedded identities are packages.
  */
 export async function readArchive(
   bytes: Uint8Array,
   label: string,
-  repository: MavenRepository,
-  depth = 0,
-  declared: ReadonlySet<string> = new Set(),
+  options: ReadArchiveOptions,
+  scope: Scope = { depth: 0, declared: new Set(), known: new Map() },
 ): Promise<ArchiveContents> {
   const entries = unzip(
     bytes,
     (name) =>
       EMBEDDED_META.test(name) ||
       name === "META-INF/MANIFEST.MF" ||
-      (depth < MAX_NESTING && NESTED_LIB.test(name) && !name.endsWith("/")),
+      (scope.depth < MAX_NESTING && NESTED_LIB.test(name) && !name.endsWith("/")),
   );
   const nested = Object.keys(entries.files).filter((name) => NESTED_LIB.test(name));
   const isContainer =
@@ -201,6 +222,7 @@ export async function readArchive(
     );
   const result: ArchiveContents = { packages: [], warnings: [] };
   const identities = embeddedIdentities(entries.files);
+  const isDeclared = (gav: Gav) => scope.declared.has(`${gav.groupId}:${gav.artifactId}`);
 
   if (!isContainer) {
     for (const identity of identities) {
@@ -208,18 +230,12 @@ export async function readArchive(
         ...identity.gav,
         location: label,
         evidence: identity.evidence,
-        direct: declared.has(`${identity.gav.groupId}:${identity.gav.artifactId}`),
+        direct: isDeclared(identity.gav),
       });
     }
     if (identities.length === 0) {
-      const gav = await identifyBySha1(bytes, entries, label, repository);
-      if (gav)
-        result.packages.push({
-          ...gav,
-          location: label,
-          evidence: "sha1",
-          direct: declared.has(`${gav.groupId}:${gav.artifactId}`),
-        });
+      const gav = await identifyBySha1(bytes, entries, label, options, scope.known);
+      if (gav) result.packages.push({ ...gav, location: label, evidence: "sha1", direct: isDeclared(gav) });
       else
         result.warnings.push(
           `${label}: not identified (no Maven metadata inside, and its SHA-1 matches no candidate coordinates in the repository)`,
@@ -228,27 +244,57 @@ export async function readArchive(
     return result;
   }
 
-  // the application's own POM tells which nested libraries it declares itself
-  const declaredHere = new Set<string>();
+  // the application's own POM tells which nested libraries it declares, and what its tree resolves to
+  const declared = new Set<string>();
+  const known = new Map<string, string[]>();
   for (const identity of identities) {
     if (!identity.pomXml) continue;
     try {
-      for (const d of parsePom(identity.pomXml).dependencies)
-        declaredHere.add(`${d.groupId}:${d.artifactId}`);
+      for (const d of parsePom(identity.pomXml).dependencies) declared.add(`${d.groupId}:${d.artifactId}`);
     } catch {
-      // nothing declared then
+      continue;
+    }
+    const needsLookup = nested.some((name) => !hasMavenMetadata(entries, name));
+    if (options.resolveEmbeddedPom && needsLookup) {
+      for (const gav of await options.resolveEmbeddedPom(identity.pomXml, label)) {
+        const key = `${gav.artifactId}:${gav.version}`;
+        known.set(key, [...(known.get(key) ?? []), gav.groupId]);
+      }
     }
   }
-  for (const name of nested.sort()) {
-    const inner = entries.files[name] as Uint8Array;
-    const innerLabel = `${label}!/${name}`;
-    try {
-      const contents = await readArchive(inner, innerLabel, repository, depth + 1, declaredHere);
-      result.packages.push(...contents.packages);
-      result.warnings.push(...contents.warnings);
-    } catch (error) {
-      result.warnings.push(`${innerLabel}: ${(error as Error).message}`);
-    }
+  const inner = await Promise.all(
+    nested.sort().map(async (name) => {
+      const innerLabel = `${label}!/${name}`;
+      try {
+        return await readArchive(entries.files[name] as Uint8Array, innerLabel, options, {
+          depth: scope.depth + 1,
+          declared,
+          known,
+        });
+      } catch (error) {
+        return { packages: [], warnings: [`${innerLabel}: ${(error as Error).message}`] };
+      }
+    }),
+  );
+  for (const contents of inner) {
+    result.packages.push(...contents.packages);
+    result.warnings.push(...contents.warnings);
   }
   return result;
+}
+
+/** Whether a nested jar carries META-INF/maven metadata (read cheaply: its file names only). */
+function hasMavenMetadata(entries: Entries, name: string): boolean {
+  try {
+    let found = false;
+    unzipSync(entries.files[name] as Uint8Array, {
+      filter: (file) => {
+        if (EMBEDDED_META.test(file.name)) found = true;
+        return false;
+      },
+    });
+    return found;
+  } catch {
+    return false;
+  }
 }

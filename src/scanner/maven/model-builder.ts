@@ -60,6 +60,11 @@ export class ModelBuilder {
     return this.#build({ raw: file.raw, dir: dirname(file.path) }, file.path, []);
   }
 
+  /** The effective model of a POM that is not a file (one embedded in an archive): parents from repositories. */
+  async buildEmbedded(raw: RawPom, label: string): Promise<EffectiveModel> {
+    return this.#build({ raw, dir: undefined }, label, []);
+  }
+
   /** The effective model of groupId:artifactId:version from the workspace or the repositories. */
   buildArtifact(gav: Gav, chain: readonly string[] = []): Promise<EffectiveModel | undefined> {
     const key = gavText(gav);

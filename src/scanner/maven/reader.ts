@@ -211,7 +211,21 @@ async function readArchiveFile(
   }
   context.progress(`maven: reading ${fileLabel}`);
   try {
-    const contents = await readArchive(bytes, fileLabel, repository);
+    const builder = new ModelBuilder({
+      repository,
+      env: DEFAULT_ENVIRONMENT,
+      workspace: new Map(),
+      warn: (message) => inventory.warnings.push({ file: fileLabel, message }),
+    });
+    const contents = await readArchive(bytes, fileLabel, {
+      repository,
+      async resolveEmbeddedPom(pomXml, label) {
+        context.progress(`maven: resolving the POM embedded in ${label}`);
+        const model = await builder.buildEmbedded(parsePom(pomXml), label);
+        const artifacts = await resolveDependencies(model, { builder, repository, warn: () => {} });
+        return artifacts.map((a) => ({ groupId: a.groupId, artifactId: a.artifactId, version: a.version }));
+      },
+    });
     for (const p of contents.packages) {
       inventory.packages.push({
         ecosystem: "maven",
