@@ -128,7 +128,7 @@ const SUBJECTS: { name: string; source: { coordinates: string } | { pomXml: stri
     name: "spring-boot-app",
     source: { pomXml: SPRING_BOOT_APP },
     covers:
-      "starter parent, imported Spring Cloud BOM, ${revision}, wildcard exclusion, version range, optional",
+      "starter parent, imported Spring Cloud BOM, revision property, wildcard exclusion, version range, optional",
   },
 ];
 
@@ -289,12 +289,11 @@ describe("pom.xml: the effective dependency tree is the one mvn dependency:list 
     }
   });
 
-  test("a reactor: modules found by relativePath, ${revision} from .mvn/maven.config, modules not reported", async () => {
+  test("a reactor: modules found by relativePath, revision from .mvn/maven.config, modules not reported", async () => {
     const root = join(workDir, "reactor");
     const pom = (body: string) =>
       `<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>${body}</project>`;
-    const parentRef =
-      "<parent><groupId>com.example.shop</groupId><artifactId>shop-parent</artifactId><version>${revision}</version></parent>";
+    const parentRef = `<parent><groupId>com.example.shop</groupId><artifactId>shop-parent</artifactId><version>\${revision}</version></parent>`;
     const files: Record<string, string> = {
       ".mvn/maven.config": "-Drevision=2.5.0\n",
       "pom.xml":
