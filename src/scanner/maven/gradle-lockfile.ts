@@ -1,8 +1,10 @@
 /**
  * Gradle dependency locking: `gradle.lockfile` (Gradle ≥ 6: `group:name:version=conf1,conf2` per line,
  * `empty=...` last) and the older per-configuration `gradle/dependency-locks/<configuration>.lockfile`
- * (`group:name:version` per line). A lockfile holds the whole resolved graph with exact versions; a
- * package is dev when every configuration that locks it is a test one.
+ * (`group:name:version` per line). A lockfile holds the whole resolved graph with exact versions. A
+ * package is dev when no production runtime classpath locks it (test-only, or compileOnly like Maven's
+ * provided scope); a lockfile that locks no runtime classpath at all falls back to "only test
+ * configurations lock it".
  */
 import { ScanInputError } from "../inventory.ts";
 
@@ -15,6 +17,8 @@ export interface LockedModule {
 }
 
 const isTestConfiguration = (name: string) => /^test|Test[A-Z]|Test$/.test(name);
+const isRuntimeClasspath = (name: string) =>
+  /(?:^r|R)untimeClasspath$/.test(name) && !isTestConfiguration(name);
 
 /**
  * Parses one lockfile. `configuration` is given for the per-configuration format (the file's name);
@@ -54,8 +58,14 @@ export function parseGradleLockfile(text: string, file: string, configuration?: 
       artifactId,
       version,
       configurations,
-      dev: configurations.length > 0 && configurations.every(isTestConfiguration),
+      dev: false,
     });
+  }
+  const locksRuntime = modules.some((m) => m.configurations.some(isRuntimeClasspath));
+  for (const m of modules) {
+    m.dev = locksRuntime
+      ? !m.configurations.some(isRuntimeClasspath)
+      : m.configurations.length > 0 && m.configurations.every(isTestConfiguration);
   }
   return modules;
 }

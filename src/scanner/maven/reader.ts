@@ -187,7 +187,7 @@ async function readLockfile(file: string, fileLabel: string, inventory: Inventor
       name: `${m.groupId}:${m.artifactId}`,
       version: m.version,
       dev: m.dev,
-      direct: script.includes(`${m.groupId}:${m.artifactId}`),
+      direct: declaredIn(script, `${m.groupId}:${m.artifactId}`),
       source: fileLabel,
     });
   }
@@ -241,6 +241,12 @@ async function readArchiveFile(
     if (error instanceof ArchiveFormatError) throw new ScanInputError(fileLabel, error.message);
     throw error;
   }
+}
+
+/** Whether a build script names group:artifact (not merely a longer artifact name starting with it). */
+function declaredIn(script: string, coordinates: string): boolean {
+  const escaped = coordinates.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`${escaped}(?![A-Za-z0-9._-])`).test(script);
 }
 
 /** One entry per package version: dev only if dev everywhere, direct if direct anywhere. */
