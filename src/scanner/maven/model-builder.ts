@@ -95,7 +95,7 @@ export class ModelBuilder {
           return undefined;
         }
         try {
-          return parsePom(answer.text);
+          return parsePom(answer.text, { validate: false });
         } catch (error) {
           this.missingReasons.set(key, `${key}: unreadable POM (${(error as Error).message})`);
           return undefined;
