@@ -256,9 +256,14 @@ export async function readArchive(
     }
     const needsLookup = nested.some((name) => !hasMavenMetadata(entries, name));
     if (options.resolveEmbeddedPom && needsLookup) {
-      for (const gav of await options.resolveEmbeddedPom(identity.pomXml, label)) {
-        const key = `${gav.artifactId}:${gav.version}`;
-        known.set(key, [...(known.get(key) ?? []), gav.groupId]);
+      try {
+        for (const gav of await options.resolveEmbeddedPom(identity.pomXml, label)) {
+          const key = `${gav.artifactId}:${gav.version}`;
+          known.set(key, [...(known.get(key) ?? []), gav.groupId]);
+        }
+      } catch (error) {
+        // the guesses below still apply
+        result.warnings.push(`${label}: its embedded pom.xml could not be resolved (${(error as Error).message})`);
       }
     }
   }
