@@ -125,6 +125,11 @@ const SUBJECTS: { name: string; source: { coordinates: string } | { pomXml: stri
     covers: "managed exclusions added to declared ones, test-jar dependencies, profiles",
   },
   {
+    name: "quarkus-resteasy-reactive-3.2.0.Final",
+    source: { coordinates: "io.quarkus:quarkus-resteasy-reactive:3.2.0.Final" },
+    covers: "the Quarkus BOM, an OS-activated profile adding a native library",
+  },
+  {
     name: "spring-boot-app",
     source: { pomXml: SPRING_BOOT_APP },
     covers:

@@ -263,7 +263,9 @@ export async function readArchive(
         }
       } catch (error) {
         // the guesses below still apply
-        result.warnings.push(`${label}: its embedded pom.xml could not be resolved (${(error as Error).message})`);
+        result.warnings.push(
+          `${label}: its embedded pom.xml could not be resolved (${(error as Error).message})`,
+        );
       }
     }
   }

@@ -65,8 +65,21 @@ function osMatches(os: NonNullable<RawActivation["os"]>, env: MavenEnvironment):
     if (expected === undefined) return true;
     const negated = expected.startsWith("!");
     const value = (negated ? expected.slice(1) : expected).toLowerCase();
-    const families = env.os.family === "unix" ? ["unix"] : [env.os.family];
-    return families.includes(value) !== negated;
+    // plexus-utils Os.isFamily: the known families, else "the OS name contains it" (Linux for linux)
+    const osName = env.os.name.toLowerCase();
+    const known: Record<string, boolean> = {
+      windows: osName.includes("windows"),
+      dos: osName.includes("windows"),
+      mac: osName.includes("mac"),
+      unix: env.os.family === "unix",
+      netware: false,
+      "os/2": false,
+      tandem: false,
+      "z/os": false,
+      "os/400": false,
+      openvms: false,
+    };
+    return (known[value] ?? osName.includes(value)) !== negated;
   };
   return (
     test(os.name, env.os.name) &&

@@ -88,9 +88,11 @@ test("profile activation: JDK prefix and range, negation, property, OS, activeBy
       profile("noskip", { property: { name: "!skipTests" } }),
       profile("windows", { os: { family: "windows" } }),
       profile("unix", { os: { family: "unix" } }),
+      profile("linux-x86_64", { os: { family: "Linux", arch: "amd64" } }),
+      profile("linux-aarch64", { os: { family: "Linux", arch: "aarch64" } }),
       profile("default", { activeByDefault: true }),
     ]),
-    ["jdk17", "jdk9plus", "not8", "release", "noskip", "unix"],
+    ["jdk17", "jdk9plus", "not8", "release", "noskip", "unix", "linux-x86_64"],
   );
   assert.deepEqual(ids([profile("jdk8", { jdk: "1.8" }), profile("default", { activeByDefault: true })]), [
     "default",
