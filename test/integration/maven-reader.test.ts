@@ -428,6 +428,39 @@ describe("archives", () => {
     assert.equal(nested.source, "shop.ear!/webgoat.war!/WEB-INF/lib/commons-io-2.4.jar");
   });
 
+  test("a Spring Boot jar is the application: BOOT-INF/lib jars are its packages, its own identity is not", async () => {
+    await projectDir("solr-core-8.9.0", { coordinates: "org.apache.solr:solr-core:8.9.0" }).then(({ dir }) =>
+      mvnDependencyList(dir),
+    );
+    const jar = (path: string) => readFile(join(ORACLE_REPOSITORY, path)).then((b) => new Uint8Array(b));
+    const bootJar = join(workDir, "app.jar");
+    const text = (t: string) => new TextEncoder().encode(t);
+    await writeFile(
+      bootJar,
+      zipSync({
+        "META-INF/MANIFEST.MF": text(
+          "Manifest-Version: 1.0\r\nMain-Class: org.springframework.boot.loader.JarLauncher\r\n",
+        ),
+        "META-INF/maven/com.example/app/pom.properties": text(
+          "groupId=com.example\nartifactId=app\nversion=1.0.0\n",
+        ),
+        "BOOT-INF/classes/com/example/App.class": text("not really a class"),
+        "BOOT-INF/lib/log4j-core-2.13.2.jar": await jar(
+          "org/apache/logging/log4j/log4j-core/2.13.2/log4j-core-2.13.2.jar",
+        ),
+        "BOOT-INF/lib/log4j-api-2.13.2.jar": await jar(
+          "org/apache/logging/log4j/log4j-api/2.13.2/log4j-api-2.13.2.jar",
+        ),
+      }),
+    );
+    const inventory = await mavenReader.read([bootJar], context({ root: workDir }));
+    assert.deepEqual(inventory.packages.map((p) => [packageKey(p), p.source]).sort(), [
+      ["org.apache.logging.log4j:log4j-api@2.13.2", "app.jar!/BOOT-INF/lib/log4j-api-2.13.2.jar"],
+      ["org.apache.logging.log4j:log4j-core@2.13.2", "app.jar!/BOOT-INF/lib/log4j-core-2.13.2.jar"],
+    ]);
+    assert.deepEqual(inventory.warnings, []);
+  });
+
   test("a file that is not a zip archive is bad input", async () => {
     const fake = join(workDir, "broken.jar");
     await writeFile(fake, "not a zip");
