@@ -102,6 +102,33 @@ const SPRING_BOOT_APP = `<?xml version="1.0" encoding="UTF-8"?>
 </project>
 `;
 
+/**
+ * Mediation corner cases: commons-lang3 reached through a test dependency first and through a compile
+ * one at the same depth (first version, widest scope); a provided dependency of struts2-core that the
+ * project manages to compile scope (still not followed: Maven selects before it manages); a dependency
+ * declared twice (the last declaration wins); a classifier.
+ */
+const EDGE_CASES = `<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>com.example</groupId>
+  <artifactId>edge</artifactId>
+  <version>1</version>
+  <dependencyManagement>
+    <dependencies>
+      <dependency><groupId>javax.servlet</groupId><artifactId>javax.servlet-api</artifactId><version>4.0.1</version><scope>compile</scope></dependency>
+    </dependencies>
+  </dependencyManagement>
+  <dependencies>
+    <dependency><groupId>org.apache.commons</groupId><artifactId>commons-text</artifactId><version>1.9</version><scope>test</scope></dependency>
+    <dependency><groupId>org.apache.commons</groupId><artifactId>commons-configuration2</artifactId><version>2.8.0</version></dependency>
+    <dependency><groupId>org.apache.struts</groupId><artifactId>struts2-core</artifactId><version>2.5.30</version></dependency>
+    <dependency><groupId>commons-io</groupId><artifactId>commons-io</artifactId><version>2.6</version></dependency>
+    <dependency><groupId>commons-io</groupId><artifactId>commons-io</artifactId><version>2.11.0</version></dependency>
+    <dependency><groupId>org.apache.commons</groupId><artifactId>commons-text</artifactId><version>1.10.0</version><scope>runtime</scope><classifier>sources</classifier></dependency>
+  </dependencies>
+</project>
+`;
+
 /** Published projects, each exercising other parts of the model (see the test names). */
 const SUBJECTS: { name: string; source: { coordinates: string } | { pomXml: string }; covers: string }[] = [
   {
@@ -128,6 +155,11 @@ const SUBJECTS: { name: string; source: { coordinates: string } | { pomXml: stri
     name: "quarkus-resteasy-reactive-3.2.0.Final",
     source: { coordinates: "io.quarkus:quarkus-resteasy-reactive:3.2.0.Final" },
     covers: "the Quarkus BOM, an OS-activated profile adding a native library",
+  },
+  {
+    name: "edge-cases",
+    source: { pomXml: EDGE_CASES },
+    covers: "same-depth mediation with scope widening, managed scope, duplicate declaration, classifier",
   },
   {
     name: "spring-boot-app",
@@ -175,7 +207,7 @@ describe("pom.xml: the effective dependency tree is the one mvn dependency:list 
     test(`${subject.name} (${subject.covers})`, async () => {
       const { dir, pom } = await projectDir(subject.name, subject.source);
       const oracle = (await mvnDependencyList(dir)).get("") ?? [];
-      assert.ok(oracle.length > 20, "the oracle resolved a real tree");
+      assert.ok(oracle.length > 10, "the oracle resolved a real tree");
 
       // resolver level: every artifact with its type, classifier, version, scope and optional flag
       const ctx = context({ root: dir });

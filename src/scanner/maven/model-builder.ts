@@ -232,7 +232,12 @@ async function readLocalParent(
   }
 }
 
-function applyProfiles(raw: RawPom, env: MavenEnvironment, dir: string | undefined): RawPom {
+function applyProfiles(pom: RawPom, env: MavenEnvironment, dir: string | undefined): RawPom {
+  // a dependency declared twice in one POM: the last declaration wins, in the first one's place
+  // (DefaultModelNormalizer.mergeDuplicates, before anything else)
+  const unique = new Map<string, RawDependency>();
+  for (const d of pom.dependencies) unique.set(rawKey(d), d);
+  const raw = unique.size === pom.dependencies.length ? pom : { ...pom, dependencies: [...unique.values()] };
   const profiles = activeProfiles(raw.profiles, env, dir);
   if (profiles.length === 0) return raw;
   let base: RawModelBase = raw;
