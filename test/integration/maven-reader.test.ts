@@ -383,6 +383,39 @@ describe("pom.xml: the effective dependency tree is the one mvn dependency:list 
     assert.deepEqual(inventory.warnings, []);
   });
 
+  test("a BOM that cannot be found: a warning naming it, the rest still resolved", async () => {
+    const dir = join(workDir, "missing-bom");
+    await mkdir(dir, { recursive: true });
+    await writeFile(
+      join(dir, "pom.xml"),
+      `<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
+        <groupId>com.example</groupId><artifactId>app</artifactId><version>1</version>
+        <dependencyManagement><dependencies>
+          <dependency><groupId>com.example.nowhere</groupId><artifactId>platform-bom</artifactId><version>9.9.9</version><type>pom</type><scope>import</scope></dependency>
+        </dependencies></dependencyManagement>
+        <dependencies>
+          <dependency><groupId>com.example.nowhere</groupId><artifactId>managed-by-the-bom</artifactId></dependency>
+          <dependency><groupId>org.apache.commons</groupId><artifactId>commons-text</artifactId><version>1.9</version></dependency>
+        </dependencies></project>`,
+    );
+    const inventory = await mavenReader.read([join(dir, "pom.xml")], context({ root: dir }));
+    assert.deepEqual(inventory.packages.map(packageKey).sort(), [
+      "org.apache.commons:commons-lang3@3.11",
+      "org.apache.commons:commons-text@1.9",
+    ]);
+    const messages = inventory.warnings.map((w) => `${w.file}: ${w.message}`);
+    assert.ok(
+      messages.some((m) =>
+        /^pom\.xml: BOM com\.example\.nowhere:platform-bom:9\.9\.9 imported by .* not found/.test(m),
+      ),
+      messages.join("\n"),
+    );
+    assert.ok(
+      messages.some((m) => m.startsWith("pom.xml: com.example.nowhere:managed-by-the-bom: no version")),
+      messages.join("\n"),
+    );
+  });
+
   test("a malformed pom.xml is bad input: file and line, nothing returned", async () => {
     const dir = join(workDir, "malformed");
     await mkdir(dir, { recursive: true });
