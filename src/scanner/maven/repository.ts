@@ -3,6 +3,7 @@
  * then the remote one through the scanner's on-disk HTTP cache. Answers are memoised for one scan.
  */
 import { readFile } from "node:fs/promises";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import type { RegistryFetcher } from "../registry/cached-fetch.ts";
 import { type Gav, gavText, repositoryPath } from "./coordinates.ts";
@@ -28,13 +29,15 @@ export interface MavenRepositoryOptions {
 
 export function createMavenRepository(options: MavenRepositoryOptions): MavenRepository {
   const remote = options.remoteUrl.replace(/\/+$/, "");
+  // "~/.m2/repository" as people write it in settings
+  const localRepository = options.localRepository.replace(/^~(?=$|\/)/, homedir());
   const poms = new Map<string, Promise<RepositoryAnswer>>();
   const versionLists = new Map<string, Promise<string[]>>();
   const sha1s = new Map<string, Promise<string | undefined>>();
 
   async function readLocal(path: string): Promise<string | undefined> {
     try {
-      return await readFile(join(options.localRepository, path), "utf8");
+      return await readFile(join(localRepository, path), "utf8");
     } catch {
       return undefined;
     }
@@ -43,8 +46,7 @@ export function createMavenRepository(options: MavenRepositoryOptions): MavenRep
   async function fetchPom(gav: Gav): Promise<RepositoryAnswer> {
     const path = repositoryPath(gav, "pom");
     const local = await readLocal(path);
-    if (local !== undefined)
-      return { kind: "found", text: local, origin: join(options.localRepository, path) };
+    if (local !== undefined) return { kind: "found", text: local, origin: join(localRepository, path) };
     const url = `${remote}/${path}`;
     const outcome = await options.fetcher.get(url, { immutable: !gav.version.endsWith("-SNAPSHOT") });
     switch (outcome.kind) {
