@@ -7,6 +7,7 @@ import * as oauth from "oauth4webapi";
 import { type Browser, chromium } from "playwright-core";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import { openStore } from "../../src/store/database.ts";
+import { runCli } from "../support/cli.ts";
 import { type CimdDocumentServer, startCimdDocumentServer, USERS } from "../support/idp-flow.ts";
 import {
   type KeycloakService,
@@ -68,6 +69,9 @@ describe("an AI client signs in through the gateway to Keycloak (headless Chromi
     await store?.drop();
   });
 
+  /** Every sign-in's authorization request and whether Keycloak showed its consent page (docs/keycloak.md). */
+  const signIns: { scope: string | null; prompt: string[]; consent: boolean }[] = [];
+
   /** The AI client, its sign-in done in Chromium on Keycloak's own pages (through the gateway). */
   const signIn = (user: keyof typeof USERS, url: string, screenshots = false) =>
     connectWithSignIn(
@@ -114,6 +118,11 @@ describe("an AI client signs in through the gateway to Keycloak (headless Chromi
                 },
               );
             });
+            signIns.push({
+              scope: authorizationUrl.searchParams.get("scope"),
+              prompt: authorizationUrl.searchParams.getAll("prompt"),
+              consent: reached === "consent",
+            });
             if (reached === "consent") {
               assert.match(await page.content(), /Test AI Client/, "the consent page names the client");
               if (screenshots)
@@ -152,7 +161,21 @@ describe("an AI client signs in through the gateway to Keycloak (headless Chromi
       const audiences = [claims.aud].flat();
       for (const audience of [kc.mcp, kc.gatekeeper, "mcp-token-exchange"])
         assert.ok(audiences.includes(audience), `aud has ${audience}`);
-      assert.match(String(claims.scope), /\bmcp:tools\b/);
+      // What Keycloak issues to the SDK client, which asks for every mcp:* scope and offline_access.
+      assert.deepEqual(String(claims.scope).split(" ").sort(), [
+        "email",
+        "mcp:prompts",
+        "mcp:resources",
+        "mcp:tools",
+        "offline_access",
+        "profile",
+      ]);
+      assert.equal(saved.tokens?.scope, claims.scope, "the token response names the same scopes");
+      assert.equal(
+        claimsOf(saved.tokens?.refresh_token as string).typ,
+        "Offline",
+        "offline_access makes the refresh token an offline token",
+      );
       assert.equal(claims.roles, undefined, "the AI client's token carries no platform roles");
       assert.ok(saved.tokens?.refresh_token, "a refresh token was issued");
     } finally {
@@ -261,5 +284,71 @@ describe("an AI client signs in through the gateway to Keycloak (headless Chromi
     } finally {
       await direct.close();
     }
+  });
+
+  it("shows the consent page on every sign-in: the SDK client sends prompt=consent with offline_access", () => {
+    assert.ok(signIns.length >= 5, `signed in ${signIns.length} times`);
+    for (const request of signIns) {
+      assert.deepEqual(request.scope?.split(" "), [
+        "mcp:tools",
+        "mcp:resources",
+        "mcp:prompts",
+        "offline_access",
+      ]);
+      assert.deepEqual(request.prompt, ["consent"]);
+      assert.equal(request.consent, true, "Keycloak asked again, although the user had consented before");
+    }
+  });
+
+  it("keeps each CIMD client_id as a realm client; switching its profile's variant removes it and its users' consents", async () => {
+    const env = { ...kc.env, DATABASE_URL: "", IMAGING_CONFIG: "" };
+    // Made with imaging cimd, which records the client_id (the console-made pair has none).
+    assert.equal((await runCli(["cimd", "remove", "test-ai-client"], env)).code, 0);
+    const added = await runCli(
+      [
+        "cimd",
+        "add",
+        "test-ai-client",
+        "--client-id",
+        documents.clientId,
+        "--trusted-domains",
+        "127.0.0.1,localhost",
+        "--policy-domains",
+        "127.0.0.1",
+      ],
+      env,
+    );
+    assert.equal(added.code, 0, added.stderr);
+    const { client } = await signIn("alice", kc.mcp);
+    await client.close();
+
+    const [realmClient] = await kc.admin.clients.find({ clientId: documents.clientId });
+    assert.ok(realmClient, "Keycloak lists the client_id among the realm's clients");
+    assert.equal(realmClient.consentRequired, true);
+    assert.ok(realmClient.attributes?.["cimd.cache.expiry.time.in.sec"], "marked as made from a document");
+    const [alice] = await kc.admin.users.find({ username: "alice", exact: true });
+    const consents = () =>
+      kc.admin.users
+        .listConsents({ id: alice?.id as string })
+        .then((all) => all.filter((c) => c.clientId === documents.clientId));
+    const [consent] = await consents();
+    assert.ok(consent?.grantedClientScopes?.includes("mcp:tools"), "alice's consent is recorded");
+
+    const switched = await runCli(["cimd", "set", "test-ai-client", "--http"], env);
+    assert.equal(switched.code, 0, switched.stderr);
+    assert.deepEqual(await kc.admin.clients.find({ clientId: documents.clientId }), [], "the client is gone");
+    assert.deepEqual(await consents(), [], "and with it alice's consent");
+
+    const again = await signIn("alice", kc.mcp);
+    try {
+      assert.equal((await applicationNames(again.client)).length, 3, "signing in again works");
+    } finally {
+      await again.client.close();
+    }
+    const [recreated] = await kc.admin.clients.find({ clientId: documents.clientId });
+    assert.ok(
+      recreated?.id && recreated.id !== realmClient.id,
+      "Keycloak made a new client from the document",
+    );
   });
 });
