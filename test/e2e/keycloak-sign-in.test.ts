@@ -319,7 +319,7 @@ describe("an AI client signs in through the gateway to Keycloak (headless Chromi
       env,
     );
     assert.equal(added.code, 0, added.stderr);
-    const { client } = await signIn("alice", kc.mcp);
+    const { client, saved } = await signIn("alice", kc.mcp);
     await client.close();
 
     const [realmClient] = await kc.admin.clients.find({ clientId: documents.clientId });
@@ -338,6 +338,20 @@ describe("an AI client signs in through the gateway to Keycloak (headless Chromi
     assert.equal(switched.code, 0, switched.stderr);
     assert.deepEqual(await kc.admin.clients.find({ clientId: documents.clientId }), [], "the client is gone");
     assert.deepEqual(await consents(), [], "and with it alice's consent");
+    const as = await oauth.processDiscoveryResponse(
+      new URL(kc.issuer),
+      await oauth.discoveryRequest(new URL(kc.issuer), { [oauth.allowInsecureRequests]: true }),
+    );
+    const aiClient: oauth.Client = { client_id: documents.clientId, token_endpoint_auth_method: "none" };
+    await assert.rejects(
+      oauth
+        .refreshTokenGrantRequest(as, aiClient, oauth.None(), saved.tokens?.refresh_token as string, {
+          [oauth.allowInsecureRequests]: true,
+        })
+        .then((response) => oauth.processRefreshTokenResponse(as, aiClient, response)),
+      (error: unknown) => error instanceof oauth.ResponseBodyError,
+      "the refresh token issued before the switch no longer works",
+    );
 
     const again = await signIn("alice", kc.mcp);
     try {
