@@ -44,6 +44,8 @@ describe("the embedded identity provider with its store gone", () => {
       });
     const before = await redeem();
     assert.equal(before.status, 400, "with its store the provider refuses the client (no CIMD policy)");
+    const expired = await fetch(`${idp.issuer}/interaction/no-such-interaction`);
+    assert.equal(expired.status, 400, "a sign-in step without its session stays a 400, not a 503");
 
     const database = new URL(store.databaseUrl as string).pathname.slice(1);
     const admin = new pg.Client({ connectionString: postgresAdminUrl });

@@ -176,18 +176,22 @@ const RETRY_AFTER_SECONDS = "5";
 
 /**
  * Post-processing of the provider's answers: the `mcp:*` scopes listed in discovery (they are
- * resource scopes, so the provider does not list them itself), and JSON instead of Koa's plain-text
- * 404 for unknown paths (clients parse what they get at well-known URLs).
+ * resource scopes, so the provider does not list them itself), JSON instead of Koa's plain-text
+ * 404 for unknown paths (clients parse what they get at well-known URLs), and a retryable 503 instead
+ * of a 500 when the provider fails (its store unreachable), its cause logged once.
  */
 function finishing(realm: RealmDefinition, outage: OutageLog) {
   return async (ctx: KoaContextWithOIDC, next: () => Promise<void>) => {
     try {
       await next();
     } catch (error) {
+      // HTTP errors (an expired interaction: 400) are answers; only failures become 503.
+      const status = (error as { status?: unknown }).status;
+      if (typeof status === "number" && status < 500) throw error;
       outage.failed((error as Error)?.message ?? String(error));
       ctx.status = 500;
     }
-    if (ctx.status >= 500) {
+    if (ctx.status === 500) {
       // The provider's own failure (its store unreachable...): a retryable 503 that names nothing internal.
       ctx.status = 503;
       ctx.set("retry-after", RETRY_AFTER_SECONDS);
