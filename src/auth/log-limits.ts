@@ -35,6 +35,39 @@ export class LogThrottle {
   }
 }
 
+/** At most `max` lines per interval in all, whatever their keys: a flood stays a trickle. */
+export class LogBudget {
+  #until = 0;
+  #used = 0;
+  #suppressed = 0;
+  readonly #max: number;
+  readonly #intervalMs: number;
+  readonly #now: () => number;
+
+  constructor(options: { max?: number; intervalMs?: number; now?: () => number } = {}) {
+    this.#max = options.max ?? 20;
+    this.#intervalMs = options.intervalMs ?? 60_000;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** undefined: over budget, stay quiet. Otherwise log, saying how many lines were left out before. */
+  admit(): { suppressed: number } | undefined {
+    const now = this.#now();
+    if (now >= this.#until) {
+      this.#until = now + this.#intervalMs;
+      this.#used = 0;
+    }
+    if (this.#used >= this.#max) {
+      this.#suppressed++;
+      return undefined;
+    }
+    this.#used++;
+    const suppressed = this.#suppressed;
+    this.#suppressed = 0;
+    return { suppressed };
+  }
+}
+
 export interface OutageReport {
   /** The first failure of an outage, with its cause; then a reminder every `remindEveryMs`. */
   down(cause: string, failures: number): void;

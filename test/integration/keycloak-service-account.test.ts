@@ -53,7 +53,7 @@ describe("the documented service account administers the platform's realm (Keycl
    * the directory the reader is in: beside the distribution, or inside it after the first block's cd.
    */
   const runDocumented = async (marker: string, realm = "imaging", cwd = dirname(keycloakHome())) => {
-    const { stdout } = await run("bash", ["-euo", "pipefail", "-c", documentedBlock(marker)], {
+    const { stdout } = await run("bash", ["--norc", "-euo", "pipefail", "-c", documentedBlock(marker)], {
       cwd,
       env: {
         PATH: process.env.PATH,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { LogThrottle, OutageLog } from "../../../src/auth/log-limits.ts";
+import { LogBudget, LogThrottle, OutageLog } from "../../../src/auth/log-limits.ts";
 
 describe("LogThrottle: one line per key and interval", () => {
   it("admits the first event, counts the next ones, and reports them with the next admitted line", () => {
@@ -45,5 +45,19 @@ describe("OutageLog: an outage in a few lines", () => {
     outage.answered();
     outage.failed("timeout");
     assert.deepEqual(lines, ["down ECONNREFUSED 1", "down ECONNREFUSED 3", "up 3", "down timeout 1"]);
+  });
+});
+
+describe("LogBudget: at most max lines per interval in all", () => {
+  it("admits max lines, counts the rest, and reports them with the first line of the next interval", () => {
+    let now = 0;
+    const budget = new LogBudget({ max: 2, intervalMs: 60_000, now: () => now });
+    assert.deepEqual(budget.admit(), { suppressed: 0 });
+    assert.deepEqual(budget.admit(), { suppressed: 0 });
+    assert.equal(budget.admit(), undefined);
+    assert.equal(budget.admit(), undefined);
+    now = 60_000;
+    assert.deepEqual(budget.admit(), { suppressed: 2 });
+    assert.deepEqual(budget.admit(), { suppressed: 0 });
   });
 });
