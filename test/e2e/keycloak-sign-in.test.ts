@@ -20,6 +20,7 @@ import {
   applicationNames,
   CHROMIUM_FLAGS,
   connectWithSignIn,
+  signInOnKeycloakPages,
 } from "../support/mcp-sign-in.ts";
 import { type CallbackServer, startCallbackServer } from "../support/oauth-callback.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
@@ -85,54 +86,20 @@ describe("an AI client signs in through the gateway to Keycloak (headless Chromi
             `${kc.issuer}/protocol/openid-connect/auth`,
             "the browser is sent to Keycloak through the gateway",
           );
-          const page = await browser.newPage();
-          try {
-            await page.goto(authorizationUrl.href);
-            // Keycloak's own sign-in page.
-            await page.locator("#kc-form-login").waitFor({ timeout: 15_000 });
-            assert.ok(
-              page.url().startsWith(kc.issuer),
-              `the sign-in page is served via the gateway: ${page.url()}`,
-            );
-            await page.locator('input[name="username"]').fill(user);
-            await page.locator('input[name="password"]').fill(USERS[user].password);
-            if (screenshots)
-              await page.screenshot({ path: join(ARTIFACTS, "keycloak-sign-in.png"), fullPage: true });
-            await page.locator("#kc-login").click();
-            // Keycloak asks the user to grant the AI client the mcp:* scopes (consent), once per client.
-            const consent = page.locator('input[name="accept"], button[name="accept"]');
-            const reached = await Promise.race([
-              consent.waitFor({ timeout: 15_000 }).then(() => "consent" as const),
-              page
-                .waitForURL((url) => url.href.startsWith(callback.url), { timeout: 15_000 })
-                .then(() => "callback" as const),
-            ]).catch(async (error) => {
-              await page.screenshot({
-                path: join(ARTIFACTS, "keycloak-failed-after-sign-in.png"),
-                fullPage: true,
-              });
-              throw new Error(
-                `no consent page nor callback after sign-in: ${page.url()} ${(await page.content()).slice(0, 2000)}`,
-                {
-                  cause: error,
-                },
-              );
-            });
-            signIns.push({
-              scope: authorizationUrl.searchParams.get("scope"),
-              prompt: authorizationUrl.searchParams.getAll("prompt"),
-              consent: reached === "consent",
-            });
-            if (reached === "consent") {
-              assert.match(await page.content(), /Test AI Client/, "the consent page names the client");
-              if (screenshots)
-                await page.screenshot({ path: join(ARTIFACTS, "keycloak-consent.png"), fullPage: true });
-              await consent.first().click();
-              await page.waitForURL((url) => url.href.startsWith(callback.url));
-            }
-          } finally {
-            await page.close();
-          }
+          const { consent } = await signInOnKeycloakPages(browser, authorizationUrl, {
+            issuer: kc.issuer,
+            username: user,
+            password: USERS[user].password,
+            callbackUrl: callback.url,
+            clientName: /Test AI Client/,
+            artifacts: ARTIFACTS,
+            ...(screenshots ? { screenshotsIn: ARTIFACTS } : {}),
+          });
+          signIns.push({
+            scope: authorizationUrl.searchParams.get("scope"),
+            prompt: authorizationUrl.searchParams.getAll("prompt"),
+            consent,
+          });
         },
       }),
     );
