@@ -25,12 +25,16 @@ export interface DeploymentOptions extends StoreOptions {
 export const LOCAL_HELP =
   "development on this machine: listen on loopback, base_url http://localhost:<port> unless PUBLIC_URL is set";
 
+/** `--local` for the commands that look at a deployment rather than run it. */
+export const STARTED_LOCAL_HELP =
+  "the gateway was started with --local: base_url http://localhost:<port> unless PUBLIC_URL is set";
+
 /** The flags of DeploymentOptions, worded the same wherever they appear. */
-export function deploymentOptions(command: Command): Command {
+export function deploymentOptions(command: Command, localHelp = LOCAL_HELP): Command {
   return command
     .option("--data-dir <dir>", "data directory (default: IMAGING_DATA_DIR, else ./data)")
     .option("--port <n>", "user access port (default: PORT, else 8090 for http, 443 for https)")
-    .option("--local", LOCAL_HELP)
+    .option("--local", localHelp)
     .option("--config <file>", "JSON config file (default: IMAGING_CONFIG)");
 }
 

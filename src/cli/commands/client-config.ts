@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
-import { deploymentConfig, LOCAL_HELP } from "../context.ts";
+import { deploymentConfig, STARTED_LOCAL_HELP } from "../context.ts";
 import { CliError, emit } from "../output.ts";
 
 const SERVERS = { analysis: "/mcp", gatekeeper: "/mcp/gatekeeper" } as const;
@@ -31,7 +31,7 @@ export function registerClientConfig(program: Command): void {
     .option("--workspace <dir>", "vscode: workspace folder for --write", ".")
     .option("--config <file>", "JSON config file")
     .option("--port <n>", "user access port, as given to imaging start")
-    .option("--local", LOCAL_HELP)
+    .option("--local", STARTED_LOCAL_HELP)
     .option("--json", "print JSON")
     .action(async (client: string, options: ClientConfigOptions) => {
       if (!(CLIENTS as readonly string[]).includes(client)) {

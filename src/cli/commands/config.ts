@@ -1,6 +1,11 @@
 import type { Command } from "commander";
 import { settingDocs } from "../../config/settings.ts";
-import { type DeploymentOptions, deploymentConfig, deploymentOptions } from "../context.ts";
+import {
+  type DeploymentOptions,
+  deploymentConfig,
+  deploymentOptions,
+  STARTED_LOCAL_HELP,
+} from "../context.ts";
 import { emit, table } from "../output.ts";
 
 export function registerConfig(program: Command): void {
@@ -9,6 +14,7 @@ export function registerConfig(program: Command): void {
     config
       .command("show")
       .description("Validate the configuration and print the effective values, base_url included"),
+    STARTED_LOCAL_HELP,
   )
     .option("--json", "print JSON")
     .action(async (options: DeploymentOptions & { json?: boolean }) => {

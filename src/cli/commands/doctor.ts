@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import type { Command } from "commander";
 import { type RuntimeConfig, sqliteFileIn } from "../../config/runtime-config.ts";
 import { readSecretFile, secretFilePath } from "../../idp/secrets.ts";
-import { type DeploymentOptions, deploymentOptions, settingsFrom } from "../context.ts";
+import { type DeploymentOptions, deploymentOptions, STARTED_LOCAL_HELP, settingsFrom } from "../context.ts";
 import { type Check, summarize } from "../doctor/check.ts";
 import {
   type DoctorReport,
@@ -87,6 +87,7 @@ export function registerDoctor(program: Command): void {
           "Errors table: one line per check with its verdict, what was observed and the fix (exit 1 when one fails). " +
           "Give it the flags and environment the gateway was started with.",
       ),
+    STARTED_LOCAL_HELP,
   )
     .option("--client <name>", "check only this CIMD client (see: imaging cimd list)")
     .option(
