@@ -42,6 +42,15 @@ describe("Keycloak mode failures, as the gateway's clients and its log show them
       .filter((line) => line.startsWith("{"))
       .map((line) => JSON.parse(line) as Record<string, unknown> & { msg?: string; level?: number });
 
+  /**
+   * The log records once `ready` holds for them. The gateway writes a line before it answers the
+   * request that caused it, so the lines are on their way through the pipe when the answer arrives.
+   */
+  const logRecordsWhen = async (ready: (records: ReturnType<typeof logRecords>) => boolean) => {
+    for (let i = 0; i < 100 && !ready(logRecords()); i++) await new Promise((r) => setTimeout(r, 100));
+    return logRecords();
+  };
+
   const userToken = async (user: keyof typeof USERS): Promise<string> => {
     const response = await fetch(`${issuer}/protocol/openid-connect/token`, {
       method: "POST",
@@ -157,9 +166,9 @@ describe("Keycloak mode failures, as the gateway's clients and its log show them
     } finally {
       await setStandardTokenExchange(true);
     }
-    // The log is written asynchronously by the gateway process.
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const refusals = logRecords().filter((r) => r.event === "token_exchange_refused");
+    const refusals = (
+      await logRecordsWhen((all) => all.some((r) => r.event === "token_exchange_refused"))
+    ).filter((r) => r.event === "token_exchange_refused");
     assert.equal(refusals.length, 1, `one line for five refusals: ${JSON.stringify(refusals)}`);
     const [line] = refusals;
     assert.equal(line?.level, 40, "warn");
@@ -208,9 +217,9 @@ describe("Keycloak mode failures, as the gateway's clients and its log show them
     }
     const back = await fetch(discovery);
     assert.equal(back.status, 200);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-
-    const records = logRecords();
+    const records = await logRecordsWhen((all) =>
+      all.some((r) => /Keycloak answers again/.test(r.msg ?? "")),
+    );
     const down = records.filter((r) => /does not answer/.test(r.msg ?? ""));
     assert.equal(down.length, 1, `the cause is logged once: ${JSON.stringify(down)}`);
     assert.equal(down[0]?.level, 50, "error");
