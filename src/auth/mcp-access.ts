@@ -6,8 +6,17 @@ import type { JwtVerifier } from "./jwt-verifier.ts";
 export const MCP_SCOPES = ["mcp:tools", "mcp:resources", "mcp:prompts"] as const;
 export const REQUIRED_MCP_SCOPE = "mcp:tools";
 
+/** Who a verified token speaks for, for logs: never the token itself. */
+export interface TokenParty {
+  /** The AI client (azp, else client_id). */
+  client: string | undefined;
+  /** preferred_username, when the issuer puts it in. */
+  username: string | undefined;
+  issuer: string | undefined;
+}
+
 export type AccessDecision =
-  | { ok: true; subject: string; expiresAt: number; token: string }
+  | ({ ok: true; subject: string; expiresAt: number; token: string } & TokenParty)
   | {
       ok: false;
       status: 401 | 403 | 503;
@@ -19,7 +28,7 @@ export interface McpAccessVerifier {
   check(authorization: string | undefined, resource: string): Promise<AccessDecision>;
 }
 
-interface VerifiedToken {
+interface VerifiedToken extends TokenParty {
   subject: string;
   scopes: string[];
   expiresAt: number;
@@ -55,8 +64,12 @@ export function createMcpAccessVerifier(jwt: JwtVerifier, maxCached = 10_000): M
             ? { ok: false, status: 503, error: "temporarily_unavailable", description: result.reason }
             : { ok: false, status: 401, error: "invalid_token", description: result.reason };
         }
-        const { sub, scope, exp } = result.payload;
+        const { sub, scope, exp, iss } = result.payload;
+        const text = (value: unknown) => (typeof value === "string" ? value : undefined);
         verified = {
+          client: text(result.payload.azp) ?? text(result.payload.client_id),
+          username: text(result.payload.preferred_username),
+          issuer: iss,
           subject: typeof sub === "string" ? sub : "",
           scopes: typeof scope === "string" ? scope.split(" ").filter(Boolean) : [],
           expiresAt: (exp ?? 0) * 1000,
@@ -74,7 +87,15 @@ export function createMcpAccessVerifier(jwt: JwtVerifier, maxCached = 10_000): M
           description: `the token lacks the ${REQUIRED_MCP_SCOPE} scope`,
         };
       }
-      return { ok: true, subject: verified.subject, expiresAt: verified.expiresAt, token };
+      return {
+        ok: true,
+        subject: verified.subject,
+        expiresAt: verified.expiresAt,
+        token,
+        client: verified.client,
+        username: verified.username,
+        issuer: verified.issuer,
+      };
     },
   };
 }

@@ -14,6 +14,17 @@ export class TokenExchangeUnavailableError extends Error {
 /** The identity provider answered and refused the exchange: the subject token will not do. */
 export class TokenExchangeRefusedError extends Error {
   override name = "TokenExchangeRefusedError";
+  /** The OAuth error code and description the identity provider gave, when it gave them. */
+  readonly error: string | undefined;
+  readonly description: string | undefined;
+  readonly status: number | undefined;
+
+  constructor(message: string, details: { error?: string; description?: string; status?: number } = {}) {
+    super(message);
+    this.error = details.error;
+    this.description = details.description;
+    this.status = details.status;
+  }
 }
 
 export interface ExchangedToken {
@@ -90,9 +101,12 @@ export function createTokenExchanger(options: TokenExchangeOptions): TokenExchan
       if (error instanceof oauth.ResponseBodyError) {
         throw new TokenExchangeRefusedError(
           `${error.error}${error.error_description ? `: ${error.error_description}` : ""}`,
+          { error: error.error, description: error.error_description, status: error.status },
         );
       }
-      throw new TokenExchangeRefusedError(`unexpected token endpoint answer: ${(error as Error).message}`);
+      throw new TokenExchangeRefusedError(`unexpected token endpoint answer: ${(error as Error).message}`, {
+        status: response.status,
+      });
     }
     const lifetime = typeof result.expires_in === "number" ? result.expires_in * 1000 : 60_000;
     return { accessToken: result.access_token, expiresAt: Math.min(Date.now() + lifetime, subjectExpiresAt) };

@@ -1,5 +1,6 @@
+import type { Command } from "commander";
 import { loadSettings } from "../config/load-config.ts";
-import { sqliteFileIn } from "../config/runtime-config.ts";
+import { type RuntimeConfig, resolveRuntimeConfig, sqliteFileIn } from "../config/runtime-config.ts";
 import type { Settings } from "../config/settings.ts";
 import { openStore, type StoreHandle } from "../store/database.ts";
 
@@ -13,6 +14,38 @@ export function settingsFrom(
   extra: Partial<Record<keyof Settings, string | number | undefined>> = {},
 ) {
   return loadSettings({ configFile: options.config, overrides: { dataDir: options.dataDir, ...extra } });
+}
+
+/** What names a deployment on the command line: the same for `imaging start` and the commands that check it. */
+export interface DeploymentOptions extends StoreOptions {
+  port?: string;
+  local?: boolean;
+}
+
+export const LOCAL_HELP =
+  "development on this machine: listen on loopback, base_url http://localhost:<port> unless PUBLIC_URL is set";
+
+/** `--local` for the commands that look at a deployment rather than run it. */
+export const STARTED_LOCAL_HELP =
+  "the gateway was started with --local: base_url http://localhost:<port> unless PUBLIC_URL is set";
+
+/** The flags of DeploymentOptions, worded the same wherever they appear. */
+export function deploymentOptions(command: Command, localHelp = LOCAL_HELP): Command {
+  return command
+    .option("--data-dir <dir>", "data directory (default: IMAGING_DATA_DIR, else ./data)")
+    .option("--port <n>", "user access port (default: PORT, else 8090 for http, 443 for https)")
+    .option("--local", localHelp)
+    .option("--config <file>", "JSON config file (default: IMAGING_CONFIG)");
+}
+
+/**
+ * The deployment as `imaging start` runs it: settings from the command line, environment and file,
+ * `--local` applied the one way the service applies it (runtime-config.ts).
+ */
+export function deploymentConfig(options: DeploymentOptions): Promise<RuntimeConfig> {
+  return resolveRuntimeConfig(settingsFrom(options, { port: options.port }), {
+    local: Boolean(options.local),
+  });
 }
 
 /** Opens the same store the service uses (SQLite WAL or PostgreSQL allow both at once). */

@@ -1,4 +1,4 @@
-import { type RuntimeConfig, resolveRuntimeConfig } from "../config/runtime-config.ts";
+import type { RuntimeConfig } from "../config/runtime-config.ts";
 import { checkClientIdUrl } from "../idp/cimd/client-id.ts";
 import { type CimdDiagnosis, diagnoseCimdClient } from "../idp/cimd/diagnostics.ts";
 import { type CimdClientState, type CimdRepository, storeCimdRepository } from "../idp/cimd/repository.ts";
@@ -11,10 +11,10 @@ import {
 import { describeAdminFailure } from "../idp/keycloak/errors.ts";
 import { keycloakUserDirectory } from "../idp/keycloak/user-directory.ts";
 import { storeUserDirectory, type UserDirectory } from "../idp/user-directory.ts";
-import { type StoreOptions, settingsFrom, withStore } from "./context.ts";
+import { type DeploymentOptions, deploymentConfig, withStore } from "./context.ts";
 import { CliError } from "./output.ts";
 
-export type IdpOptions = StoreOptions;
+export type IdpOptions = DeploymentOptions;
 
 /** An authenticated Admin REST API client working in the platform's realm. */
 export interface KeycloakConnection {
@@ -29,7 +29,7 @@ export interface KeycloakConnection {
  * settings checked). Throws ConfigError with the settings to fix.
  */
 export function idpConfigFrom(options: IdpOptions): Promise<RuntimeConfig> {
-  return resolveRuntimeConfig(settingsFrom(options));
+  return deploymentConfig(options);
 }
 
 /**

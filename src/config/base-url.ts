@@ -6,6 +6,8 @@ export interface BaseUrlInput {
   port: number;
   fqdn: string;
   platform: NodeJS.Platform;
+  /** `--local`: development on this machine, base_url on localhost unless PUBLIC_URL is set. */
+  local?: boolean | undefined;
 }
 
 export type BaseUrlResult = { ok: true; baseUrl: string } | { ok: false; reason: string };
@@ -15,10 +17,13 @@ export const HTTPS_PORT = 443;
 
 export function resolveBaseUrl(input: BaseUrlInput): BaseUrlResult {
   if (input.publicUrl) return normalizePublicUrl(input.publicUrl);
+  // AI clients accept plain http only towards loopback: localhost is what makes a local sign-in work.
+  const host = input.local ? "localhost" : input.fqdn;
   if (input.https) {
     const port = input.port === HTTPS_PORT ? "" : `:${input.port}`;
-    return { ok: true, baseUrl: `https://${input.fqdn}${port}` };
+    return { ok: true, baseUrl: `https://${host}${port}` };
   }
+  if (input.local) return { ok: true, baseUrl: `http://${host}:${input.port}` };
   if (input.platform === "win32") {
     // The FQDN of a Windows host cannot be derived reliably: the administrator states it.
     return {

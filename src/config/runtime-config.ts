@@ -14,6 +14,8 @@ export interface RuntimeConfig extends Settings {
   sqliteFile: string;
 }
 
+const LOOPBACK = "127.0.0.1";
+
 /** The SQLite store file of a data directory. */
 export function sqliteFileIn(dataDir: string): string {
   return join(resolve(dataDir), "imaging.db");
@@ -22,6 +24,11 @@ export function sqliteFileIn(dataDir: string): string {
 export interface RuntimeContext {
   platform?: NodeJS.Platform;
   fqdn?: string;
+  /**
+   * `--local` (development on this machine): the gateway listens on loopback and base_url defaults to
+   * localhost. Nothing else changes: the port, PUBLIC_URL and every other setting are read as usual.
+   */
+  local?: boolean;
 }
 
 export async function resolveRuntimeConfig(
@@ -37,8 +44,9 @@ export async function resolveRuntimeConfig(
     publicUrl: settings.publicUrl,
     https,
     port,
-    fqdn: context.fqdn ?? (settings.publicUrl ? "" : await detectFqdn()),
+    fqdn: context.fqdn ?? (settings.publicUrl || context.local ? "" : await detectFqdn()),
     platform: context.platform ?? process.platform,
+    local: context.local,
   });
   if (!result.ok) throw new ConfigError(`Invalid configuration:\n  ${result.reason}`);
   const dataDir = resolve(settings.dataDir);
@@ -47,6 +55,7 @@ export async function resolveRuntimeConfig(
   return {
     ...settings,
     realm,
+    ...(context.local ? { bindAddress: LOOPBACK } : {}),
     keycloakUrl: settings.keycloakUrl?.replace(/\/+$/, ""),
     https,
     port,

@@ -9,6 +9,7 @@ import { BoundedCache } from "../auth/bounded-cache.ts";
 import type { McpAccessVerifier } from "../auth/mcp-access.ts";
 import type { TokenExchanger } from "../auth/token-exchange.ts";
 import { guardCredentialHeaders } from "./credential-guard.ts";
+import { exchangeRefusalLog } from "./exchange-refusals.ts";
 import { mcpProxy } from "./mcp-proxy.ts";
 import type { McpResource } from "./mcp-resources.ts";
 import { createOriginPolicy } from "./origin-policy.ts";
@@ -67,6 +68,7 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
 
   const originAllowed = createOriginPolicy(options.baseUrl, options.mcp.allowedOrigins);
   const sessions = new BoundedCache<string>(100_000);
+  const logRefusal = exchangeRefusalLog();
   for (const resource of options.mcp.resources) {
     await app.register(async (scope) =>
       mcpProxy(scope, {
@@ -76,6 +78,7 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
         exchanger: options.mcp.exchanger,
         originAllowed,
         sessions,
+        logRefusal,
       }),
     );
   }

@@ -1,5 +1,6 @@
 import replyFrom from "@fastify/reply-from";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { OutageLog } from "../auth/log-limits.ts";
 import { keepRawBodies, rawBodyOptions } from "./raw-body.ts";
 
 export interface KeycloakProxyOptions {
@@ -30,6 +31,21 @@ export function keycloakProxy(options: KeycloakProxyOptions) {
     });
     keepRawBodies(app, 1024 * 1024);
 
+    const outage = new OutageLog({
+      down: (cause, failures) =>
+        app.log.error(
+          failures === 1
+            ? `Keycloak (KEYCLOAK_URL ${options.keycloakUrl}) does not answer: ${cause}. Sign-in and discovery get 503 until it does; tokens already verified and exchanged keep working.`
+            : `Keycloak (KEYCLOAK_URL ${options.keycloakUrl}) still does not answer: ${cause} (${failures} requests refused so far)`,
+        ),
+      up: (failures) =>
+        app.log.info(`Keycloak answers again (${failures} requests got 503 while it did not)`),
+    });
+    // reply-from logs every failed upstream request with its cause; the outage log says it once.
+    app.addHook("onRequest", async (request) => {
+      request.log = withoutUpstreamErrors(request.log);
+    });
+
     const forward = (request: FastifyRequest, reply: FastifyReply) =>
       reply.from(`${upstreamPath}${request.url.slice("/auth".length)}`, {
         ...rawBodyOptions(request),
@@ -38,6 +54,24 @@ export function keycloakProxy(options: KeycloakProxyOptions) {
           ...forwarded,
           "x-forwarded-for": [headers["x-forwarded-for"], request.ip].filter(Boolean).join(", "),
         }),
+        onResponse: (_request, upstreamReply, answer) => {
+          outage.answered();
+          upstreamReply.send(answer.stream);
+        },
+        onError: (errorReply, { error }) => {
+          outage.failed(causeOf(error));
+          // Never Keycloak's internal address or the socket error: clients only need to retry later.
+          errorReply
+            .code(503)
+            .header("retry-after", RETRY_AFTER_SECONDS)
+            .header("cache-control", "no-store")
+            .type("application/json")
+            .send({
+              error: "temporarily_unavailable",
+              error_description:
+                "The identity provider is not reachable right now; try again in a few seconds.",
+            });
+        },
       });
     for (const prefix of ["/auth/realms", "/auth/resources"]) {
       app.all(prefix, forward);
@@ -55,4 +89,30 @@ export function keycloakProxy(options: KeycloakProxyOptions) {
     app.all("/auth", elsewhere);
     app.all("/auth/*", elsewhere);
   };
+}
+
+const RETRY_AFTER_SECONDS = "5";
+
+/** The socket-level reason (ECONNREFUSED 10.0.0.5:8080, a timeout...) under reply-from's HTTP error. */
+function causeOf(error: Error): string {
+  const messages: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; current instanceof Error && depth < 4; depth++) {
+    if (current.message && !messages.includes(current.message)) messages.push(current.message);
+    current = (current as { cause?: unknown }).cause;
+  }
+  return messages.join(": ") || "no answer";
+}
+
+/** The request's logger without reply-from's per-request "response errored" line. */
+function withoutUpstreamErrors(log: FastifyBaseLogger): FastifyBaseLogger {
+  return new Proxy(log, {
+    get(target, property, receiver) {
+      if (property !== "warn") return Reflect.get(target, property, receiver);
+      return (first: unknown, message?: unknown, ...rest: unknown[]) => {
+        if (message === "response errored") return;
+        (target.warn as (...args: unknown[]) => void)(first, message, ...rest);
+      };
+    },
+  });
 }

@@ -7,6 +7,7 @@ import {
   type TokenExchanger,
   TokenExchangeUnavailableError,
 } from "../auth/token-exchange.ts";
+import type { exchangeRefusalLog } from "./exchange-refusals.ts";
 import { jsonRpcError, requestId } from "./json-rpc-error.ts";
 import { bearerChallenge, type McpResource, resourceUrl } from "./mcp-resources.ts";
 import { CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, CORS_EXPOSE_HEADERS } from "./origin-policy.ts";
@@ -20,6 +21,8 @@ export interface McpProxyOptions {
   originAllowed: (origin: string) => boolean;
   /** Session id → subject of the token that opened it; shared by both MCP routes. */
   sessions: BoundedCache<string>;
+  /** Logs refused exchanges (rate-limited); shared by both MCP routes. */
+  logRefusal: ReturnType<typeof exchangeRefusalLog>;
 }
 
 const SESSION_TTL_MS = 24 * 3_600_000;
@@ -139,6 +142,7 @@ export async function mcpProxy(app: FastifyInstance, options: McpProxyOptions): 
             id,
           );
         }
+        if (error instanceof TokenExchangeRefusedError) options.logRefusal(request.log, decision, error);
         const description =
           error instanceof TokenExchangeRefusedError
             ? `token exchange refused: ${error.message}`

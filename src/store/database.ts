@@ -54,6 +54,9 @@ function openSqlite(file: string): StoreHandle {
 
 function openPostgres(url: string): StoreHandle {
   const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // An idle connection the server drops (restart, failover) is discarded by the pool, and the next
+  // query reconnects or fails where it is answered. Unlistened, this event would end the process.
+  pool.on("error", () => {});
   // Numeric/bigint columns come back as strings by default; our counts fit in JS numbers.
   pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number.parseInt(v, 10));
   pg.types.setTypeParser(pg.types.builtins.FLOAT4, (v) => Number.parseFloat(v));

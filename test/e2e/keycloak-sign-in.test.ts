@@ -7,6 +7,7 @@ import * as oauth from "oauth4webapi";
 import { type Browser, chromium } from "playwright-core";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import { openStore } from "../../src/store/database.ts";
+import { runCli } from "../support/cli.ts";
 import { type CimdDocumentServer, startCimdDocumentServer, USERS } from "../support/idp-flow.ts";
 import {
   type KeycloakService,
@@ -19,6 +20,7 @@ import {
   applicationNames,
   CHROMIUM_FLAGS,
   connectWithSignIn,
+  signInOnKeycloakPages,
 } from "../support/mcp-sign-in.ts";
 import { type CallbackServer, startCallbackServer } from "../support/oauth-callback.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
@@ -68,6 +70,9 @@ describe("an AI client signs in through the gateway to Keycloak (headless Chromi
     await store?.drop();
   });
 
+  /** Every sign-in's authorization request and whether Keycloak showed its consent page (docs/keycloak.md). */
+  const signIns: { scope: string | null; prompt: string[]; consent: boolean }[] = [];
+
   /** The AI client, its sign-in done in Chromium on Keycloak's own pages (through the gateway). */
   const signIn = (user: keyof typeof USERS, url: string, screenshots = false) =>
     connectWithSignIn(
@@ -81,49 +86,20 @@ describe("an AI client signs in through the gateway to Keycloak (headless Chromi
             `${kc.issuer}/protocol/openid-connect/auth`,
             "the browser is sent to Keycloak through the gateway",
           );
-          const page = await browser.newPage();
-          try {
-            await page.goto(authorizationUrl.href);
-            // Keycloak's own sign-in page.
-            await page.locator("#kc-form-login").waitFor({ timeout: 15_000 });
-            assert.ok(
-              page.url().startsWith(kc.issuer),
-              `the sign-in page is served via the gateway: ${page.url()}`,
-            );
-            await page.locator('input[name="username"]').fill(user);
-            await page.locator('input[name="password"]').fill(USERS[user].password);
-            if (screenshots)
-              await page.screenshot({ path: join(ARTIFACTS, "keycloak-sign-in.png"), fullPage: true });
-            await page.locator("#kc-login").click();
-            // Keycloak asks the user to grant the AI client the mcp:* scopes (consent), once per client.
-            const consent = page.locator('input[name="accept"], button[name="accept"]');
-            const reached = await Promise.race([
-              consent.waitFor({ timeout: 15_000 }).then(() => "consent" as const),
-              page
-                .waitForURL((url) => url.href.startsWith(callback.url), { timeout: 15_000 })
-                .then(() => "callback" as const),
-            ]).catch(async (error) => {
-              await page.screenshot({
-                path: join(ARTIFACTS, "keycloak-failed-after-sign-in.png"),
-                fullPage: true,
-              });
-              throw new Error(
-                `no consent page nor callback after sign-in: ${page.url()} ${(await page.content()).slice(0, 2000)}`,
-                {
-                  cause: error,
-                },
-              );
-            });
-            if (reached === "consent") {
-              assert.match(await page.content(), /Test AI Client/, "the consent page names the client");
-              if (screenshots)
-                await page.screenshot({ path: join(ARTIFACTS, "keycloak-consent.png"), fullPage: true });
-              await consent.first().click();
-              await page.waitForURL((url) => url.href.startsWith(callback.url));
-            }
-          } finally {
-            await page.close();
-          }
+          const { consent } = await signInOnKeycloakPages(browser, authorizationUrl, {
+            issuer: kc.issuer,
+            username: user,
+            password: USERS[user].password,
+            callbackUrl: callback.url,
+            clientName: /Test AI Client/,
+            artifacts: ARTIFACTS,
+            ...(screenshots ? { screenshotsIn: ARTIFACTS } : {}),
+          });
+          signIns.push({
+            scope: authorizationUrl.searchParams.get("scope"),
+            prompt: authorizationUrl.searchParams.getAll("prompt"),
+            consent,
+          });
         },
       }),
     );
@@ -152,7 +128,21 @@ describe("an AI client signs in through the gateway to Keycloak (headless Chromi
       const audiences = [claims.aud].flat();
       for (const audience of [kc.mcp, kc.gatekeeper, "mcp-token-exchange"])
         assert.ok(audiences.includes(audience), `aud has ${audience}`);
-      assert.match(String(claims.scope), /\bmcp:tools\b/);
+      // What Keycloak issues to the SDK client, which asks for every mcp:* scope and offline_access.
+      assert.deepEqual(String(claims.scope).split(" ").sort(), [
+        "email",
+        "mcp:prompts",
+        "mcp:resources",
+        "mcp:tools",
+        "offline_access",
+        "profile",
+      ]);
+      assert.equal(saved.tokens?.scope, claims.scope, "the token response names the same scopes");
+      assert.equal(
+        claimsOf(saved.tokens?.refresh_token as string).typ,
+        "Offline",
+        "offline_access makes the refresh token an offline token",
+      );
       assert.equal(claims.roles, undefined, "the AI client's token carries no platform roles");
       assert.ok(saved.tokens?.refresh_token, "a refresh token was issued");
     } finally {
@@ -261,5 +251,85 @@ describe("an AI client signs in through the gateway to Keycloak (headless Chromi
     } finally {
       await direct.close();
     }
+  });
+
+  it("shows the consent page on every sign-in: the SDK client sends prompt=consent with offline_access", () => {
+    assert.ok(signIns.length >= 5, `signed in ${signIns.length} times`);
+    for (const request of signIns) {
+      assert.deepEqual(request.scope?.split(" "), [
+        "mcp:tools",
+        "mcp:resources",
+        "mcp:prompts",
+        "offline_access",
+      ]);
+      assert.deepEqual(request.prompt, ["consent"]);
+      assert.equal(request.consent, true, "Keycloak asked again, although the user had consented before");
+    }
+  });
+
+  it("keeps each CIMD client_id as a realm client; switching its profile's variant removes it and its users' consents", async () => {
+    const env = { ...kc.env, DATABASE_URL: "", IMAGING_CONFIG: "" };
+    // Made with imaging cimd, which records the client_id (the console-made pair has none).
+    assert.equal((await runCli(["cimd", "remove", "test-ai-client"], env)).code, 0);
+    const added = await runCli(
+      [
+        "cimd",
+        "add",
+        "test-ai-client",
+        "--client-id",
+        documents.clientId,
+        "--trusted-domains",
+        "127.0.0.1,localhost",
+        "--policy-domains",
+        "127.0.0.1",
+      ],
+      env,
+    );
+    assert.equal(added.code, 0, added.stderr);
+    const { client, saved } = await signIn("alice", kc.mcp);
+    await client.close();
+
+    const [realmClient] = await kc.admin.clients.find({ clientId: documents.clientId });
+    assert.ok(realmClient, "Keycloak lists the client_id among the realm's clients");
+    assert.equal(realmClient.consentRequired, true);
+    assert.ok(realmClient.attributes?.["cimd.cache.expiry.time.in.sec"], "marked as made from a document");
+    const [alice] = await kc.admin.users.find({ username: "alice", exact: true });
+    const consents = () =>
+      kc.admin.users
+        .listConsents({ id: alice?.id as string })
+        .then((all) => all.filter((c) => c.clientId === documents.clientId));
+    const [consent] = await consents();
+    assert.ok(consent?.grantedClientScopes?.includes("mcp:tools"), "alice's consent is recorded");
+
+    const switched = await runCli(["cimd", "set", "test-ai-client", "--http"], env);
+    assert.equal(switched.code, 0, switched.stderr);
+    assert.deepEqual(await kc.admin.clients.find({ clientId: documents.clientId }), [], "the client is gone");
+    assert.deepEqual(await consents(), [], "and with it alice's consent");
+    const as = await oauth.processDiscoveryResponse(
+      new URL(kc.issuer),
+      await oauth.discoveryRequest(new URL(kc.issuer), { [oauth.allowInsecureRequests]: true }),
+    );
+    const aiClient: oauth.Client = { client_id: documents.clientId, token_endpoint_auth_method: "none" };
+    await assert.rejects(
+      oauth
+        .refreshTokenGrantRequest(as, aiClient, oauth.None(), saved.tokens?.refresh_token as string, {
+          [oauth.allowInsecureRequests]: true,
+        })
+        .then((response) => oauth.processRefreshTokenResponse(as, aiClient, response)),
+      (error: unknown) => error instanceof oauth.ResponseBodyError,
+      "the refresh token issued before the switch no longer works",
+    );
+
+    const again = await signIn("alice", kc.mcp);
+    try {
+      assert.equal((await applicationNames(again.client)).length, 3, "signing in again works");
+    } finally {
+      await again.client.close();
+    }
+    const [recreated] = await kc.admin.clients.find({ clientId: documents.clientId });
+    assert.ok(
+      recreated?.id && recreated.id !== realmClient.id,
+      "Keycloak made a new client from the document",
+    );
   });
 });

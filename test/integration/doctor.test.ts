@@ -355,7 +355,7 @@ describe("imaging doctor (embedded identity provider)", () => {
       assert.match(
         metadata.detail,
         new RegExp(
-          `the gateway's base_url is ${idp.base}, this command's is ${other} \\(PUBLIC_URL differs\\)`,
+          `the gateway's base_url is ${idp.base}, this command's is ${other} \\(PUBLIC_URL, --local or --port differs\\)`,
         ),
       );
       assert.match(metadata.fix ?? "", /^Set PUBLIC_URL to the address AI clients use/);

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import {
   type CallToolResult,
   Client,
@@ -8,6 +9,7 @@ import {
   UnauthorizedError,
 } from "@modelcontextprotocol/client";
 import type * as oauth from "oauth4webapi";
+import type { Browser } from "playwright-core";
 import type { CallbackServer } from "./oauth-callback.ts";
 
 /** Debian's Chromium, headless, without the background traffic a sandboxed machine cannot serve. */
@@ -112,4 +114,68 @@ export async function connectWithSignIn(
 export async function applicationNames(client: Client): Promise<string[]> {
   const result = (await client.callTool({ name: "applications", arguments: {} })) as CallToolResult;
   return (result.structuredContent as { applications: { name: string }[] }).applications.map((a) => a.name);
+}
+
+/**
+ * A user's sign-in on Keycloak's own pages in Chromium, from the authorization URL the AI client built
+ * to its loopback callback: the sign-in form (served through the gateway, under `issuer`), then the
+ * consent page when Keycloak shows it. Says whether it did.
+ */
+export async function signInOnKeycloakPages(
+  browser: Browser,
+  authorizationUrl: URL,
+  options: {
+    issuer: string;
+    username: string;
+    password: string;
+    callbackUrl: string;
+    /** What the consent page must name (the client's client_name). */
+    clientName: RegExp;
+    /** Where to save screenshots of the sign-in and consent pages (test-artifacts). */
+    screenshotsIn?: string;
+    artifacts: string;
+  },
+): Promise<{ consent: boolean }> {
+  const page = await browser.newPage();
+  try {
+    await page.goto(authorizationUrl.href);
+    // Keycloak's own sign-in page.
+    await page.locator("#kc-form-login").waitFor({ timeout: 15_000 });
+    assert.ok(
+      page.url().startsWith(options.issuer),
+      `the sign-in page is served via the gateway: ${page.url()}`,
+    );
+    await page.locator('input[name="username"]').fill(options.username);
+    await page.locator('input[name="password"]').fill(options.password);
+    if (options.screenshotsIn)
+      await page.screenshot({ path: join(options.screenshotsIn, "keycloak-sign-in.png"), fullPage: true });
+    await page.locator("#kc-login").click();
+    // Keycloak asks the user to grant the AI client its scopes (consent) when it decides to.
+    const consent = page.locator('input[name="accept"], button[name="accept"]');
+    const reached = await Promise.race([
+      consent.waitFor({ timeout: 15_000 }).then(() => "consent" as const),
+      page
+        .waitForURL((url) => url.href.startsWith(options.callbackUrl), { timeout: 15_000 })
+        .then(() => "callback" as const),
+    ]).catch(async (error) => {
+      await page.screenshot({
+        path: join(options.artifacts, "keycloak-failed-after-sign-in.png"),
+        fullPage: true,
+      });
+      throw new Error(
+        `no consent page nor callback after sign-in: ${page.url()} ${(await page.content()).slice(0, 2000)}`,
+        { cause: error },
+      );
+    });
+    if (reached === "consent") {
+      assert.match(await page.content(), options.clientName, "the consent page names the client");
+      if (options.screenshotsIn)
+        await page.screenshot({ path: join(options.screenshotsIn, "keycloak-consent.png"), fullPage: true });
+      await consent.first().click();
+      await page.waitForURL((url) => url.href.startsWith(options.callbackUrl));
+    }
+    return { consent: reached === "consent" };
+  } finally {
+    await page.close();
+  }
 }

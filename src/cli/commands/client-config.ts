@@ -1,8 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
-import { resolveRuntimeConfig } from "../../config/runtime-config.ts";
-import { settingsFrom } from "../context.ts";
+import { deploymentConfig, STARTED_LOCAL_HELP } from "../context.ts";
 import { CliError, emit } from "../output.ts";
 
 const SERVERS = { analysis: "/mcp", gatekeeper: "/mcp/gatekeeper" } as const;
@@ -15,6 +14,8 @@ interface ClientConfigOptions {
   write?: boolean;
   workspace: string;
   config?: string;
+  port?: string;
+  local?: boolean;
   json?: boolean;
 }
 
@@ -29,6 +30,8 @@ export function registerClientConfig(program: Command): void {
     .option("--write", "vscode: write or merge <workspace>/.vscode/mcp.json")
     .option("--workspace <dir>", "vscode: workspace folder for --write", ".")
     .option("--config <file>", "JSON config file")
+    .option("--port <n>", "user access port, as given to imaging start")
+    .option("--local", STARTED_LOCAL_HELP)
     .option("--json", "print JSON")
     .action(async (client: string, options: ClientConfigOptions) => {
       if (!(CLIENTS as readonly string[]).includes(client)) {
@@ -40,7 +43,11 @@ export function registerClientConfig(program: Command): void {
       const name = options.name ?? (kind === "analysis" ? "imaging" : "imaging-gatekeeper");
       if (!/^[A-Za-z0-9_.-]+$/.test(name))
         throw new CliError(`--name may hold letters, digits, '.', '_' and '-', got '${name}'`, 2);
-      const { baseUrl } = await resolveRuntimeConfig(settingsFrom({ config: options.config }));
+      const { baseUrl } = await deploymentConfig({
+        config: options.config,
+        port: options.port,
+        local: options.local,
+      });
       const url = `${baseUrl}${SERVERS[kind]}`;
       const notes = insecureNote(url);
 

@@ -1,21 +1,25 @@
 import type { Command } from "commander";
 import { maskUrlUserinfo } from "../../config/redact.ts";
-import { resolveRuntimeConfig } from "../../config/runtime-config.ts";
 import { SECRET_SETTINGS, settingDocs } from "../../config/settings.ts";
-import { settingsFrom } from "../context.ts";
+import {
+  type DeploymentOptions,
+  deploymentConfig,
+  deploymentOptions,
+  STARTED_LOCAL_HELP,
+} from "../context.ts";
 import { emit, table } from "../output.ts";
 
 export function registerConfig(program: Command): void {
   const config = program.command("config").description("Configuration: what the service would run with");
-  config
-    .command("show")
-    .description("Validate the configuration and print the effective values, base_url included")
-    .option("--data-dir <dir>", "data directory")
-    .option("--port <n>", "user access port")
-    .option("--config <file>", "JSON config file (default: IMAGING_CONFIG)")
+  deploymentOptions(
+    config
+      .command("show")
+      .description("Validate the configuration and print the effective values, base_url included"),
+    STARTED_LOCAL_HELP,
+  )
     .option("--json", "print JSON")
-    .action(async (options: { dataDir?: string; port?: string; config?: string; json?: boolean }) => {
-      const runtime = await resolveRuntimeConfig(settingsFrom(options, { port: options.port }));
+    .action(async (options: DeploymentOptions & { json?: boolean }) => {
+      const runtime = await deploymentConfig(options);
       // Configuration output ends up in tickets and logs: no secret, no URL credentials.
       const shown = {
         ...Object.fromEntries(

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import type { Command } from "commander";
 import { type RuntimeConfig, sqliteFileIn } from "../../config/runtime-config.ts";
 import { readSecretFile, secretFilePath } from "../../idp/secrets.ts";
-import { settingsFrom } from "../context.ts";
+import { type DeploymentOptions, deploymentOptions, STARTED_LOCAL_HELP, settingsFrom } from "../context.ts";
 import { type Check, summarize } from "../doctor/check.ts";
 import {
   type DoctorReport,
@@ -15,11 +15,9 @@ import {
 import { knownProfileNames, withCimdRepository, withKeycloakAdmin } from "../idp-context.ts";
 import { CliError, emit } from "../output.ts";
 
-interface DoctorOptions {
+interface DoctorOptions extends DeploymentOptions {
   client?: string;
   url?: string;
-  dataDir?: string;
-  config?: string;
   json?: boolean;
 }
 
@@ -80,19 +78,22 @@ function render(report: DoctorReport): string {
 }
 
 export function registerDoctor(program: Command): void {
-  program
-    .command("doctor")
-    .description(
-      "Check a running gateway and its identity provider against the specification's setup rules and " +
-        "Errors table: one line per check with its verdict, what was observed and the fix (exit 1 when one fails)",
-    )
+  // The deployment is named as for `imaging start` (same flags, same settings), so both agree on it.
+  deploymentOptions(
+    program
+      .command("doctor")
+      .description(
+        "Check a running gateway and its identity provider against the specification's setup rules and " +
+          "Errors table: one line per check with its verdict, what was observed and the fix (exit 1 when one fails). " +
+          "Give it the flags and environment the gateway was started with.",
+      ),
+    STARTED_LOCAL_HELP,
+  )
     .option("--client <name>", "check only this CIMD client (see: imaging cimd list)")
     .option(
       "--url <base_url>",
       "probe this address instead of base_url (expected values still come from base_url)",
     )
-    .option("--data-dir <dir>", "data directory (default: IMAGING_DATA_DIR, else ./data)")
-    .option("--config <file>", "JSON config file (default: IMAGING_CONFIG)")
     .option("--json", "print the checks as a JSON array of {id, title, verdict, detail, fix}")
     .action(async (options: DoctorOptions) => {
       const url = options.url === undefined ? undefined : probeBaseFrom(options.url);
@@ -101,7 +102,7 @@ export function registerDoctor(program: Command): void {
           `--url must be a base_url such as http://gw.example.com:8090 (scheme, host, port; no path), got '${options.url}'`,
           2,
         );
-      const settings = settingsFrom(options);
+      const settings = settingsFrom(options, { port: options.port });
       const store = sqliteFileIn(settings.dataDir);
       const sources: DoctorSources = {
         withCimd: (work) =>
@@ -118,7 +119,7 @@ export function registerDoctor(program: Command): void {
       let report: DoctorReport;
       try {
         report = await runDoctor(
-          { settings, platform: process.platform, url, client: options.client },
+          { settings, platform: process.platform, url, client: options.client, local: options.local },
           sources,
         );
       } catch (error) {

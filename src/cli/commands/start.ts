@@ -1,50 +1,32 @@
 import type { Command } from "commander";
-import { HTTP_PORT } from "../../config/base-url.ts";
-import { resolveRuntimeConfig } from "../../config/runtime-config.ts";
 import { loadDemo, storeIsEmpty } from "../../scanner/demo/load-demo.ts";
 import { PARTS, type Part, startService } from "../../service.ts";
-import { settingsFrom } from "../context.ts";
+import { type DeploymentOptions, deploymentConfig, deploymentOptions } from "../context.ts";
 import { CliError, emit } from "../output.ts";
 
-interface StartOptions {
-  local?: boolean;
-  dataDir?: string;
-  port?: string;
+interface StartOptions extends DeploymentOptions {
   demo?: boolean;
   only?: string[];
-  config?: string;
   json?: boolean;
 }
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 export function registerStart(program: Command): void {
-  program
-    .command("start")
-    .description("Run the service: gateway on the user access port, REST API on its internal port")
-    .option("--data-dir <dir>", "data directory (default: IMAGING_DATA_DIR, else ./data)")
-    .option("--port <n>", "user access port (default 8090 for http, 443 for https)")
+  deploymentOptions(
+    program
+      .command("start")
+      .description("Run the service: gateway on the user access port, REST API on its internal port"),
+  )
     .option("--demo", "load the demo analyses when the store is empty")
-    .option(
-      "--local",
-      "development on this machine: listen on loopback, base_url http://localhost:<port> unless PUBLIC_URL is set",
-    )
     .option("--only <part>", `run one part only: ${PARTS.join(", ")} (repeatable)`, collect)
-    .option("--config <file>", "JSON config file (default: IMAGING_CONFIG)")
     .option("--json", "print the start-up summary as JSON")
     .action(async (options: StartOptions) => {
       const only = (options.only ?? []) as Part[];
       const unknown = only.filter((p) => !PARTS.includes(p));
       if (unknown.length > 0)
         throw new CliError(`--only takes ${PARTS.join(", ")}; got ${unknown.join(", ")}`, 2);
-      // AI clients accept plain http only towards loopback: --local makes the quick start sign-in work.
-      const local = options.local && !process.env.PUBLIC_URL;
-      const port = options.port ?? (local ? String(HTTP_PORT) : undefined);
-      const settings = settingsFrom(options, {
-        port,
-        ...(local ? { publicUrl: `http://localhost:${port}`, bindAddress: "127.0.0.1" } : {}),
-      });
-      const config = await resolveRuntimeConfig(settings);
+      const config = await deploymentConfig(options);
       let demo: string[] = [];
       const service = await startService(config, {
         only,

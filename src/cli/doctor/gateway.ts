@@ -28,7 +28,7 @@ export const fixes = {
   pointAtGateway:
     "Point base_url (PUBLIC_URL or --url) and every AI client at the gateway's user access port and its /mcp endpoint, never at an MCP server or the identity provider directly.",
   publicUrl:
-    "Set PUBLIC_URL to the address AI clients use (http://<gateway-fqdn>:8090, or https://<gateway-fqdn>), the same for the gateway and for this command, and restart the gateway.",
+    "Set PUBLIC_URL to the address AI clients use (http://<gateway-fqdn>:8090, or https://<gateway-fqdn>), the same for the gateway and for this command, and restart the gateway; a gateway started with --local (or --port) is checked with the same flags.",
 } as const;
 
 export const GATEWAY: CheckDefinition = { id: "gateway", title: "The gateway answers at base_url" };
@@ -140,7 +140,7 @@ export function resourceMetadataCheck(
     const origin = typeof body.resource === "string" ? URL.parse(body.resource)?.origin : undefined;
     problems.push(
       origin && origin !== expectedBase
-        ? `resource is ${named}, expected ${expected}: the gateway's base_url is ${origin}, this command's is ${expectedBase} (PUBLIC_URL differs)`
+        ? `resource is ${named}, expected ${expected}: the gateway's base_url is ${origin}, this command's is ${expectedBase} (PUBLIC_URL, --local or --port differs)`
         : `resource is ${named}, expected ${expected}`,
     );
   }

@@ -1,3 +1,5 @@
+import { lookup } from "node:dns/promises";
+import { networkInterfaces } from "node:os";
 import { ConfigError } from "../../config/load-config.ts";
 import { type RuntimeConfig, resolveRuntimeConfig } from "../../config/runtime-config.ts";
 import type { Settings } from "../../config/settings.ts";
@@ -48,6 +50,8 @@ export interface DoctorInput {
   url?: string | undefined;
   /** Limit the per-client checks to this CIMD client. */
   client?: string | undefined;
+  /** `--local`, as given to `imaging start`: loopback, base_url on localhost unless PUBLIC_URL is set. */
+  local?: boolean | undefined;
 }
 
 export interface DoctorReport {
@@ -89,15 +93,12 @@ async function resolveConfig(
   input: DoctorInput,
   windowsFailed: boolean,
 ): Promise<{ config: RuntimeConfig; baseKnown: boolean }> {
-  if (!windowsFailed)
-    return {
-      config: await resolveRuntimeConfig(input.settings, { platform: input.platform }),
-      baseKnown: true,
-    };
+  const context = { platform: input.platform, local: Boolean(input.local) };
+  if (!windowsFailed) return { config: await resolveRuntimeConfig(input.settings, context), baseKnown: true };
   // Windows over http without PUBLIC_URL: the service refuses to start; the other checks still run.
   const publicUrl = input.url ?? UNKNOWN_BASE;
   return {
-    config: await resolveRuntimeConfig({ ...input.settings, publicUrl }, { platform: input.platform }),
+    config: await resolveRuntimeConfig({ ...input.settings, publicUrl }, context),
     baseKnown: input.url !== undefined,
   };
 }
@@ -136,21 +137,41 @@ async function cimdChecks(
   }
 }
 
-/** Internal listeners that answer at the public host: only meaningful when that host is not loopback. */
-async function exposedInternals(config: RuntimeConfig): Promise<string[]> {
-  const host = URL.parse(config.baseUrl)?.hostname ?? "";
-  if (host === "" || isLoopbackAddress(host) || config.baseUrl === UNKNOWN_BASE) return [];
-  const candidates = [
-    !config.restUpstreamUrl && config.restPort > 0 && `http://${host}:${config.restPort}/rest/health`,
-    !config.mcpAnalysisUpstreamUrl &&
-      config.mcpAnalysisPort > 0 &&
-      `http://${host}:${config.mcpAnalysisPort}/healthz`,
-    !config.mcpGatekeeperUpstreamUrl &&
-      config.mcpGatekeeperPort > 0 &&
-      `http://${host}:${config.mcpGatekeeperPort}/healthz`,
-  ].filter((u): u is string => typeof u === "string");
+/**
+ * Where a listener bound to loopback cannot be reached but one bound to every interface can: this
+ * machine's non-loopback addresses and those of base_url's host. Loopback is never tried: a listener
+ * on 127.0.0.1 answers there by design (and a host name may well resolve to it).
+ */
+async function nonLoopbackAddresses(config: RuntimeConfig): Promise<string[]> {
+  const own = Object.values(networkInterfaces())
+    .flat()
+    .filter((a) => a !== undefined && !a.internal && !(a.family === "IPv6" && a.scopeid))
+    .map((a) => a?.address as string);
+  const host = URL.parse(config.baseUrl)?.hostname.replace(/^\[|\]$/g, "") ?? "";
+  const resolved =
+    host === "" || config.baseUrl === UNKNOWN_BASE
+      ? []
+      : await lookup(host, { all: true }).then(
+          (all) => all.map((a) => a.address),
+          () => [],
+        );
+  return [...new Set([...own, ...resolved])].filter((a) => !isLoopbackAddress(a) && !/^::ffff:127\./.test(a));
+}
+
+/** Internal listeners that answer at a non-loopback address, i.e. to other machines. */
+async function exposedInternals(config: RuntimeConfig): Promise<{ exposed: string[]; probed: string[] }> {
+  const paths = [
+    !config.restUpstreamUrl && config.restPort > 0 && `${config.restPort}/rest/health`,
+    !config.mcpAnalysisUpstreamUrl && config.mcpAnalysisPort > 0 && `${config.mcpAnalysisPort}/healthz`,
+    !config.mcpGatekeeperUpstreamUrl && config.mcpGatekeeperPort > 0 && `${config.mcpGatekeeperPort}/healthz`,
+  ].filter((p): p is string => typeof p === "string");
+  if (paths.length === 0) return { exposed: [], probed: [] };
+  const addresses = await nonLoopbackAddresses(config);
+  const candidates = addresses.flatMap((address) =>
+    paths.map((path) => `http://${address.includes(":") ? `[${address}]` : address}:${path}`),
+  );
   const answers = await Promise.all(candidates.map((url) => probe(url, { timeoutMs: 2_000 })));
-  return answers.filter((a) => a.ok).map((a) => a.url);
+  return { exposed: answers.filter((a) => a.ok).map((a) => a.url), probed: addresses };
 }
 
 function basicAuth(clientId: string, secret: string): string {
@@ -176,6 +197,7 @@ export async function runDoctor(input: DoctorInput, sources: DoctorSources): Pro
     platform: input.platform,
     https: Boolean(input.settings.tlsCertFile),
     publicUrl: input.settings.publicUrl,
+    local: Boolean(input.local),
   });
   const { config, baseKnown } = await resolveConfig(input, windows.verdict === "fail");
   const expectedBase = config.baseUrl;
@@ -186,6 +208,7 @@ export async function runDoctor(input: DoctorInput, sources: DoctorSources): Pro
   // First, so that an unknown --client is reported before any request is sent.
   const cimd = await cimdChecks(sources, input, config);
 
+  const internals = await exposedInternals(config);
   const internal = internalBindCheck({
     internalBindAddress: config.internalBindAddress,
     upstreams: [
@@ -194,7 +217,8 @@ export async function runDoctor(input: DoctorInput, sources: DoctorSources): Pro
     ]
       .filter((entry): entry is [string, string] => typeof entry[1] === "string")
       .map(([setting, url]) => ({ setting, url })),
-    exposed: await exposedInternals(config),
+    exposed: internals.exposed,
+    probedAddresses: internals.probed,
   });
 
   if (!baseKnown) {

@@ -17,11 +17,18 @@ export function windowsPublicUrlCheck(input: {
   platform: NodeJS.Platform;
   https: boolean;
   publicUrl: string | undefined;
+  /** `--local`: base_url is on localhost, nothing to derive. */
+  local?: boolean;
 }): Check {
   if (input.platform !== "win32")
     return notApplicable(WINDOWS_PUBLIC_URL, `not a Windows installation (platform ${input.platform})`);
   if (input.https)
     return notApplicable(WINDOWS_PUBLIC_URL, "HTTPS is configured: base_url is https://<fqdn>");
+  if (input.local && !input.publicUrl)
+    return notApplicable(
+      WINDOWS_PUBLIC_URL,
+      "--local: base_url is http://localhost:<port>, on this machine only",
+    );
   if (!input.publicUrl)
     return fail(
       WINDOWS_PUBLIC_URL,
@@ -56,8 +63,10 @@ export interface InternalBindInput {
   internalBindAddress: string;
   /** MCP servers configured to run elsewhere: the setting and its URL. */
   upstreams: { setting: string; url: string }[];
-  /** Internal endpoints that answered at the public host (probed only when that host is not loopback). */
+  /** Internal endpoints that answered at a non-loopback address (this machine's, or base_url's host's). */
   exposed: string[];
+  /** The non-loopback addresses the internal ports were tried at, for the record. */
+  probedAddresses?: string[];
 }
 
 export function internalBindCheck(input: InternalBindInput): Check {
@@ -74,11 +83,15 @@ export function internalBindCheck(input: InternalBindInput): Check {
       );
   }
   for (const url of input.exposed) problems.push(`${url} answered from here, around the gateway`);
-  if (problems.length === 0)
+  if (problems.length === 0) {
+    const tried = input.probedAddresses ?? [];
+    const probed =
+      tried.length > 0 ? `; their ports do not answer at ${tried.join(", ")} (non-loopback addresses)` : "";
     return pass(
       INTERNAL_BIND,
-      `internal listeners bind to ${input.internalBindAddress} (loopback): clients reach the MCP servers through the gateway only`,
+      `internal listeners bind to ${input.internalBindAddress} (loopback)${probed}: clients reach the MCP servers through the gateway only`,
     );
+  }
   return warn(
     INTERNAL_BIND,
     `${problems.join("; ")} (a client calling an MCP server directly gets 401/403 from its tools: its token is not exchanged)`,

@@ -10,7 +10,11 @@ export function describeAdminFailure(error: unknown, where: string, realm: strin
   if (error instanceof KeycloakAdminError) return error.message;
   const status = httpStatusOf(error);
   if (status === 401 || status === 403) {
-    return `${where} refused the administrator's request in realm ${realm} (HTTP ${status}): it needs the realm-management roles of that realm`;
+    return (
+      `${where} refused the administrator's request in realm ${realm} (HTTP ${status}): it needs the roles ` +
+      `manage-realm, manage-clients and manage-users of client ${realm}-realm in realm master ` +
+      `(docs/keycloak.md, "The administrator the platform uses")`
+    );
   }
   if (status !== undefined)
     return `${where} answered HTTP ${status} in realm ${realm}: ${keycloakMessage(error)}`;

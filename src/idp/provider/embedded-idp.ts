@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { JWK } from "jose";
 import type { Kysely } from "kysely";
 import { type KoaContextWithOIDC, Provider } from "oidc-provider";
+import { OutageLog } from "../../auth/log-limits.ts";
 import { createOidcAdapterFactory, purgeExpiredOidcPayloads } from "../../store/oidc-adapter.ts";
 import type { Database } from "../../store/schema.ts";
 import { ensureSecretFile } from "../secrets.ts";
@@ -57,6 +58,17 @@ export async function createEmbeddedIdp(options: EmbeddedIdpOptions): Promise<Em
   const throttle = new SignInThrottle(options.throttle);
   const pendingClaims: PendingClaims = new WeakMap();
   const log = options.log ?? (() => {});
+  // A failing dependency (the store, mostly) fails every request alike: its cause is logged once.
+  const outage = new OutageLog({
+    down: (cause, failures) =>
+      log(
+        "error",
+        failures === 1
+          ? `identity provider cannot serve requests: ${cause} (answering 503 until it can)`
+          : `identity provider still cannot serve requests: ${cause} (${failures} requests refused so far)`,
+      ),
+    up: (failures) => log("warn", `identity provider serves requests again (${failures} got 503 meanwhile)`),
+  });
 
   let keys: StoredSigningKey[] = await loadSigningKeys(options.dataDir, KEY_RETENTION_SECONDS);
   let published = publicJwks(keys);
@@ -91,7 +103,7 @@ export async function createEmbeddedIdp(options: EmbeddedIdpOptions): Promise<Em
       TOKEN_EXCHANGE_PARAMETERS,
       ["audience", "resource"],
     );
-    provider.use(finishing(realm));
+    provider.use(finishing(realm, outage));
     provider.use(
       interactionRoutes(provider, {
         db: options.db,
@@ -103,7 +115,7 @@ export async function createEmbeddedIdp(options: EmbeddedIdpOptions): Promise<Em
       }),
     );
     provider.on("server_error", (_ctx: unknown, error: unknown) =>
-      log("error", `identity provider error: ${(error as Error)?.stack ?? String(error)}`),
+      outage.failed((error as Error)?.message ?? String(error)),
     );
     provider.on("error", (error: unknown) =>
       log("error", `identity provider error: ${(error as Error)?.message ?? String(error)}`),
@@ -160,14 +172,41 @@ export async function createEmbeddedIdp(options: EmbeddedIdpOptions): Promise<Em
   };
 }
 
+const RETRY_AFTER_SECONDS = "5";
+
 /**
  * Post-processing of the provider's answers: the `mcp:*` scopes listed in discovery (they are
- * resource scopes, so the provider does not list them itself), and JSON instead of Koa's plain-text
- * 404 for unknown paths (clients parse what they get at well-known URLs).
+ * resource scopes, so the provider does not list them itself), JSON instead of Koa's plain-text
+ * 404 for unknown paths (clients parse what they get at well-known URLs), and a retryable 503 instead
+ * of a 500 when the provider fails (its store unreachable), its cause logged once.
  */
-function finishing(realm: RealmDefinition) {
+function finishing(realm: RealmDefinition, outage: OutageLog) {
   return async (ctx: KoaContextWithOIDC, next: () => Promise<void>) => {
-    await next();
+    try {
+      await next();
+    } catch (error) {
+      // HTTP errors (an expired interaction: 400) are answers; only failures become 503.
+      const status = (error as { status?: unknown }).status;
+      if (typeof status === "number" && status < 500) throw error;
+      outage.failed((error as Error)?.message ?? String(error));
+      ctx.status = 500;
+    }
+    if (ctx.status === 500) {
+      // The provider's own failure (its store unreachable...): a retryable 503 that names nothing internal.
+      ctx.status = 503;
+      ctx.set("retry-after", RETRY_AFTER_SECONDS);
+      ctx.set("cache-control", "no-store");
+      if (typeof ctx.body !== "string") {
+        ctx.type = "application/json";
+        ctx.body = {
+          error: "temporarily_unavailable",
+          error_description:
+            "The identity provider cannot serve this request right now; try again in a few seconds.",
+        };
+      }
+      return;
+    }
+    outage.answered();
     const route = (ctx as { oidc?: { route?: string } }).oidc?.route;
     if (route === "discovery" && ctx.body && typeof ctx.body === "object") {
       const body = ctx.body as { scopes_supported?: string[] };

@@ -65,4 +65,23 @@ describe("base_url rules", () => {
       assert.match(result.ok ? "" : result.reason, /PUBLIC_URL/);
     });
   }
+
+  it("--local puts base_url on localhost at the configured port, over https too, and PUBLIC_URL still wins", () => {
+    assert.deepEqual(resolveBaseUrl({ ...linux, port: 18100, local: true }), {
+      ok: true,
+      baseUrl: "http://localhost:18100",
+    });
+    assert.deepEqual(resolveBaseUrl({ ...linux, https: true, port: 443, local: true }), {
+      ok: true,
+      baseUrl: "https://localhost",
+    });
+    assert.deepEqual(resolveBaseUrl({ ...linux, local: true, publicUrl: "http://gw.example.com:9000" }), {
+      ok: true,
+      baseUrl: "http://gw.example.com:9000",
+    });
+    assert.deepEqual(resolveBaseUrl({ ...linux, platform: "win32", local: true }), {
+      ok: true,
+      baseUrl: "http://localhost:8090",
+    });
+  });
 });

@@ -158,4 +158,27 @@ describe("configuration", () => {
       assert.ok(!message.includes(PASSWORD), message);
     });
   });
+
+  it("--local changes only the bind address and the default base_url: PORT, --port and PUBLIC_URL still apply", async () => {
+    const fromEnv = await resolveRuntimeConfig(
+      loadSettings({ env: { PORT: "18100", IMAGING_BIND_ADDRESS: "0.0.0.0", REST_PORT: "18101" } }),
+      { fqdn: "gw.example.com", platform: "linux", local: true },
+    );
+    assert.equal(fromEnv.port, 18100);
+    assert.equal(fromEnv.baseUrl, "http://localhost:18100");
+    assert.equal(fromEnv.issuer, "http://localhost:18100/auth/realms/imaging");
+    assert.equal(fromEnv.bindAddress, "127.0.0.1");
+    assert.equal(fromEnv.restPort, 18101);
+    const fromFlag = await resolveRuntimeConfig(
+      loadSettings({ env: { PORT: "18100" }, overrides: { port: "18200" } }),
+      { platform: "linux", local: true },
+    );
+    assert.equal(fromFlag.baseUrl, "http://localhost:18200");
+    const published = await resolveRuntimeConfig(
+      loadSettings({ env: { PUBLIC_URL: "http://gw.example.com:18100", PORT: "18100" } }),
+      { platform: "linux", local: true },
+    );
+    assert.equal(published.baseUrl, "http://gw.example.com:18100");
+    assert.equal(published.bindAddress, "127.0.0.1");
+  });
 });

@@ -141,7 +141,7 @@ describe("resource-metadata: the protected resource metadata documents", () => {
     assert.equal(check.verdict, "fail");
     assert.match(
       check.detail,
-      /the gateway's base_url is http:\/\/10\.0\.0\.5:8090, this command's is https:\/\/gw\.example\.com \(PUBLIC_URL differs\)/,
+      /the gateway's base_url is http:\/\/10\.0\.0\.5:8090, this command's is https:\/\/gw\.example\.com \(PUBLIC_URL, --local or --port differs\)/,
     );
     assert.match(
       check.detail,

@@ -38,6 +38,17 @@ describe("windows-public-url: Windows installation accessed over http", () => {
     );
   });
 
+  it("does not apply to a gateway started with --local: base_url is localhost, nothing to derive", () => {
+    const check = windowsPublicUrlCheck({
+      platform: "win32",
+      https: false,
+      publicUrl: undefined,
+      local: true,
+    });
+    assert.equal(check.verdict, "n/a");
+    assert.match(check.detail, /^--local: base_url is http:\/\/localhost:<port>/);
+  });
+
   it("does not apply with HTTPS configured, nor outside Windows (a Docker installation)", () => {
     assert.equal(
       windowsPublicUrlCheck({ platform: "win32", https: true, publicUrl: undefined }).verdict,
@@ -58,6 +69,20 @@ describe("internal-bind: MCP servers not reachable around the gateway", () => {
   it("passes when internal listeners bind to loopback", () => {
     const check = internalBindCheck({ internalBindAddress: "127.0.0.1", upstreams: [], exposed: [] });
     assert.equal(check.verdict, "pass");
+  });
+
+  it("says where the internal ports were tried when they did not answer", () => {
+    const check = internalBindCheck({
+      internalBindAddress: "127.0.0.1",
+      upstreams: [],
+      exposed: [],
+      probedAddresses: ["192.0.2.2", "fd00::2"],
+    });
+    assert.equal(check.verdict, "pass");
+    assert.match(
+      check.detail,
+      /their ports do not answer at 192\.0\.2\.2, fd00::2 \(non-loopback addresses\)/,
+    );
   });
 
   it("warns, with the fix, when they bind to every interface", () => {
