@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from "kysely";
 import type { AdvisoryInput, PublishedVersionInput } from "../scanner/analysis.ts";
 import {
+  type AffectedRange,
   compareVersions,
   computePackageFacts,
   type Ecosystem,
@@ -131,15 +132,24 @@ export async function loadAdvisory(db: Db, advisory: AdvisoryInput): Promise<num
         affected.ranges.map((r) => ({
           vulnerability_id: vulnerabilityId,
           package_id: packageId,
-          introduced: r.introduced ?? null,
-          fixed: r.fixed ?? null,
-          last_affected: r.lastAffected ?? null,
+          ...rangeColumns(r),
         })),
       )
       .execute();
   }
   for (const packageId of touched) await recomputePackageFacts(db, packageId);
   return vulnerabilityId;
+}
+
+/** The columns of one affected span (see AffectedRange): bounds, OSV limit, or one listed version. */
+export function rangeColumns(r: AffectedRange) {
+  return {
+    introduced: r.introduced ?? null,
+    fixed: r.fixed ?? null,
+    last_affected: r.lastAffected ?? null,
+    limit_version: r.limit ?? null,
+    listed_version: r.version ?? null,
+  };
 }
 
 /**
@@ -159,14 +169,20 @@ export async function recomputePackageFacts(db: Db, packageId: number): Promise<
     .execute();
   const ranges = await db
     .selectFrom("vulnerability_ranges")
-    .select(["vulnerability_id", "introduced", "fixed", "last_affected"])
+    .select(["vulnerability_id", "introduced", "fixed", "last_affected", "limit_version", "listed_version"])
     .where("package_id", "=", packageId)
     .execute();
 
   const byVulnerability = new Map<number, PackageAdvisory["ranges"][number][]>();
   for (const r of ranges) {
     const list = byVulnerability.get(r.vulnerability_id) ?? [];
-    list.push({ introduced: r.introduced, fixed: r.fixed, lastAffected: r.last_affected });
+    list.push({
+      introduced: r.introduced,
+      fixed: r.fixed,
+      lastAffected: r.last_affected,
+      limit: r.limit_version,
+      version: r.listed_version,
+    });
     byVulnerability.set(r.vulnerability_id, list);
   }
   const advisories = [...byVulnerability].map(([id, list]) => ({ id: String(id), ranges: list }));

@@ -9,6 +9,7 @@ import { usersMigration } from "./migrations/003-users.ts";
 import { cimdMigration } from "./migrations/004-cimd.ts";
 import { oidcMigration } from "./migrations/005-oidc.ts";
 import { openObjectsIndexMigration } from "./migrations/006-open-objects-index.ts";
+import { advisoryRecordsMigration } from "./migrations/008-advisory-records.ts";
 import { createNodeSqliteDialect } from "./node-sqlite-dialect.ts";
 import type { Database } from "./schema.ts";
 
@@ -68,6 +69,7 @@ const migrationNames = [
   "004-cimd",
   "005-oidc",
   "006-open-objects-index",
+  "008-advisory-records",
 ] as const;
 
 function inCodeMigrations(kind: StoreKind): MigrationProvider {
@@ -79,6 +81,7 @@ function inCodeMigrations(kind: StoreKind): MigrationProvider {
       [migrationNames[3]]: cimdMigration(kind),
       [migrationNames[4]]: oidcMigration(kind),
       [migrationNames[5]]: openObjectsIndexMigration(),
+      [migrationNames[6]]: advisoryRecordsMigration(kind),
     }),
   };
 }

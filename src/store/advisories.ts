@@ -1,0 +1,221 @@
+/**
+ * OSV records in the store. An advisory (a row of `vulnerabilities`, keyed by its CVE id, else by the
+ * record's id) gathers the records that name it; each record brings its own ranges, so a newer revision
+ * of one record replaces exactly what that record brought, and a withdrawn record removes it (the
+ * advisory goes when no record is left). Callers recompute the facts of the packages reported touched.
+ */
+import type { Kysely, Transaction } from "kysely";
+import type { OsvRecordInput } from "../scanner/analysis.ts";
+import { ensurePackage, rangeColumns, recomputePackageFacts } from "./catalog.ts";
+import type { Database } from "./schema.ts";
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/**
+ * imported: a record new to the store; updated: a newer revision replaced the stored one; unchanged: the
+ * store already has this revision or a newer one; withdrawn: its withdrawal removed what it had brought;
+ * skipped: withdrawn before the store ever had it.
+ */
+export type RecordOutcome = "imported" | "updated" | "unchanged" | "withdrawn" | "skipped";
+
+const SEVERITY_RANK: Record<string, number> = { CRITICAL: 4, HIGH: 3, MEDIUM: 2, LOW: 1 };
+
+/** Applies one record; adds the ids of packages whose facts must be recomputed to `touched`. */
+export async function applyOsvRecord(
+  db: Db,
+  record: OsvRecordInput,
+  touched: Set<number>,
+): Promise<RecordOutcome> {
+  const stored = await db
+    .selectFrom("advisory_records")
+    .select(["id", "modified", "withdrawn", "vulnerability_id"])
+    .where("id", "=", record.osvId)
+    .executeTakeFirst();
+  if (stored && Date.parse(stored.modified) >= Date.parse(record.modified)) return "unchanged";
+  const advisory = record.advisory;
+  const row = {
+    modified: record.modified,
+    withdrawn: record.withdrawn ? 1 : 0,
+    severity: advisory.severity.toUpperCase(),
+    cvss_score: advisory.cvssScore,
+    summary: advisory.summary,
+    published_at: advisory.publishedAt,
+    aliases: JSON.stringify(advisory.aliases),
+  };
+  // A revision under the same advisory key keeps the advisory row (and its id); otherwise it may go.
+  const staying = record.withdrawn || advisory.affected.length === 0 ? null : advisory.id;
+  if (stored) await detachRecord(db, record.osvId, stored.vulnerability_id, staying, touched);
+
+  if (record.withdrawn || advisory.affected.length === 0) {
+    const values = { ...row, vulnerability_id: null };
+    if (stored) await db.updateTable("advisory_records").set(values).where("id", "=", record.osvId).execute();
+    else
+      await db
+        .insertInto("advisory_records")
+        .values({ id: record.osvId, ...values })
+        .execute();
+    if (!record.withdrawn) return "updated"; // its new revision names no npm or Maven package
+    return stored && stored.withdrawn === 0 ? "withdrawn" : "skipped";
+  }
+
+  const vulnerabilityId = await ensureVulnerability(db, advisory.id, row);
+  if (stored) {
+    await db
+      .updateTable("advisory_records")
+      .set({ ...row, vulnerability_id: vulnerabilityId })
+      .where("id", "=", record.osvId)
+      .execute();
+  } else {
+    await db
+      .insertInto("advisory_records")
+      .values({ id: record.osvId, ...row, vulnerability_id: vulnerabilityId })
+      .execute();
+  }
+  const ranges = [];
+  for (const affected of advisory.affected) {
+    const packageId = await ensurePackage(db, affected.ecosystem, affected.package);
+    touched.add(packageId);
+    for (const range of affected.ranges) {
+      ranges.push({
+        vulnerability_id: vulnerabilityId,
+        package_id: packageId,
+        record_id: record.osvId,
+        ...rangeColumns(range),
+      });
+    }
+  }
+  for (let i = 0; i < ranges.length; i += 200) {
+    await db
+      .insertInto("vulnerability_ranges")
+      .values(ranges.slice(i, i + 200))
+      .execute();
+  }
+  await refreshVulnerability(db, vulnerabilityId);
+  return stored ? "updated" : "imported";
+}
+
+/** Recomputes the facts of the packages an import touched. */
+export async function recomputeTouched(db: Db, touched: Iterable<number>): Promise<void> {
+  for (const packageId of touched) await recomputePackageFacts(db, packageId);
+}
+
+async function ensureVulnerability(
+  db: Db,
+  key: string,
+  row: { severity: string; cvss_score: number | null; summary: string; published_at: string | null },
+): Promise<number> {
+  const existing = await db
+    .selectFrom("vulnerabilities")
+    .select("id")
+    .where("cve_id", "=", key)
+    .executeTakeFirst();
+  if (existing) return existing.id;
+  const inserted = await db
+    .insertInto("vulnerabilities")
+    .values({
+      cve_id: key,
+      severity: row.severity,
+      cvss_score: row.cvss_score,
+      summary: row.summary,
+      published_at: row.published_at,
+    })
+    .returning("id")
+    .executeTakeFirstOrThrow();
+  return inserted.id;
+}
+
+/** Removes what a stored record brought: its ranges, and its advisory when no other source is left. */
+async function detachRecord(
+  db: Db,
+  recordId: string,
+  vulnerabilityId: number | null,
+  staying: string | null,
+  touched: Set<number>,
+): Promise<void> {
+  const removed = await db
+    .deleteFrom("vulnerability_ranges")
+    .where("record_id", "=", recordId)
+    .returning("package_id")
+    .execute();
+  for (const r of removed) touched.add(r.package_id);
+  await db
+    .updateTable("advisory_records")
+    .set({ vulnerability_id: null })
+    .where("id", "=", recordId)
+    .execute();
+  if (vulnerabilityId === null) return;
+  const otherRecord = await db
+    .selectFrom("advisory_records")
+    .select("id")
+    .where("vulnerability_id", "=", vulnerabilityId)
+    .executeTakeFirst();
+  const otherRange = await db
+    .selectFrom("vulnerability_ranges")
+    .select("id")
+    .where("vulnerability_id", "=", vulnerabilityId)
+    .executeTakeFirst();
+  if (otherRecord || otherRange) {
+    await refreshVulnerability(db, vulnerabilityId);
+    return;
+  }
+  const row = await db
+    .selectFrom("vulnerabilities")
+    .select("cve_id")
+    .where("id", "=", vulnerabilityId)
+    .executeTakeFirst();
+  if (!row || row.cve_id === staying) return;
+  // Explicit deletes: SQLite enforces ON DELETE CASCADE only with foreign keys switched on.
+  await db.deleteFrom("version_vulnerabilities").where("vulnerability_id", "=", vulnerabilityId).execute();
+  await db.deleteFrom("vulnerability_aliases").where("vulnerability_id", "=", vulnerabilityId).execute();
+  await db.deleteFrom("vulnerabilities").where("id", "=", vulnerabilityId).execute();
+}
+
+/**
+ * An advisory's attributes from the records naming it: the highest severity and score, the earliest
+ * publication, the summary of the first record by id, every record id and alias as an alias.
+ */
+async function refreshVulnerability(db: Db, vulnerabilityId: number): Promise<void> {
+  const records = await db
+    .selectFrom("advisory_records")
+    .select(["id", "severity", "cvss_score", "summary", "published_at", "aliases"])
+    .where("vulnerability_id", "=", vulnerabilityId)
+    .orderBy("id")
+    .execute();
+  if (records.length === 0) return;
+  const vulnerability = await db
+    .selectFrom("vulnerabilities")
+    .select("cve_id")
+    .where("id", "=", vulnerabilityId)
+    .executeTakeFirstOrThrow();
+  const rank = (s: string) => SEVERITY_RANK[s] ?? 0;
+  const severity = records.map((r) => r.severity).reduce((a, b) => (rank(b) > rank(a) ? b : a));
+  const scores = records.map((r) => r.cvss_score).filter((s): s is number => s !== null);
+  const published = records
+    .map((r) => r.published_at)
+    .filter((p): p is string => p !== null)
+    .sort()[0];
+  await db
+    .updateTable("vulnerabilities")
+    .set({
+      severity,
+      cvss_score: scores.length > 0 ? Math.max(...scores) : null,
+      summary: records.find((r) => r.summary !== "")?.summary ?? "",
+      published_at: published ?? null,
+    })
+    .where("id", "=", vulnerabilityId)
+    .execute();
+  const aliases = new Set<string>();
+  for (const r of records) {
+    aliases.add(r.id);
+    for (const alias of JSON.parse(r.aliases) as string[]) aliases.add(alias);
+  }
+  aliases.delete(vulnerability.cve_id);
+  await db.deleteFrom("vulnerability_aliases").where("vulnerability_id", "=", vulnerabilityId).execute();
+  if (aliases.size > 0) {
+    await db
+      .insertInto("vulnerability_aliases")
+      .values([...aliases].map((alias) => ({ alias, vulnerability_id: vulnerabilityId })))
+      .onConflict((oc) => oc.column("alias").doUpdateSet({ vulnerability_id: vulnerabilityId }))
+      .execute();
+  }
+}
