@@ -73,8 +73,7 @@ export async function importAdvisories(
     for (const outcome of outcomes) result[outcome]++;
   };
 
-  for (const path of paths) options.progress?.(`advisories: reading ${path}`);
-  for await (const file of readSources(paths)) {
+  for await (const file of readSources(paths, (path) => options.progress?.(`advisories: reading ${path}`))) {
     for (const item of recordsIn(file)) {
       read++;
       if (item.kind === "malformed") {

@@ -18,10 +18,20 @@ export class AdvisorySourceError extends Error {
   override name = "AdvisorySourceError";
 }
 
-export async function* readSources(paths: readonly string[]): AsyncGenerator<SourceFile> {
+/** Every path is checked before the first record is read: a typo imports nothing. */
+export async function* readSources(
+  paths: readonly string[],
+  onPath?: (path: string) => void,
+): AsyncGenerator<SourceFile> {
+  const infos = [];
   for (const path of paths) {
     const info = await stat(path).catch(() => null);
     if (!info) throw new AdvisorySourceError(`${path}: no such file or directory`);
+    infos.push(info);
+  }
+  for (const [i, path] of paths.entries()) {
+    const info = infos[i] as Awaited<ReturnType<typeof stat>>;
+    onPath?.(path);
     if (info.isDirectory()) yield* readDirectory(path);
     else if (await isZip(path)) yield* readZip(path);
     else yield { name: path, text: await readFile(path, "utf8") };
