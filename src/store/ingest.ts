@@ -12,6 +12,12 @@ import { type Database, OPEN_SEQ } from "./schema.ts";
 
 export class IngestError extends Error {
   override name = "IngestError";
+  /** `out-of-order`: the date is not after the application's latest analysis (a conflict, not bad input). */
+  readonly reason: "invalid" | "out-of-order";
+  constructor(message: string, reason: "invalid" | "out-of-order" = "invalid") {
+    super(message);
+    this.reason = reason;
+  }
 }
 
 export interface ChangeCount {
@@ -57,6 +63,7 @@ export async function ingestAnalysis(
       throw new IngestError(
         `Analyses of ${applicationName} are recorded in time order: the latest is ${last.analyzed_at}, ` +
           `so ${analyzedAt} cannot be added after it`,
+        "out-of-order",
       );
     }
     const seq = (last?.seq ?? 0) + 1;
