@@ -67,7 +67,10 @@ export const osvRecordSchema = z.object({
   details: z.string().optional(),
   severity: z.array(z.object({ type: z.string(), score: z.string() })).optional(),
   affected: z.array(affectedSchema).optional(),
-  database_specific: z.object({ severity: z.string().optional() }).loose().optional(),
+  database_specific: z
+    .object({ severity: z.string().optional(), cvss_score: z.number().min(0).max(10).optional() })
+    .loose()
+    .optional(),
 });
 
 export type OsvRecord = z.infer<typeof osvRecordSchema>;
@@ -106,7 +109,9 @@ export function readOsvRecord(json: unknown): ReadRecord {
   if (affected.length === 0 && !withdrawn) return { kind: "other-ecosystem", id: osv.id };
   const aliases = [...new Set([osv.id, ...(osv.aliases ?? [])])];
   const cve = [osv.id, ...[...(osv.aliases ?? [])].sort()].find((a) => /^CVE-\d{4}-\d+$/.test(a));
-  const score = cvssScore(osv.severity ?? []);
+  // A database may state a score it computed where no vector is given (the OSV schema's own example of
+  // database_specific); a vector, when present, wins.
+  const score = cvssScore(osv.severity ?? []) ?? osv.database_specific?.cvss_score ?? null;
   const advisory: AdvisoryInput = {
     id: cve ?? osv.id,
     aliases: aliases.filter((a) => a !== (cve ?? osv.id)),
