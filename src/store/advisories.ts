@@ -20,11 +20,15 @@ export type RecordOutcome = "imported" | "updated" | "unchanged" | "withdrawn" |
 
 const SEVERITY_RANK: Record<string, number> = { CRITICAL: 4, HIGH: 3, MEDIUM: 2, LOW: 1 };
 
-/** Applies one record; adds the ids of packages whose facts must be recomputed to `touched`. */
+/**
+ * Applies one record; adds the ids of packages whose facts must be recomputed to `touched`.
+ * `packageIds` caches package ids by `<ecosystem>:<name>` across the records of one import.
+ */
 export async function applyOsvRecord(
   db: Db,
   record: OsvRecordInput,
   touched: Set<number>,
+  packageIds: Map<string, number> = new Map(),
 ): Promise<RecordOutcome> {
   const stored = await db
     .selectFrom("advisory_records")
@@ -58,7 +62,7 @@ export async function applyOsvRecord(
     return stored && stored.withdrawn === 0 ? "withdrawn" : "skipped";
   }
 
-  const vulnerabilityId = await ensureVulnerability(db, advisory.id, row);
+  const { id: vulnerabilityId, created } = await ensureVulnerability(db, advisory.id, row);
   if (stored) {
     await db
       .updateTable("advisory_records")
@@ -73,7 +77,12 @@ export async function applyOsvRecord(
   }
   const ranges = [];
   for (const affected of advisory.affected) {
-    const packageId = await ensurePackage(db, affected.ecosystem, affected.package);
+    const key = `${affected.ecosystem}:${affected.package}`;
+    let packageId = packageIds.get(key);
+    if (packageId === undefined) {
+      packageId = await ensurePackage(db, affected.ecosystem, affected.package);
+      packageIds.set(key, packageId);
+    }
     touched.add(packageId);
     for (const range of affected.ranges) {
       ranges.push({
@@ -90,7 +99,12 @@ export async function applyOsvRecord(
       .values(ranges.slice(i, i + 200))
       .execute();
   }
-  await refreshVulnerability(db, vulnerabilityId);
+  if (created) {
+    // A new advisory has this record only: its attributes are the record's, set at creation.
+    await insertAliases(db, vulnerabilityId, advisory.aliases);
+  } else {
+    await refreshVulnerability(db, vulnerabilityId);
+  }
   return stored ? "updated" : "imported";
 }
 
@@ -103,13 +117,13 @@ async function ensureVulnerability(
   db: Db,
   key: string,
   row: { severity: string; cvss_score: number | null; summary: string; published_at: string | null },
-): Promise<number> {
+): Promise<{ id: number; created: boolean }> {
   const existing = await db
     .selectFrom("vulnerabilities")
     .select("id")
     .where("cve_id", "=", key)
     .executeTakeFirst();
-  if (existing) return existing.id;
+  if (existing) return { id: existing.id, created: false };
   const inserted = await db
     .insertInto("vulnerabilities")
     .values({
@@ -121,7 +135,7 @@ async function ensureVulnerability(
     })
     .returning("id")
     .executeTakeFirstOrThrow();
-  return inserted.id;
+  return { id: inserted.id, created: true };
 }
 
 /** Removes what a stored record brought: its ranges, and its advisory when no other source is left. */
@@ -211,11 +225,15 @@ async function refreshVulnerability(db: Db, vulnerabilityId: number): Promise<vo
   }
   aliases.delete(vulnerability.cve_id);
   await db.deleteFrom("vulnerability_aliases").where("vulnerability_id", "=", vulnerabilityId).execute();
-  if (aliases.size > 0) {
-    await db
-      .insertInto("vulnerability_aliases")
-      .values([...aliases].map((alias) => ({ alias, vulnerability_id: vulnerabilityId })))
-      .onConflict((oc) => oc.column("alias").doUpdateSet({ vulnerability_id: vulnerabilityId }))
-      .execute();
-  }
+  await insertAliases(db, vulnerabilityId, [...aliases]);
+}
+
+/** An alias names one advisory: the latest to claim it keeps it. */
+async function insertAliases(db: Db, vulnerabilityId: number, aliases: readonly string[]): Promise<void> {
+  if (aliases.length === 0) return;
+  await db
+    .insertInto("vulnerability_aliases")
+    .values([...new Set(aliases)].map((alias) => ({ alias, vulnerability_id: vulnerabilityId })))
+    .onConflict((oc) => oc.column("alias").doUpdateSet({ vulnerability_id: vulnerabilityId }))
+    .execute();
 }

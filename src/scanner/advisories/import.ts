@@ -58,6 +58,7 @@ export async function importAdvisories(
   let batch: OsvRecordInput[] = [];
   let read = 0;
   let lastProgress = Date.now();
+  const packageIds = new Map<string, number>();
 
   const flush = async () => {
     if (batch.length === 0) return;
@@ -66,7 +67,7 @@ export async function importAdvisories(
     const outcomes = await db.transaction().execute(async (trx) => {
       const touched = new Set<number>();
       const list: RecordOutcome[] = [];
-      for (const record of records) list.push(await applyOsvRecord(trx, record, touched));
+      for (const record of records) list.push(await applyOsvRecord(trx, record, touched, packageIds));
       await recomputeTouched(trx, touched);
       return list;
     });
