@@ -6,7 +6,8 @@
  */
 import type { Kysely, Transaction } from "kysely";
 import type { OsvRecordInput } from "../scanner/analysis.ts";
-import { ensurePackage, rangeColumns, recomputePackageFacts } from "./catalog.ts";
+import { chunks } from "./batch.ts";
+import { ensurePackage, rangeColumns, recomputePackagesFacts } from "./catalog.ts";
 import type { Database } from "./schema.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -108,9 +109,172 @@ export async function applyOsvRecord(
   return stored ? "updated" : "imported";
 }
 
+/**
+ * applyOsvRecord over many records, in order. Records new to the store under an advisory key nothing
+ * else uses (the bulk of a first import) are written with a few statements for the whole list; the
+ * others (revisions, withdrawals, advisories several records share) go one by one.
+ */
+export async function applyOsvRecords(
+  db: Db,
+  records: readonly OsvRecordInput[],
+  touched: Set<number>,
+  packageIds: Map<string, number> = new Map(),
+): Promise<RecordOutcome[]> {
+  const stored = new Set<string>();
+  for (const ids of chunks(
+    records.map((r) => r.osvId),
+    400,
+  )) {
+    const rows = await db.selectFrom("advisory_records").select("id").where("id", "in", ids).execute();
+    for (const row of rows) stored.add(row.id);
+  }
+  const count = (values: string[]) => {
+    const map = new Map<string, number>();
+    for (const v of values) map.set(v, (map.get(v) ?? 0) + 1);
+    return map;
+  };
+  const ids = count(records.map((r) => r.osvId));
+  const keys = count(records.map((r) => r.advisory.id));
+  let fresh = records.filter(
+    (r) =>
+      !stored.has(r.osvId) &&
+      !r.withdrawn &&
+      r.advisory.affected.length > 0 &&
+      ids.get(r.osvId) === 1 &&
+      keys.get(r.advisory.id) === 1,
+  );
+  const taken = new Set<string>();
+  for (const batch of chunks(
+    fresh.map((r) => r.advisory.id),
+    400,
+  )) {
+    const rows = await db
+      .selectFrom("vulnerabilities")
+      .select("cve_id")
+      .where("cve_id", "in", batch)
+      .execute();
+    for (const row of rows) taken.add(row.cve_id);
+  }
+  fresh = fresh.filter((r) => !taken.has(r.advisory.id));
+  const bulk = new Set(fresh);
+  await insertFresh(db, fresh, touched, packageIds);
+
+  const outcomes: RecordOutcome[] = [];
+  for (const record of records) {
+    outcomes.push(bulk.has(record) ? "imported" : await applyOsvRecord(db, record, touched, packageIds));
+  }
+  return outcomes;
+}
+
+async function insertFresh(
+  db: Db,
+  records: readonly OsvRecordInput[],
+  touched: Set<number>,
+  packageIds: Map<string, number>,
+): Promise<void> {
+  if (records.length === 0) return;
+  // Packages: known ids, then the ones the store has, then new ones.
+  const wanted = new Map<string, { ecosystem: string; name: string }>();
+  for (const r of records) {
+    for (const a of r.advisory.affected) {
+      const key = `${a.ecosystem}:${a.package}`;
+      if (!packageIds.has(key)) wanted.set(key, { ecosystem: a.ecosystem, name: a.package });
+    }
+  }
+  for (const batch of chunks([...wanted.values()], 400)) {
+    const rows = await db
+      .selectFrom("packages")
+      .select(["id", "ecosystem", "name"])
+      .where(
+        "name",
+        "in",
+        batch.map((p) => p.name),
+      )
+      .execute();
+    for (const row of rows) {
+      const key = `${row.ecosystem}:${row.name}`;
+      if (wanted.has(key)) {
+        packageIds.set(key, row.id);
+        wanted.delete(key);
+      }
+    }
+  }
+  for (const batch of chunks([...wanted.values()], 400)) {
+    const rows = await db
+      .insertInto("packages")
+      .values(batch.map((p) => ({ ...p, releases_per_year: null, safest_version: null })))
+      .returning(["id", "ecosystem", "name"])
+      .execute();
+    for (const row of rows) packageIds.set(`${row.ecosystem}:${row.name}`, row.id);
+  }
+
+  const vulnerabilityIds = new Map<string, number>();
+  for (const batch of chunks(records, 200)) {
+    const rows = await db
+      .insertInto("vulnerabilities")
+      .values(
+        batch.map((r) => ({
+          cve_id: r.advisory.id,
+          severity: r.advisory.severity.toUpperCase(),
+          cvss_score: r.advisory.cvssScore,
+          summary: r.advisory.summary,
+          published_at: r.advisory.publishedAt,
+        })),
+      )
+      .returning(["id", "cve_id"])
+      .execute();
+    for (const row of rows) vulnerabilityIds.set(row.cve_id, row.id);
+  }
+  const vulnerabilityOf = (r: OsvRecordInput) => vulnerabilityIds.get(r.advisory.id) as number;
+  for (const batch of chunks(records, 200)) {
+    await db
+      .insertInto("advisory_records")
+      .values(
+        batch.map((r) => ({
+          id: r.osvId,
+          vulnerability_id: vulnerabilityOf(r),
+          modified: r.modified,
+          withdrawn: 0,
+          severity: r.advisory.severity.toUpperCase(),
+          cvss_score: r.advisory.cvssScore,
+          summary: r.advisory.summary,
+          published_at: r.advisory.publishedAt,
+          aliases: JSON.stringify(r.advisory.aliases),
+        })),
+      )
+      .execute();
+  }
+  const ranges = records.flatMap((r) =>
+    r.advisory.affected.flatMap((a) => {
+      const packageId = packageIds.get(`${a.ecosystem}:${a.package}`) as number;
+      touched.add(packageId);
+      return a.ranges.map((range) => ({
+        vulnerability_id: vulnerabilityOf(r),
+        package_id: packageId,
+        record_id: r.osvId,
+        ...rangeColumns(range),
+      }));
+    }),
+  );
+  for (const batch of chunks(ranges, 200))
+    await db.insertInto("vulnerability_ranges").values(batch).execute();
+  // One row per alias in a statement (PostgreSQL refuses to update a row twice in one upsert): the last wins.
+  const aliases = new Map<string, number>();
+  for (const r of records) for (const alias of r.advisory.aliases) aliases.set(alias, vulnerabilityOf(r));
+  for (const batch of chunks([...aliases], 400)) {
+    await db
+      .insertInto("vulnerability_aliases")
+      .values(batch.map(([alias, vulnerability_id]) => ({ alias, vulnerability_id })))
+      .onConflict((oc) =>
+        oc.column("alias").doUpdateSet((eb) => ({ vulnerability_id: eb.ref("excluded.vulnerability_id") })),
+      )
+      .execute();
+  }
+}
+
 /** Recomputes the facts of the packages an import touched. */
 export async function recomputeTouched(db: Db, touched: Iterable<number>): Promise<void> {
-  for (const packageId of touched) await recomputePackageFacts(db, packageId);
+  await recomputePackagesFacts(db, touched);
 }
 
 async function ensureVulnerability(

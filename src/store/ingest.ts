@@ -7,7 +7,7 @@ import {
   parsePackageKey,
 } from "../scanner/analysis.ts";
 import { chunks, nowIso } from "./batch.ts";
-import { ensurePackage, recomputePackageFacts } from "./catalog.ts";
+import { ensurePackage, recomputePackagesFacts } from "./catalog.ts";
 import { type Database, OPEN_SEQ } from "./schema.ts";
 
 export class IngestError extends Error {
@@ -216,7 +216,7 @@ async function diffPackages(
     }
     wanted.add(row.id);
   }
-  for (const packageId of recompute) await recomputePackageFacts(trx, packageId);
+  await recomputePackagesFacts(trx, recompute);
 
   const open = await trx
     .selectFrom("application_packages")

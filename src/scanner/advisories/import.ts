@@ -5,7 +5,7 @@
  * field) and skipped; the rest goes on.
  */
 import type { Kysely } from "kysely";
-import { applyOsvRecord, type RecordOutcome, recomputeTouched } from "../../store/advisories.ts";
+import { applyOsvRecords, recomputeTouched } from "../../store/advisories.ts";
 import type { Database } from "../../store/schema.ts";
 import type { OsvRecordInput } from "../analysis.ts";
 import { readOsvRecord } from "./osv-record.ts";
@@ -66,8 +66,7 @@ export async function importAdvisories(
     batch = [];
     const outcomes = await db.transaction().execute(async (trx) => {
       const touched = new Set<number>();
-      const list: RecordOutcome[] = [];
-      for (const record of records) list.push(await applyOsvRecord(trx, record, touched, packageIds));
+      const list = await applyOsvRecords(trx, records, touched, packageIds);
       await recomputeTouched(trx, touched);
       return list;
     });
