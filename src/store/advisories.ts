@@ -120,13 +120,17 @@ export async function applyOsvRecords(
   touched: Set<number>,
   packageIds: Map<string, number> = new Map(),
 ): Promise<RecordOutcome[]> {
-  const stored = new Set<string>();
-  for (const ids of chunks(
+  const stored = new Map<string, string>();
+  for (const batch of chunks(
     records.map((r) => r.osvId),
     400,
   )) {
-    const rows = await db.selectFrom("advisory_records").select("id").where("id", "in", ids).execute();
-    for (const row of rows) stored.add(row.id);
+    const rows = await db
+      .selectFrom("advisory_records")
+      .select(["id", "modified"])
+      .where("id", "in", batch)
+      .execute();
+    for (const row of rows) stored.set(row.id, row.modified);
   }
   const count = (values: string[]) => {
     const map = new Map<string, number>();
@@ -159,9 +163,16 @@ export async function applyOsvRecords(
   const bulk = new Set(fresh);
   await insertFresh(db, fresh, touched, packageIds);
 
+  // A record stored at this revision or a newer one, and alone with its id here, is unchanged.
+  const unchanged = (r: OsvRecordInput) => {
+    const modified = stored.get(r.osvId);
+    return modified !== undefined && ids.get(r.osvId) === 1 && Date.parse(modified) >= Date.parse(r.modified);
+  };
   const outcomes: RecordOutcome[] = [];
   for (const record of records) {
-    outcomes.push(bulk.has(record) ? "imported" : await applyOsvRecord(db, record, touched, packageIds));
+    if (bulk.has(record)) outcomes.push("imported");
+    else if (unchanged(record)) outcomes.push("unchanged");
+    else outcomes.push(await applyOsvRecord(db, record, touched, packageIds));
   }
   return outcomes;
 }
