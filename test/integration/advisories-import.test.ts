@@ -239,6 +239,26 @@ for (const kind of STORE_KINDS) {
       assert.equal(await findVulnerability(handle.db, "CVE-2021-44228"), undefined);
     });
 
+    it("stops with one readable line for a damaged archive", async () => {
+      const whole = zipSync({ "a.json": readFileSync(LODASH_PP), "b.json": readFileSync(LOG4SHELL) });
+      const cut = join(work, "cut.zip");
+      writeFileSync(cut, whole.subarray(0, Math.floor(whole.length * 0.6)));
+      const garbage = join(work, "garbage.zip");
+      writeFileSync(
+        garbage,
+        Buffer.concat([Buffer.from([0x50, 0x4b, 3, 4]), Buffer.from("not a zip at all")]),
+      );
+      for (const [file, reason] of [
+        [cut, "damaged zip archive"],
+        [garbage, "not a readable zip archive"],
+      ] as const) {
+        const result = await runCli(["advisories", "import", file], env());
+        assert.equal(result.code, 1);
+        const last = result.stderr.trim().split("\n").at(-1) ?? "";
+        assert.ok(last.startsWith(`imaging: ${file}: ${reason}`), last);
+      }
+    });
+
     it("stops with one readable line for a path that does not exist", async () => {
       const result = await runCli(["advisories", "import", join(work, "missing.zip")], env());
       assert.equal(result.code, 1);

@@ -52,14 +52,22 @@ async function* readDirectory(dir: string): AsyncGenerator<SourceFile> {
   }
 }
 
-async function isZip(path: string): Promise<boolean> {
+/** "entries" for an archive starting with a file, "empty" for an archive of nothing, else false. */
+async function zipKind(path: string): Promise<"entries" | "empty" | false> {
   const handle = await open(path, "r");
   try {
     const { buffer, bytesRead } = await handle.read(Buffer.alloc(4), 0, 4, 0);
-    return bytesRead === 4 && buffer.readUInt32LE(0) === 0x04034b50;
+    if (bytesRead < 4) return false;
+    const signature = buffer.readUInt32LE(0);
+    if (signature === 0x04034b50) return "entries"; // a local file header
+    return signature === 0x06054b50 ? "empty" : false; // the end-of-directory record alone
   } finally {
     await handle.close();
   }
+}
+
+async function isZip(path: string): Promise<boolean> {
+  return (await zipKind(path)) !== false;
 }
 
 /**
@@ -90,8 +98,13 @@ async function* readZip(path: string): AsyncGenerator<SourceFile> {
   const label = basename(path);
   const done: SourceFile[] = [];
   let failure: Error | null = null;
+  let entries = 0;
+  let started = 0;
+  let complete = 0;
   const unzip = new Unzip((file) => {
+    entries++;
     if (file.name.endsWith("/") || !file.name.endsWith(".json")) return;
+    started++;
     const chunks: Uint8Array[] = [];
     file.ondata = (error, chunk, final) => {
       if (error) {
@@ -99,6 +112,7 @@ async function* readZip(path: string): AsyncGenerator<SourceFile> {
         return;
       }
       chunks.push(chunk);
+      if (final) complete++;
       if (final) done.push({ name: `${label}:${file.name}`, text: Buffer.concat(chunks).toString("utf8") });
     };
     file.start();
@@ -120,4 +134,11 @@ async function* readZip(path: string): AsyncGenerator<SourceFile> {
   }
   if (failure) throw failure;
   yield* done.splice(0);
+  // fflate's stream parser stops quietly at bytes that are not a zip entry: say so.
+  if (entries === 0 && (await zipKind(path)) === "entries") {
+    throw new AdvisorySourceError(`${path}: not a readable zip archive (no entry found)`);
+  }
+  if (complete < started) {
+    throw new AdvisorySourceError(`${path}: damaged zip archive (an entry ends before its data)`);
+  }
 }
