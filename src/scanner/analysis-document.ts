@@ -64,12 +64,56 @@ export const analysisDocumentSchema = z
       .default([])
       .describe("What the scan could not resolve (a missing parent POM...); informative only"),
   })
-  .describe("An analysis of one application, as a scanner produces it");
+  .describe("An analysis of one application, as a scanner produces it")
+  .superRefine((document, ctx) => {
+    // Cross-references, checked here so a bad document is refused before anything is looked up.
+    const packages = new Set(document.packages.map((p) => `${p.ecosystem}:${p.name}`));
+    const ids = new Set<string>();
+    document.objects.forEach((object, i) => {
+      if (ids.has(object.id)) {
+        ctx.addIssue({ code: "custom", path: ["objects", i, "id"], message: `'${object.id}' appears twice` });
+      }
+      ids.add(object.id);
+      if (!packages.has(object.package)) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["objects", i, "package"],
+          message: `'${object.package}' is not one of the document's packages (<ecosystem>:<name>)`,
+        });
+      }
+    });
+    document.references.forEach((reference, i) => {
+      if (!ids.has(reference.to)) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["references", i, "to"],
+          message: `'${reference.to}' is not the id of one of the document's objects`,
+        });
+      }
+    });
+  });
 
 export type AnalysisDocument = z.infer<typeof analysisDocumentSchema>;
 
 /** The JSON Schema of the document (what a client must send). */
 export const analysisDocumentJsonSchema = z.toJSONSchema(analysisDocumentSchema, { io: "input" });
+
+/** The document `imaging scan --json --output FILE` writes and `--server` sends. */
+export function analysisDocumentOf(
+  application: string,
+  input: AnalysisInput,
+  extra: { scanner?: { name: string; version: string }; warnings?: AnalysisDocument["warnings"] } = {},
+): AnalysisDocument {
+  return {
+    application,
+    analyzedAt: input.analyzedAt,
+    ...(extra.scanner ? { scanner: extra.scanner } : {}),
+    packages: input.packages,
+    objects: input.objects,
+    references: input.references,
+    warnings: extra.warnings ?? [],
+  };
+}
 
 export function analysisInputOf(document: AnalysisDocument): AnalysisInput {
   return {

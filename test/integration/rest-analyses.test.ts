@@ -170,6 +170,16 @@ for (const kind of STORE_KINDS) {
       const noDate = await problem(await post({ application: "billing", packages: [] }), 400);
       assert.match(noDate.detail, /analyzedAt/);
       await problem(await post("{ not json"), 400);
+      const dangling = document("2025-01-01T00:00:00Z", "2.17.1");
+      dangling.references[0] = {
+        ...(dangling.references[0] as (typeof dangling.references)[number]),
+        to: "nowhere",
+      };
+      const reference = await problem(await post(dangling), 400);
+      assert.equal(
+        reference.detail,
+        "Invalid analysis document: references[0].to: 'nowhere' is not the id of one of the document's objects",
+      );
     });
 
     it("400 when the document names another application", async () => {
