@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { zipSync } from "fflate";
+import { Zip, ZipDeflate, zipSync } from "fflate";
 import { loadPublishedVersions } from "../../src/store/catalog.ts";
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
 import { findVulnerability } from "../../src/store/insights.ts";
@@ -178,11 +178,23 @@ for (const kind of STORE_KINDS) {
       const dir = join(work, "tree");
       mkdirSync(join(dir, "2021", "12"), { recursive: true });
       cpSync(LOG4SHELL, join(dir, "2021", "12", "GHSA-jfh8-c2jp-5v3q.json"));
-      const { counts } = await importJson(zip, dir);
+      // Written as a stream (sizes in data descriptors after each entry), as streaming zip writers do.
+      const streamed = join(work, "maven-all.zip");
+      const parts: Uint8Array[] = [];
+      const writer = new Zip((error, data) => {
+        if (error) throw error;
+        parts.push(data);
+      });
+      const entry = new ZipDeflate("GHSA-jfh8-c2jp-5v3q.json", { level: 6 });
+      writer.add(entry);
+      entry.push(readFileSync(LOG4SHELL), true);
+      writer.end();
+      writeFileSync(streamed, Buffer.concat(parts));
+      const { counts } = await importJson(zip, dir, streamed);
       assert.deepEqual(counts, {
         imported: 0,
         updated: 0,
-        unchanged: 2,
+        unchanged: 3,
         skipped: 1,
         withdrawn: 0,
         malformed: [],
