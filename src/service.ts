@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { backchannelFetch, issuerMetadata } from "./auth/issuer-metadata.ts";
 import { createJwtVerifier } from "./auth/jwt-verifier.ts";
@@ -26,6 +27,9 @@ import {
 import { readSecretFile, secretFilePath } from "./idp/secrets.ts";
 import { startMcpService } from "./mcp/http-service.ts";
 import { buildRestApp } from "./rest/app.ts";
+import type { GatherFacts } from "./rest/routes/analyses.ts";
+import { gatherPackageFacts } from "./scanner/facts/index.ts";
+import { createRegistryFetcher } from "./scanner/registry/cached-fetch.ts";
 import { openStore, type StoreHandle } from "./store/database.ts";
 import { secureDataDirectory } from "./store/file-modes.ts";
 import { PLATFORM_AUDIENCE, VERSION } from "./version.ts";
@@ -47,6 +51,22 @@ export interface RunningService {
   /** What the start-up provisioning of Keycloak did (IDP=keycloak, gateway part). */
   keycloak: Omit<ProvisionResult, "exchangeClientSecret"> | undefined;
   stop(): Promise<void>;
+}
+
+/**
+ * Uploaded analyses name packages the platform may know nothing about: their facts are looked up in the
+ * configured registries (through the on-disk cache under `<data dir>/cache/http`).
+ */
+function factsGatherer(config: RuntimeConfig, store: StoreHandle): GatherFacts {
+  const fetcher = createRegistryFetcher({ cacheDir: join(config.dataDir, "cache", "http"), offline: false });
+  return (packages) =>
+    gatherPackageFacts(store.db, packages, {
+      fetcher,
+      npmRegistryUrl: config.npmRegistryUrl,
+      mavenRepositoryUrl: config.mavenRepositoryUrl,
+      offline: false,
+      onlyMissing: true,
+    });
 }
 
 interface Closable {
@@ -92,7 +112,13 @@ export async function startService(
 
     let restUrl = config.restUpstreamUrl ?? internal(config.restPort);
     if (parts.has("rest")) {
-      const rest = await buildRestApp({ db: store.db, verifier: jwt, version: VERSION, logger });
+      const rest = await buildRestApp({
+        db: store.db,
+        verifier: jwt,
+        version: VERSION,
+        logger,
+        analyses: { maxBytes: config.analysisUploadMaxBytes, gatherFacts: factsGatherer(config, store) },
+      });
       await listenOrExplain(rest, config.internalBindAddress, config.restPort, "REST_PORT");
       started.push(rest);
       restUrl = listenUrl(rest, "http");

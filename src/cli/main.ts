@@ -3,6 +3,7 @@ import { Command, CommanderError } from "commander";
 import { ConfigError } from "../config/load-config.ts";
 import { IngestError } from "../store/ingest.ts";
 import { VERSION } from "../version.ts";
+import { registerAdvisories } from "./commands/advisories.ts";
 import { registerApiKeys } from "./commands/api-keys.ts";
 import { registerCimd } from "./commands/cimd.ts";
 import { registerClientConfig } from "./commands/client-config.ts";
@@ -23,6 +24,7 @@ const program = new Command()
 
 registerStart(program);
 registerDemo(program);
+registerAdvisories(program);
 registerApiKeys(program);
 registerConfig(program);
 registerClientConfig(program);

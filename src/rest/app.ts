@@ -18,6 +18,7 @@ import {
   packageSchema,
 } from "./package-schemas.ts";
 import { problemSchema, sendProblem } from "./problem.ts";
+import { type AnalysisUploadOptions, analysisRoutes } from "./routes/analyses.ts";
 import { applicationRoutes } from "./routes/applications.ts";
 import { compareRoutes } from "./routes/compare.ts";
 import { gateRoutes } from "./routes/gates.ts";
@@ -36,6 +37,8 @@ export interface RestAppOptions {
   verifier: JwtVerifier;
   version: string;
   logger?: FastifyServerOptions["logger"];
+  /** Analysis uploads (POST /rest/applications/{name}/analyses); default: 64 MiB, no fact gathering. */
+  analyses?: AnalysisUploadOptions;
 }
 
 const OPEN_PATHS = new Set(["/rest/openapi.json", "/rest/health"]);
@@ -116,6 +119,7 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
   app.get("/rest/health", { schema: { hide: true } }, async () => ({ status: "UP" }));
   app.get("/rest/openapi.json", { schema: { hide: true } }, async () => app.swagger());
   applicationRoutes(app, { db: options.db });
+  analysisRoutes(app, { db: options.db }, options.analyses ?? { maxBytes: 64 * 1024 * 1024 });
   insightRoutes(app, { db: options.db });
   packageRoutes(app, { db: options.db });
   gateRoutes(app, { db: options.db });

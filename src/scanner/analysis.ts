@@ -55,6 +55,18 @@ export interface AdvisoryInput {
   affected: { ecosystem: Ecosystem; package: string; ranges: AffectedRange[] }[];
 }
 
+/** One OSV record as `imaging advisories import` reads it (see scanner/advisories/osv-record.ts). */
+export interface OsvRecordInput {
+  /** The record's own id (GHSA-..., MAL-..., CVE-...). */
+  osvId: string;
+  /** Its revision, ISO 8601 UTC: a newer one replaces the stored record, an older or equal one does not. */
+  modified: string;
+  /** Withdrawn records remove what the record brought. */
+  withdrawn: boolean;
+  /** `id` is the record's CVE when it names one, else its own id; `affected` holds npm and Maven only. */
+  advisory: AdvisoryInput;
+}
+
 export function packageKey(ecosystem: string, name: string): string {
   return `${ecosystem}:${name}`;
 }

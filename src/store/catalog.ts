@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from "kysely";
 import type { AdvisoryInput, PublishedVersionInput } from "../scanner/analysis.ts";
 import {
+  type AffectedRange,
   compareVersions,
   computePackageFacts,
   type Ecosystem,
@@ -131,9 +132,7 @@ export async function loadAdvisory(db: Db, advisory: AdvisoryInput): Promise<num
         affected.ranges.map((r) => ({
           vulnerability_id: vulnerabilityId,
           package_id: packageId,
-          introduced: r.introduced ?? null,
-          fixed: r.fixed ?? null,
-          last_affected: r.lastAffected ?? null,
+          ...rangeColumns(r),
         })),
       )
       .execute();
@@ -142,74 +141,138 @@ export async function loadAdvisory(db: Db, advisory: AdvisoryInput): Promise<num
   return vulnerabilityId;
 }
 
+/** The columns of one affected span (see AffectedRange): bounds, OSV limit, or one listed version. */
+export function rangeColumns(r: AffectedRange) {
+  return {
+    introduced: r.introduced ?? null,
+    fixed: r.fixed ?? null,
+    last_affected: r.lastAffected ?? null,
+    limit_version: r.limit ?? null,
+    listed_version: r.version ?? null,
+  };
+}
+
 /**
  * Derives a package's facts from its versions and the advisories' ranges: version order, which
  * versions each vulnerability affects, safer closest / safest versions and releases per year.
  */
 export async function recomputePackageFacts(db: Db, packageId: number): Promise<void> {
-  const pkg = await db
-    .selectFrom("packages")
-    .select(["ecosystem", "name"])
-    .where("id", "=", packageId)
-    .executeTakeFirstOrThrow();
-  const versions = await db
-    .selectFrom("package_versions")
-    .select(["id", "version", "released_at", "published", "rank", "prerelease", "safer_closest_version"])
-    .where("package_id", "=", packageId)
-    .execute();
-  const ranges = await db
-    .selectFrom("vulnerability_ranges")
-    .select(["vulnerability_id", "introduced", "fixed", "last_affected"])
-    .where("package_id", "=", packageId)
-    .execute();
+  await recomputePackagesFacts(db, [packageId]);
+}
 
-  const byVulnerability = new Map<number, PackageAdvisory["ranges"][number][]>();
-  for (const r of ranges) {
-    const list = byVulnerability.get(r.vulnerability_id) ?? [];
-    list.push({ introduced: r.introduced, fixed: r.fixed, lastAffected: r.last_affected });
-    byVulnerability.set(r.vulnerability_id, list);
-  }
-  const advisories = [...byVulnerability].map(([id, list]) => ({ id: String(id), ranges: list }));
-  const facts = computePackageFacts(
-    pkg.ecosystem as Ecosystem,
-    versions.filter((v) => v.published === 1).map((v) => ({ version: v.version, releasedAt: v.released_at })),
-    advisories,
-    versions.filter((v) => v.published !== 1).map((v) => v.version),
-  );
-  const factsByVersion = new Map(facts.versions.map((f) => [f.version, f]));
-
-  const links: { package_version_id: number; vulnerability_id: number }[] = [];
-  for (const row of versions) {
-    // Versions that compare equal (1.0 and 1.0.0) share the facts of the one kept.
-    const f =
-      factsByVersion.get(row.version) ??
-      facts.versions.find((x) => compareVersions(pkg.ecosystem as Ecosystem, x.version, row.version) === 0);
-    if (!f) continue;
-    const prerelease = f.prerelease ? 1 : 0;
-    if (
-      row.rank !== f.rank ||
-      row.prerelease !== prerelease ||
-      row.safer_closest_version !== f.saferClosestVersion
-    ) {
+/**
+ * recomputePackageFacts for many packages with a few queries per chunk of packages (an advisory import
+ * touches thousands): rows are read in bulk, and only what changed is written.
+ */
+export async function recomputePackagesFacts(db: Db, packageIds: Iterable<number>): Promise<void> {
+  for (const ids of chunks([...new Set(packageIds)], 300)) {
+    const packages = await db
+      .selectFrom("packages")
+      .select(["id", "ecosystem", "name", "releases_per_year", "safest_version"])
+      .where("id", "in", ids)
+      .execute();
+    const versionsOf = groupBy(
       await db
-        .updateTable("package_versions")
-        .set({ rank: f.rank, prerelease, safer_closest_version: f.saferClosestVersion })
-        .where("id", "=", row.id)
-        .execute();
+        .selectFrom("package_versions")
+        .select([
+          "id",
+          "package_id",
+          "version",
+          "released_at",
+          "published",
+          "rank",
+          "prerelease",
+          "safer_closest_version",
+        ])
+        .where("package_id", "in", ids)
+        .execute(),
+    );
+    const rangesOf = groupBy(
+      await db
+        .selectFrom("vulnerability_ranges")
+        .select([
+          "package_id",
+          "vulnerability_id",
+          "introduced",
+          "fixed",
+          "last_affected",
+          "limit_version",
+          "listed_version",
+        ])
+        .where("package_id", "in", ids)
+        .execute(),
+    );
+    const links: { package_version_id: number; vulnerability_id: number }[] = [];
+    const versionIds: number[] = [];
+    for (const pkg of packages) {
+      const versions = versionsOf.get(pkg.id) ?? [];
+      const byVulnerability = new Map<number, PackageAdvisory["ranges"][number][]>();
+      for (const r of rangesOf.get(pkg.id) ?? []) {
+        const list = byVulnerability.get(r.vulnerability_id) ?? [];
+        list.push({
+          introduced: r.introduced,
+          fixed: r.fixed,
+          lastAffected: r.last_affected,
+          limit: r.limit_version,
+          version: r.listed_version,
+        });
+        byVulnerability.set(r.vulnerability_id, list);
+      }
+      const advisories = [...byVulnerability].map(([id, list]) => ({ id: String(id), ranges: list }));
+      const ecosystem = pkg.ecosystem as Ecosystem;
+      const facts = computePackageFacts(
+        ecosystem,
+        versions
+          .filter((v) => v.published === 1)
+          .map((v) => ({ version: v.version, releasedAt: v.released_at })),
+        advisories,
+        versions.filter((v) => v.published !== 1).map((v) => v.version),
+      );
+      const factsByVersion = new Map(facts.versions.map((f) => [f.version, f]));
+      for (const row of versions) {
+        versionIds.push(row.id);
+        // Versions that compare equal (1.0 and 1.0.0) share the facts of the one kept.
+        const f =
+          factsByVersion.get(row.version) ??
+          facts.versions.find((x) => compareVersions(ecosystem, x.version, row.version) === 0);
+        if (!f) continue;
+        const prerelease = f.prerelease ? 1 : 0;
+        if (
+          row.rank !== f.rank ||
+          row.prerelease !== prerelease ||
+          row.safer_closest_version !== f.saferClosestVersion
+        ) {
+          await db
+            .updateTable("package_versions")
+            .set({ rank: f.rank, prerelease, safer_closest_version: f.saferClosestVersion })
+            .where("id", "=", row.id)
+            .execute();
+        }
+        for (const vulnerabilityId of f.affectedBy) {
+          links.push({ package_version_id: row.id, vulnerability_id: Number(vulnerabilityId) });
+        }
+      }
+      if (pkg.releases_per_year !== facts.releasesPerYear || pkg.safest_version !== facts.safestVersion) {
+        await db
+          .updateTable("packages")
+          .set({ releases_per_year: facts.releasesPerYear, safest_version: facts.safestVersion })
+          .where("id", "=", pkg.id)
+          .execute();
+      }
     }
-    for (const vulnerabilityId of f.affectedBy) {
-      links.push({ package_version_id: row.id, vulnerability_id: Number(vulnerabilityId) });
+    for (const batch of chunks(versionIds, 500)) {
+      await db.deleteFrom("version_vulnerabilities").where("package_version_id", "in", batch).execute();
     }
+    for (const batch of chunks(links)) await db.insertInto("version_vulnerabilities").values(batch).execute();
   }
-  await db
-    .updateTable("packages")
-    .set({ releases_per_year: facts.releasesPerYear, safest_version: facts.safestVersion })
-    .where("id", "=", packageId)
-    .execute();
+}
 
-  const versionIds = versions.map((v) => v.id);
-  for (const batch of chunks(versionIds, 500)) {
-    await db.deleteFrom("version_vulnerabilities").where("package_version_id", "in", batch).execute();
+function groupBy<T extends { package_id: number }>(rows: readonly T[]): Map<number, T[]> {
+  const map = new Map<number, T[]>();
+  for (const row of rows) {
+    const list = map.get(row.package_id);
+    if (list) list.push(row);
+    else map.set(row.package_id, [row]);
   }
-  for (const batch of chunks(links)) await db.insertInto("version_vulnerabilities").values(batch).execute();
+  return map;
 }

@@ -10,6 +10,7 @@ import { cimdMigration } from "./migrations/004-cimd.ts";
 import { oidcMigration } from "./migrations/005-oidc.ts";
 import { openObjectsIndexMigration } from "./migrations/006-open-objects-index.ts";
 import { hashedOidcKeysMigration } from "./migrations/007-hashed-oidc-keys.ts";
+import { advisoryRecordsMigration } from "./migrations/008-advisory-records.ts";
 import { createNodeSqliteDialect } from "./node-sqlite-dialect.ts";
 import type { Database } from "./schema.ts";
 
@@ -75,6 +76,7 @@ const migrationNames = [
   "005-oidc",
   "006-open-objects-index",
   "007-hashed-oidc-keys",
+  "008-advisory-records",
 ] as const;
 
 function inCodeMigrations(kind: StoreKind): MigrationProvider {
@@ -87,12 +89,19 @@ function inCodeMigrations(kind: StoreKind): MigrationProvider {
       [migrationNames[4]]: oidcMigration(kind),
       [migrationNames[5]]: openObjectsIndexMigration(),
       [migrationNames[6]]: hashedOidcKeysMigration(),
+      [migrationNames[7]]: advisoryRecordsMigration(kind),
     }),
   };
 }
 
 export async function migrateToLatest(handle: StoreHandle): Promise<string[]> {
-  const migrator = new Migrator({ db: handle.db, provider: inCodeMigrations(handle.kind) });
+  // Migrations are independent of each other, and one developed beside another may land after it: a store
+  // that already ran 008 still takes 007.
+  const migrator = new Migrator({
+    db: handle.db,
+    provider: inCodeMigrations(handle.kind),
+    allowUnorderedMigrations: true,
+  });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === "Error")?.migrationName ?? "unknown";

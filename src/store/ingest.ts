@@ -7,11 +7,17 @@ import {
   parsePackageKey,
 } from "../scanner/analysis.ts";
 import { chunks, nowIso } from "./batch.ts";
-import { ensurePackage, recomputePackageFacts } from "./catalog.ts";
+import { ensurePackage, recomputePackagesFacts } from "./catalog.ts";
 import { type Database, OPEN_SEQ } from "./schema.ts";
 
 export class IngestError extends Error {
   override name = "IngestError";
+  /** `out-of-order`: the date is not after the application's latest analysis (a conflict, not bad input). */
+  readonly reason: "invalid" | "out-of-order";
+  constructor(message: string, reason: "invalid" | "out-of-order" = "invalid") {
+    super(message);
+    this.reason = reason;
+  }
 }
 
 export interface ChangeCount {
@@ -57,6 +63,7 @@ export async function ingestAnalysis(
       throw new IngestError(
         `Analyses of ${applicationName} are recorded in time order: the latest is ${last.analyzed_at}, ` +
           `so ${analyzedAt} cannot be added after it`,
+        "out-of-order",
       );
     }
     const seq = (last?.seq ?? 0) + 1;
@@ -209,7 +216,7 @@ async function diffPackages(
     }
     wanted.add(row.id);
   }
-  for (const packageId of recompute) await recomputePackageFacts(trx, packageId);
+  await recomputePackagesFacts(trx, recompute);
 
   const open = await trx
     .selectFrom("application_packages")

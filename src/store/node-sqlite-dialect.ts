@@ -12,12 +12,29 @@ export function createNodeSqliteDialect(file: string): { dialect: Dialect; raw: 
   raw.exec("PRAGMA busy_timeout = 10000");
   raw.exec("PRAGMA foreign_keys = ON");
   raw.exec("PRAGMA synchronous = NORMAL");
+  // Kysely prepares every query it runs; preparing costs more than running the small statements of an
+  // import (docs/benchmarks.md, advisory import). node:sqlite runs each statement to completion
+  // synchronously and nothing here streams (iterate), so a prepared statement can be reused safely.
+  const prepared = new Map<string, SqliteStatement>();
   const database: SqliteDatabase = {
-    close: () => raw.close(),
-    prepare: (sql: string) => adaptStatement(raw.prepare(sql), sql),
+    close: () => {
+      prepared.clear();
+      raw.close();
+    },
+    prepare: (sql: string) => {
+      let statement = prepared.get(sql);
+      if (!statement) {
+        if (prepared.size >= STATEMENT_CACHE_SIZE) prepared.delete(prepared.keys().next().value as string);
+        statement = adaptStatement(raw.prepare(sql), sql);
+        prepared.set(sql, statement);
+      }
+      return statement;
+    },
   };
   return { dialect: new SqliteDialect({ database }), raw };
 }
+
+const STATEMENT_CACHE_SIZE = 500;
 
 const READER = /^\s*(select|with|pragma|values|explain)\b|\breturning\b/i;
 

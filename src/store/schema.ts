@@ -65,6 +65,29 @@ export interface VulnerabilityRangesTable {
   introduced: string | null;
   fixed: string | null;
   last_affected: string | null;
+  /** The OSV record the range came from (null for advisories loaded otherwise). */
+  record_id: string | null;
+  /** OSV `limit`: only versions below it. */
+  limit_version: string | null;
+  /** An explicitly listed affected version (OSV `versions`); the other bounds are then null. */
+  listed_version: string | null;
+}
+
+/** One OSV record as last imported (see migrations/008-advisory-records.ts). */
+export interface AdvisoryRecordsTable {
+  /** OSV id: GHSA-..., MAL-..., CVE-... */
+  id: string;
+  /** The advisory it contributes to; null once withdrawn or no longer about npm/Maven packages. */
+  vulnerability_id: number | null;
+  /** ISO 8601 UTC revision time. */
+  modified: string;
+  withdrawn: number;
+  severity: string;
+  cvss_score: number | null;
+  summary: string;
+  published_at: string | null;
+  /** JSON array of the record's aliases. */
+  aliases: string;
 }
 
 /** Derived from ranges and versions: which versions each vulnerability affects. */
@@ -147,6 +170,7 @@ export interface Database {
   vulnerabilities: VulnerabilitiesTable;
   vulnerability_aliases: VulnerabilityAliasesTable;
   vulnerability_ranges: VulnerabilityRangesTable;
+  advisory_records: AdvisoryRecordsTable;
   version_vulnerabilities: VersionVulnerabilitiesTable;
   application_packages: ApplicationPackagesTable;
   external_objects: ExternalObjectsTable;

@@ -41,6 +41,21 @@ for (const kind of STORE_KINDS) {
       await store?.drop();
     });
 
+    it("imports its advisories as OSV records, through the advisory import path", async () => {
+      const records = await service.store.db
+        .selectFrom("advisory_records")
+        .select(["id", "withdrawn"])
+        .orderBy("id")
+        .execute();
+      assert.equal(records.length, 14);
+      assert.ok(records.every((r) => r.id.startsWith("GHSA-") && r.withdrawn === 0));
+      // Loading again finds every record unchanged and changes nothing.
+      const again = await loadDemo(service.store.db);
+      assert.equal(again.advisories, 14);
+      const after = await service.store.db.selectFrom("advisory_records").select("modified").execute();
+      assert.equal(after.length, 14);
+    });
+
     it("labels the demo applications as demo data", async () => {
       const apps =
         await get<{ name: string; demo: boolean; description: string; analysisCount: number }[]>(

@@ -1,14 +1,17 @@
 import { readFileSync } from "node:fs";
 import type { Kysely } from "kysely";
-import { loadAdvisory, loadPublishedVersions } from "../../store/catalog.ts";
+import { applyOsvRecord, recomputeTouched } from "../../store/advisories.ts";
+import { loadPublishedVersions } from "../../store/catalog.ts";
 import { ingestAnalysis } from "../../store/ingest.ts";
 import type { Database } from "../../store/schema.ts";
+import { readOsvRecord } from "../advisories/osv-record.ts";
 import {
   type AdvisoryInput,
   type AnalysisInput,
   type PublishedVersionInput,
   parsePackageKey,
 } from "../analysis.ts";
+import { demoOsvRecord } from "./osv-records.ts";
 
 interface DemoApplication {
   name: string;
@@ -42,7 +45,18 @@ export async function loadDemo(db: Kysely<Database>): Promise<DemoLoadResult> {
       const { ecosystem, name } = parsePackageKey(key);
       await loadPublishedVersions(trx, ecosystem, name, list);
     }
-    for (const advisory of advisories) await loadAdvisory(trx, advisory);
+    // The advisories go through the OSV import path, as `imaging advisories import` would take them.
+    const touched = new Set<number>();
+    for (const advisory of advisories) {
+      const read = readOsvRecord(demoOsvRecord(advisory));
+      if (read.kind !== "record") {
+        throw new Error(
+          `demo advisory ${advisory.id}: ${read.kind === "malformed" ? read.reason : read.kind}`,
+        );
+      }
+      await applyOsvRecord(trx, read.record, touched);
+    }
+    await recomputeTouched(trx, touched);
   });
 
   const result: DemoLoadResult = {

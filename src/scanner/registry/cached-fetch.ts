@@ -72,10 +72,17 @@ export function createRegistryFetcher(options: RegistryFetchOptions): RegistryFe
       } catch (error) {
         const code = (error as { code?: string }).code;
         if (code === "ENOTCACHED") return { kind: "not-cached" };
-        return { kind: "failed", reason: `${redactUrl(url)}: ${(error as Error).message.split("\n")[0]}` };
+        // The library's message repeats the URL it was given, credentials included.
+        const message = redactCredentials((error as Error).message.split("\n")[0] ?? "");
+        return { kind: "failed", reason: `${redactUrl(url)}: ${message}` };
       }
     },
   };
+}
+
+/** Every `scheme://user:password@` in a text, as redactUrl writes it. */
+export function redactCredentials(text: string): string {
+  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi, "$1***@");
 }
 
 /** A mirror URL may carry credentials (https://user:token@repo.example.com): never print them. */

@@ -17,11 +17,19 @@ import {
 
 export type Ecosystem = "npm" | "maven";
 
-/** OSV-style range events. introduced "0" (or missing) means from the beginning. */
+/**
+ * One span of affected versions, in OSV's terms: from `introduced` ("0" or missing: from the beginning)
+ * up to below `fixed`, or up to and including `lastAffected` (neither: no upper bound), and below `limit`
+ * when one is given. `version` instead names one explicitly listed affected version (OSV `versions`),
+ * matched by exact string as OSV's evaluation does; the other fields are then ignored.
+ * An OSV range with several events becomes several spans (see osv-range.ts).
+ */
 export interface AffectedRange {
   introduced?: string | null;
   fixed?: string | null;
   lastAffected?: string | null;
+  limit?: string | null;
+  version?: string | null;
 }
 export interface PublishedVersion {
   version: string;
@@ -115,6 +123,10 @@ export function isPrerelease(ecosystem: Ecosystem, v: string): boolean {
 const given = (v: string | null | undefined): string | null => (v == null || v.trim() === "" ? null : v);
 
 function inRange(ops: VersionOps, version: string, range: AffectedRange): boolean {
+  const listed = given(range.version);
+  if (listed !== null) return version === listed;
+  const limit = given(range.limit);
+  if (limit !== null && ops.compare(version, limit) >= 0) return false;
   const introduced = given(range.introduced);
   // "0" is OSV's "since the beginning"; compared literally it would be invalid for npm.
   if (introduced !== null && introduced !== "0" && ops.compare(version, introduced) < 0) return false;
@@ -132,8 +144,9 @@ function affects(ops: VersionOps, version: string, ranges: readonly AffectedRang
 }
 
 /**
- * Affected when one range matches: introduced <= v and (v < fixed, or v <= lastAffected, or neither given).
- * Should a range carry both fixed and lastAffected, satisfying either upper bound is enough.
+ * Affected when one range matches: v is the listed version, or introduced <= v, v < limit (when given) and
+ * (v < fixed, or v <= lastAffected, or neither given). Should a range carry both fixed and lastAffected,
+ * satisfying either upper bound is enough.
  */
 export function isAffected(ecosystem: Ecosystem, version: string, ranges: readonly AffectedRange[]): boolean {
   return affects(opsFor(ecosystem), version, ranges);

@@ -1,0 +1,182 @@
+import type { FastifyError, FastifyInstance } from "fastify";
+import type { PackageRef } from "../../scanner/analysis.ts";
+import {
+  analysisDocumentJsonSchema,
+  analysisInputOf,
+  parseAnalysisDocument,
+} from "../../scanner/analysis-document.ts";
+import { IngestError, ingestAnalysis } from "../../store/ingest.ts";
+import { countAnalysis, findApplication, toUtcSeconds } from "../../store/insights.ts";
+import { adminOnly, REPLIED, type RestDeps, take } from "../context.ts";
+import { parseApplicationName } from "../params.ts";
+import { sendProblem } from "../problem.ts";
+import { errorResponses } from "../schemas.ts";
+
+/** Package facts for packages the store knows nothing about yet (see scanner/facts). */
+export type GatherFacts = (
+  packages: readonly PackageRef[],
+) => Promise<{ withFacts: number; missing: { ecosystem: string; name: string; reason: string }[] }>;
+
+export interface AnalysisUploadOptions {
+  /** Largest document accepted (ANALYSIS_UPLOAD_MAX_BYTES); above it, 413. */
+  maxBytes: number;
+  gatherFacts?: GatherFacts;
+}
+
+const change = {
+  type: "object",
+  properties: { added: { type: "integer" }, removed: { type: "integer" } },
+} as const;
+
+const summarySchema = {
+  type: "object",
+  description: "The analysis recorded",
+  properties: {
+    application: { type: "string" },
+    analyzedAt: { type: "string", format: "date-time" },
+    packages: { type: "integer", description: "Packages in use in this analysis" },
+    externalObjects: { type: "integer" },
+    references: { type: "integer" },
+    vulnerablePackages: { type: "integer", description: "Packages affected by at least one known advisory" },
+    warnings: { type: "integer", description: "Warnings the scanner reported" },
+    changes: {
+      type: "object",
+      description: "What changed since the previous analysis (rows added and removed)",
+      properties: { packages: change, externalObjects: change, references: change },
+    },
+    facts: {
+      type: "object",
+      description: "Package facts gathered from the registries for packages new to the platform",
+      properties: {
+        withFacts: { type: "integer" },
+        missing: {
+          type: "array",
+          items: {
+            type: "object",
+            properties: {
+              ecosystem: { type: "string" },
+              name: { type: "string" },
+              reason: { type: "string" },
+            },
+          },
+        },
+      },
+    },
+  },
+  required: ["application", "analyzedAt", "packages", "externalObjects", "references", "vulnerablePackages"],
+} as const;
+
+// The JSON Schema dialect is the OpenAPI 3.1 document's own: no "$schema" inside it.
+const { $schema: _dialect, ...documentSchema } = analysisDocumentJsonSchema;
+
+export function analysisRoutes(app: FastifyInstance, deps: RestDeps, options: AnalysisUploadOptions): void {
+  app.post<{ Params: { name: string }; Body: unknown }>(
+    "/rest/applications/:name/analyses",
+    {
+      bodyLimit: options.maxBytes,
+      onRequest: adminOnly("analyses"),
+      errorHandler: (error: FastifyError, _request, reply) => {
+        if (error.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
+          return sendProblem(
+            reply,
+            413,
+            `The analysis document is larger than the ${options.maxBytes} bytes this server accepts (ANALYSIS_UPLOAD_MAX_BYTES)`,
+          );
+        }
+        const status =
+          error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+        if (status === 500) reply.log.error({ err: error }, "analysis upload failed");
+        return sendProblem(
+          reply,
+          status,
+          status === 500 ? "The server could not record the analysis" : error.message,
+        );
+      },
+      schema: {
+        summary: "Record an analysis produced by a scanner elsewhere (administrators)",
+        description:
+          "The analysis document of `imaging scan --json --output FILE` (or `--server URL`). The application is " +
+          "created when missing. The analysis must be later than the application's latest one (409 otherwise). " +
+          "Packages the platform has no facts for are looked up in the configured registries.",
+        tags: ["applications"],
+        params: {
+          type: "object",
+          properties: {
+            name: { type: "string", description: "Application name (URL-encoded; no back-quote)" },
+          },
+          required: ["name"],
+        },
+        body: documentSchema,
+        response: {
+          201: summarySchema,
+          400: { description: "Not an analysis document (the detail names the field)", $ref: "Problem#" },
+          401: errorResponses[401],
+          403: { description: "The caller is not an administrator", $ref: "Problem#" },
+          409: { description: "Not later than the application's latest analysis", $ref: "Problem#" },
+          413: { description: "Larger than ANALYSIS_UPLOAD_MAX_BYTES", $ref: "Problem#" },
+          415: { description: "Not application/json", $ref: "Problem#" },
+        },
+      },
+    },
+    async (request, reply) => {
+      const name = take(reply, parseApplicationName(request.params.name));
+      if (name === REPLIED) return reply;
+      const parsed = parseAnalysisDocument(request.body);
+      if (!parsed.ok) return sendProblem(reply, 400, `Invalid analysis document: ${parsed.detail}`);
+      const document = parsed.document;
+      if (document.application !== name) {
+        return sendProblem(
+          reply,
+          400,
+          `The document analyzes '${document.application}' but was sent to application '${name}'`,
+        );
+      }
+      const existing = await findApplication(deps.db, name);
+      if (existing) {
+        const latest = await deps.db
+          .selectFrom("analyses")
+          .select("analyzed_at")
+          .where("application_id", "=", existing.id)
+          .orderBy("seq", "desc")
+          .limit(1)
+          .executeTakeFirst();
+        if (latest && latest.analyzed_at >= new Date(document.analyzedAt).toISOString()) {
+          return sendProblem(
+            reply,
+            409,
+            `Application '${name}' already has an analysis at ${toUtcSeconds(latest.analyzed_at)}: ` +
+              `an analysis dated ${toUtcSeconds(document.analyzedAt)} must come later`,
+          );
+        }
+      }
+      // Facts first: the ingestion then computes the affected versions against the full version history.
+      const facts = options.gatherFacts ? await options.gatherFacts(document.packages) : undefined;
+      let recorded: Awaited<ReturnType<typeof ingestAnalysis>>;
+      try {
+        recorded = await ingestAnalysis(deps.db, name, analysisInputOf(document));
+      } catch (error) {
+        if (error instanceof IngestError) {
+          return sendProblem(reply, error.reason === "out-of-order" ? 409 : 400, error.message);
+        }
+        throw error;
+      }
+      const application = await findApplication(deps.db, name);
+      const counts = await countAnalysis(deps.db, application?.id ?? 0, recorded.seq);
+      return reply.code(201).send({
+        application: name,
+        analyzedAt: toUtcSeconds(recorded.analyzedAt),
+        packages: counts.packages,
+        externalObjects: counts.externalObjects,
+        references: counts.references,
+        vulnerablePackages: counts.vulnerablePackages,
+        warnings: document.warnings.length,
+        changes: {
+          packages: recorded.packages,
+          externalObjects: recorded.objects,
+          references: recorded.references,
+        },
+        ...(facts ? { facts } : {}),
+      });
+    },
+  );
+}

@@ -1,0 +1,41 @@
+/**
+ * npm: the packument (`<registry>/<name>`) lists the published versions and, in `time`, when each was
+ * published. Read as served: a registry mirror that writes its own copy times there gives copy times.
+ */
+import type { PublishedVersionInput } from "../analysis.ts";
+import type { RegistryFetcher } from "../registry/cached-fetch.ts";
+import type { VersionsLookup } from "./lookup.ts";
+
+/** Scoped names keep their `@` and encode the slash, as the registry API wants (`@babel%2fcore`). */
+export function packumentUrl(registryUrl: string, name: string): string {
+  return `${registryUrl.replace(/\/+$/, "")}/${name.replace("/", "%2f")}`;
+}
+
+export async function npmVersions(
+  fetcher: RegistryFetcher,
+  registryUrl: string,
+  name: string,
+): Promise<VersionsLookup> {
+  // The full packument: the abbreviated install format has no per-version `time`.
+  const outcome = await fetcher.get(packumentUrl(registryUrl, name), {
+    headers: { accept: "application/json" },
+  });
+  if (outcome.kind !== "ok") return outcome;
+  let packument: { versions?: Record<string, unknown>; time?: Record<string, unknown> };
+  try {
+    packument = JSON.parse(outcome.body.toString("utf8"));
+  } catch {
+    return { kind: "failed", reason: "the registry's answer is not JSON" };
+  }
+  const time = packument.time ?? {};
+  const versions: PublishedVersionInput[] = Object.keys(packument.versions ?? {}).map((version) => {
+    const at = time[version];
+    const parsed = typeof at === "string" ? new Date(at) : null;
+    return {
+      version,
+      releasedAt:
+        parsed && !Number.isNaN(parsed.getTime()) ? parsed.toISOString().replace(".000Z", "Z") : null,
+    };
+  });
+  return { kind: "ok", versions };
+}

@@ -1,0 +1,63 @@
+import { readFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
+
+const recorded = (path: string) =>
+  readFileSync(fileURLToPath(new URL(`../fixtures/registry/${path}`, import.meta.url)));
+
+const LOG4J = "/maven2/org/apache/logging/log4j/log4j-core";
+
+/**
+ * An npm registry and a Maven repository on loopback, answering with recorded real responses
+ * (test/fixtures/registry/SOURCES.md): the packument of `ms`, log4j-core's maven-metadata.xml and the
+ * signatures of two of its releases. `com.example:dated` is served with Last-Modified headers.
+ */
+export interface FakeRegistry {
+  npmUrl: string;
+  mavenUrl: string;
+  requests: string[];
+  close(): Promise<void>;
+}
+
+export async function startFakeRegistry(): Promise<FakeRegistry> {
+  const requests: string[] = [];
+  const server: Server = createServer((request, response) => {
+    const path = request.url ?? "";
+    requests.push(path);
+    const send = (body: Buffer, type: string, headers: Record<string, string> = {}) =>
+      response.writeHead(200, { "content-type": type, ...headers }).end(body);
+    if (path === "/npm/ms") return send(recorded("npm/ms.json"), "application/json");
+    if (path === `${LOG4J}/maven-metadata.xml`)
+      return send(recorded("maven/log4j-core-maven-metadata.xml"), "text/xml");
+    const asc = /^\/maven2\/org\/apache\/logging\/log4j\/log4j-core\/([^/]+)\/log4j-core-\1\.pom\.asc$/.exec(
+      path,
+    );
+    if (asc && (asc[1] === "2.14.1" || asc[1] === "2.17.1")) {
+      return send(recorded(`maven/log4j-core-${asc[1]}.pom.asc`), "text/plain");
+    }
+    if (path === "/maven2/com/example/dated/maven-metadata.xml") {
+      return send(
+        Buffer.from(
+          "<metadata><groupId>com.example</groupId><artifactId>dated</artifactId><versioning><versions>" +
+            "<version>1.0</version><version>1.1-SNAPSHOT</version></versions></versioning></metadata>",
+        ),
+        "text/xml",
+      );
+    }
+    if (path === "/maven2/com/example/dated/1.0/dated-1.0.pom.asc") {
+      return send(recorded("maven/log4j-core-2.14.1.pom.asc"), "text/plain", {
+        "last-modified": "Tue, 02 Jan 2024 03:04:05 GMT",
+      });
+    }
+    response.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    npmUrl: `${base}/npm`,
+    mavenUrl: `${base}/maven2`,
+    requests,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

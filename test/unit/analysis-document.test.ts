@@ -1,0 +1,66 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { AnalysisInput } from "../../src/scanner/analysis.ts";
+import {
+  analysisDocumentJsonSchema,
+  analysisDocumentOf,
+  analysisInputOf,
+  parseAnalysisDocument,
+} from "../../src/scanner/analysis-document.ts";
+
+const input: AnalysisInput = {
+  analyzedAt: "2024-06-01T00:00:00Z",
+  packages: [{ ecosystem: "npm", name: "lodash", version: "4.17.15" }],
+  objects: [
+    {
+      id: "lodash/merge",
+      package: "npm:lodash",
+      name: "merge",
+      fullName: "lodash.merge",
+      mangling: "merge(object, sources)",
+      type: "JavaScript Function",
+      typeId: "JS_FUNCTION",
+    },
+  ],
+  references: [
+    {
+      from: {
+        id: "src/cart.js#update",
+        name: "update",
+        fullName: "cart.update",
+        type: "JavaScript Function",
+        typeId: "JS_FUNCTION",
+      },
+      to: "lodash/merge",
+    },
+  ],
+};
+
+describe("analysis document", () => {
+  it("round-trips what imaging scan writes through what the REST API reads", () => {
+    const document = analysisDocumentOf("storefront", input, {
+      scanner: { name: "imaging", version: "1.0.0" },
+      warnings: [{ file: "package-lock.json", message: "x" }],
+    });
+    const parsed = parseAnalysisDocument(JSON.parse(JSON.stringify(document)));
+    assert.ok(parsed.ok);
+    assert.deepEqual(parsed.document, document);
+    assert.deepEqual(analysisInputOf(parsed.document), input);
+  });
+
+  it("refuses an object of a package the document does not list, naming the field", () => {
+    const document = analysisDocumentOf("storefront", { ...input, packages: [] });
+    assert.deepEqual(parseAnalysisDocument(document), {
+      ok: false,
+      detail: "objects[0].package: 'npm:lodash' is not one of the document's packages (<ecosystem>:<name>)",
+    });
+  });
+
+  it("has a JSON Schema requiring application, analyzedAt and packages", () => {
+    assert.deepEqual([...(analysisDocumentJsonSchema.required ?? [])].sort(), [
+      "analyzedAt",
+      "application",
+      "packages",
+    ]);
+  });
+});
