@@ -25,6 +25,7 @@ interface ScanCliOptions {
   json?: boolean;
   output?: string;
   server?: string;
+  progress?: boolean;
 }
 
 /** Seam for the merge: scanner-data's gatherPackageFacts (src/scanner/facts/). */
@@ -45,6 +46,7 @@ export function registerScan(program: Command): void {
     .option("--json", "print the summary as JSON")
     .option("--output <file>", "write the analysis document to FILE instead of recording it here")
     .option("--server <url>", "send the analysis to this platform (admin API key in IMAGING_API_KEY)")
+    .option("--progress", "print progress on stderr even when it is not a terminal")
     .action(async (path: string, options: ScanCliOptions) => {
       const summary = await scan(path, options);
       emit(Boolean(options.json), summary, () => describe(summary, options));
@@ -73,7 +75,11 @@ async function scan(path: string, options: ScanCliOptions): Promise<ScanSummary>
   const settings = settingsFrom(options);
   const offline = Boolean(options.offline);
   const fetcher = createRegistryFetcher({ cacheDir: join(settings.dataDir, "cache", "http"), offline });
-  const progress = (message: string) => process.stderr.write(`scan: ${message}\n`);
+  // Progress is for people at a terminal; scripts and CI logs get the summary and one-line errors.
+  const showProgress = Boolean(options.progress) || process.stderr.isTTY;
+  const progress = (message: string) => {
+    if (showProgress) process.stderr.write(`scan: ${message}\n`);
+  };
   const context = {
     fetcher,
     offline,

@@ -20,8 +20,8 @@ export interface GraphRoots {
 }
 
 /**
- * The packages reachable from the roots, dev when not reachable from a production root. Without roots
- * (a lockfile read without its package.json) every node is listed as a production dependency.
+ * Every package of the graph, dev when reachable from a dev root and not from a production one. Without
+ * roots (a lockfile read without its package.json) every node is listed as a production dependency.
  */
 export function packagesFromGraph(
   nodes: ReadonlyMap<string, LockNode>,
@@ -52,6 +52,10 @@ export function packagesFromGraph(
   };
   const production = reach(roots.production, new Set());
   const all = reach(roots.dev, new Set(production));
+  const reachable = new Set(all);
+  // Entries nothing reaches are still installed: yarn 4 adds dependencies of its own (its builtin
+  // packageExtensions, @types/keyv for got...) that the dependents' entries do not list.
+  for (const id of nodes.keys()) all.add(id);
   const direct = new Set([...roots.production, ...roots.dev]);
   const found: InventoryPackage[] = [];
   for (const id of all) {
@@ -61,7 +65,7 @@ export function packagesFromGraph(
       ecosystem: "npm",
       name: node.name,
       version: node.version,
-      dev: !production.has(id),
+      dev: !production.has(id) && reachable.has(id),
       direct: direct.has(id),
       source,
     });

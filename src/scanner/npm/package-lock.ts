@@ -97,7 +97,10 @@ function readPackages(packages: Record<string, unknown>, text: string, shown: st
       name,
       version,
       dev: entry.dev === true,
-      direct: declared.get(parent)?.has(installedAs) ?? false,
+      // Workspaces' dependencies are hoisted to the root's node_modules.
+      direct:
+        (declared.get(parent)?.has(installedAs) ?? false) ||
+        (parent === "" && [...declared.values()].some((names) => names.has(installedAs))),
       source: shown,
     });
   }

@@ -31,6 +31,8 @@ interface Candidate {
   dev: boolean;
   direct: boolean;
   label: string;
+  /** The name the document spells out beside the purl (CycloneDX group/name, SPDX name). */
+  name: string | undefined;
 }
 
 export function readSbom(text: string, shown: string): Inventory {
@@ -67,7 +69,10 @@ export function readSbom(text: string, shown: string): Inventory {
         message: `${candidate.label}: ${found.reason}, skipped`,
       });
     } else {
-      const { ecosystem, name, version } = found;
+      const { ecosystem, version } = found;
+      // purls lower-case npm names, yet the registry keeps a few legacy mixed-case ones (JSONStream).
+      const name =
+        ecosystem === "npm" && candidate.name?.toLowerCase() === found.name ? candidate.name : found.name;
       packages.push({
         ecosystem,
         name,
@@ -127,6 +132,12 @@ function cycloneDxComponents(bom: Record<string, unknown>, text: string, shown: 
         dev,
         direct: component["bom-ref"] !== undefined && directRefs.has(component["bom-ref"]),
         label: `component ${String(component.name)}`,
+        name:
+          typeof component.name === "string"
+            ? typeof component.group === "string" && component.group !== ""
+              ? `${component.group}/${component.name}`
+              : component.name
+            : undefined,
       });
       if (Array.isArray(component.components)) visit(component.components);
     }
@@ -177,6 +188,7 @@ function spdxPackages(spdx: Record<string, unknown>, text: string, shown: string
       dev: dev.has(pkg.SPDXID),
       direct: direct.has(pkg.SPDXID),
       label: `package ${String(pkg.name)}`,
+      name: typeof pkg.name === "string" ? pkg.name : undefined,
     });
   }
   return candidates;
