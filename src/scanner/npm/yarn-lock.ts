@@ -28,6 +28,26 @@ function errorLine(message: string): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
+/**
+ * @yarnpkg/lockfile 1.1.0 counts lines wrongly: its tokenizer takes "\n\n" for one "\r\n" line end, so
+ * every blank line before the error shifts its line number by one. Replay its counting to find the
+ * file's real line.
+ */
+export function classicErrorLine(text: string, reported: number | undefined): number | undefined {
+  if (reported === undefined) return undefined;
+  let counted = 1;
+  let real = 1;
+  for (let i = 0; i < text.length && counted < reported; ) {
+    if (text[i] === "\n" || text[i] === "\r") {
+      const pair = text[i + 1] === "\n";
+      real += (text[i] === "\n" ? 1 : 0) + (pair ? 1 : 0);
+      i += pair ? 2 : 1;
+      counted++;
+    } else i++;
+  }
+  return real;
+}
+
 function readClassic(text: string, shown: string, manifests: readonly Manifest[]): LockfileRead {
   let parsed: ReturnType<typeof lockfile.parse>;
   try {
@@ -37,7 +57,7 @@ function readClassic(text: string, shown: string, manifests: readonly Manifest[]
     throw new ScanInputError(
       shown,
       `not a valid yarn v1 lockfile: ${message.replace(/\s*\d+:\d+ in .*$/, "")}`,
-      errorLine(message),
+      classicErrorLine(text, errorLine(message)),
     );
   }
   if (parsed.type !== "success") {
