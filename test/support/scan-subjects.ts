@@ -309,3 +309,39 @@ export function workspaceMonorepo(): WorkspaceSubject {
   });
   return { npm: join(root, "npm"), pnpm: join(root, "pnpm") };
 }
+
+/**
+ * About 2,000 packages: a package.json depending on four real published applications and libraries
+ * (firebase-tools 8.4.0, react-scripts 5.0.1, typeorm 0.3.20, mongoose 8.4.0), locked by npm.
+ */
+export function benchLockfile(): string {
+  return cached("bench-2000", (dir) => {
+    writeFileSync(
+      join(dir, "package.json"),
+      `${JSON.stringify(
+        {
+          name: "bench-app",
+          version: "1.0.0",
+          private: true,
+          dependencies: {
+            "firebase-tools": "8.4.0",
+            "react-scripts": "5.0.1",
+            typeorm: "0.3.20",
+            mongoose: "8.4.0",
+          },
+        },
+        null,
+        2,
+      )}\n`,
+    );
+    run(dir, "npm", ["install", "--package-lock-only"]);
+  });
+}
+
+/** @cyclonedx/cyclonedx-npm installed once into the cache; returns its command-line script. */
+export function cyclonedxNpmBin(): string {
+  const dir = cached("tools-cyclonedx-npm", (work) => {
+    run(work, "npm", ["install", "--prefix", work, "--no-save", TOOLS.cyclonedx]);
+  });
+  return join(dir, "node_modules", "@cyclonedx", "cyclonedx-npm", "bin", "cyclonedx-npm-cli.js");
+}
