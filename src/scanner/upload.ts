@@ -3,6 +3,7 @@
  * (`POST {URL}/rest/applications/{name}/analyses`, admin API key in X-API-KEY), so CI pipelines scan
  * where the code is and the platform stores it. Failures come back as one line; the key never does.
  */
+import { redactUrl } from "./registry/cached-fetch.ts";
 import type { AnalysisDocument } from "./scan.ts";
 
 export class UploadError extends Error {
@@ -15,8 +16,9 @@ export async function uploadAnalysis(
   document: AnalysisDocument,
   timeoutMs = 120_000,
 ): Promise<Record<string, unknown>> {
-  const base = server.replace(/\/+$/, "");
-  const url = `${base}/rest/applications/${encodeURIComponent(document.application)}/analyses`;
+  const url = `${server.replace(/\/+$/, "")}/rest/applications/${encodeURIComponent(document.application)}/analyses`;
+  // What messages name: the platform's URL without credentials it may carry.
+  const base = redactUrl(server).replace(/\/+$/, "");
   let response: Response;
   try {
     response = await fetch(url, {

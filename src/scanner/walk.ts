@@ -5,7 +5,8 @@ import { ScanInputError } from "./inventory.ts";
 
 /**
  * Installed dependencies (their own lockfiles and manifests describe packages, not the application),
- * version-control data, tool caches and build outputs.
+ * version-control data, tool caches, build outputs, and test fixtures and examples (lockfiles and SBOMs
+ * kept there describe other applications).
  */
 export const SKIPPED_FOLDERS: ReadonlySet<string> = new Set([
   "node_modules",
@@ -27,6 +28,11 @@ export const SKIPPED_FOLDERS: ReadonlySet<string> = new Set([
   ".next",
   ".nuxt",
   ".cache",
+  "fixtures",
+  "__fixtures__",
+  "test-fixtures",
+  "__tests__",
+  "examples",
 ]);
 
 /** Relative, `/`-separated paths of the regular files under `root` (symbolic links are not followed). */

@@ -90,12 +90,16 @@ export async function runScanBench(input: string, rounds: number): Promise<ScanB
         },
       );
       report.cyclonedxMs.push(elapsed(start));
-      const components = (JSON.parse(readFileSync(bom, "utf8")).components ?? []) as {
-        purl?: string;
-        name: string;
-        group?: string;
-        version: string;
-      }[];
+      // cyclonedx-npm nests components under the package that bundles or depends on them.
+      type Component = { name: string; group?: string; version: string; components?: Component[] };
+      const components: Component[] = [];
+      const collect = (list: Component[] | undefined) => {
+        for (const c of list ?? []) {
+          components.push(c);
+          collect(c.components);
+        }
+      };
+      collect(JSON.parse(readFileSync(bom, "utf8")).components);
       // cyclonedx-npm lists the application's own workspaces as components too.
       theirs = new Set(
         components

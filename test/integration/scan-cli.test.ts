@@ -372,6 +372,19 @@ describe("imaging scan: inputs it cannot read, the analysis document and the upl
       assert.equal(received.length, before);
     });
 
+    it("credentials in the platform's URL are never printed", async () => {
+      const withCredentials = url.replace("http://", "http://ci:s3cr3t-pass@");
+      const result = await cli(["scan", subject.npm.v3, "--app", "late", "--server", withCredentials], {
+        IMAGING_API_KEY: KEY,
+      });
+      assert.equal(result.code, 1);
+      assert.equal(result.stderr.trimEnd().split("\n").length, 1, result.stderr);
+      assert.ok(
+        !result.stderr.includes("s3cr3t-pass") && !result.stdout.includes("s3cr3t-pass"),
+        result.stderr,
+      );
+    });
+
     it("an unreachable platform is one line too", async () => {
       const closed = createServer();
       await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));

@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { Command } from "commander";
-import { createRegistryFetcher } from "../../scanner/registry/cached-fetch.ts";
+import { createRegistryFetcher, redactUrl } from "../../scanner/registry/cached-fetch.ts";
 import {
   analysisDocument,
   type FactsGatherer,
@@ -99,7 +99,7 @@ async function scan(path: string, options: ScanCliOptions): Promise<ScanSummary>
     progress(`analysis document written to ${options.output}`);
   }
   if (options.server !== undefined) {
-    progress(`sending the analysis to ${options.server}`);
+    progress(`sending the analysis to ${redactUrl(options.server)}`);
     try {
       const answer = await uploadAnalysis(options.server, apiKey as string, document);
       return { ...unrecordedSummary(document, result), ...answer } as ScanSummary;
@@ -119,7 +119,7 @@ async function scan(path: string, options: ScanCliOptions): Promise<ScanSummary>
 
 function describe(summary: ScanSummary, options: ScanCliOptions): string {
   const where = options.server
-    ? `sent to ${options.server}`
+    ? `sent to ${redactUrl(options.server)}`
     : summary.seq !== undefined
       ? `recorded as analysis ${summary.seq}`
       : `written to ${options.output}, not recorded`;
