@@ -16,22 +16,35 @@ export async function uploadAnalysis(
   document: AnalysisDocument,
   timeoutMs = 120_000,
 ): Promise<Record<string, unknown>> {
-  const url = `${server.replace(/\/+$/, "")}/rest/applications/${encodeURIComponent(document.application)}/analyses`;
-  // What messages name: the platform's URL without credentials it may carry.
+  // A proxy in front of the platform may want basic credentials in the URL: fetch refuses URLs with
+  // credentials, so they travel as an Authorization header. Messages name the URL without them.
+  const target = new URL(server);
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    accept: "application/json",
+    "x-api-key": apiKey,
+  };
+  if (target.username || target.password) {
+    const user = decodeURIComponent(target.username);
+    const password = decodeURIComponent(target.password);
+    headers.authorization = `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
+    target.username = "";
+    target.password = "";
+  }
+  const url = `${target.toString().replace(/\/+$/, "")}/rest/applications/${encodeURIComponent(document.application)}/analyses`;
   const base = redactUrl(server).replace(/\/+$/, "");
   let response: Response;
   try {
     response = await fetch(url, {
       method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json", "x-api-key": apiKey },
+      headers,
       body: JSON.stringify(document),
       signal: AbortSignal.timeout(timeoutMs),
     });
   } catch (error) {
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    throw new UploadError(
-      `${base} cannot be reached: ${cause?.code ?? cause?.message ?? (error as Error).message}`,
-    );
+    // Never the error's own message: it may quote the URL.
+    throw new UploadError(`${base} cannot be reached: ${cause?.code ?? (error as Error).name}`);
   }
   const text = await response.text();
   let body: unknown;

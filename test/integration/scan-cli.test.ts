@@ -268,6 +268,7 @@ describe("imaging scan: inputs it cannot read, the analysis document and the upl
     const received: {
       path: string;
       key: string | undefined;
+      authorization?: string | undefined;
       body: { application: string; packages: unknown[] };
     }[] = [];
     const KEY = "imk_test_secret_value_0123456789";
@@ -303,6 +304,7 @@ describe("imaging scan: inputs it cannot read, the analysis document and the upl
         received.push({
           path: request.url ?? "",
           key: request.headers["x-api-key"] as string | undefined,
+          authorization: request.headers.authorization,
           body,
         });
         const answer = answers[body.application as string] ?? problem(500, "Internal", "unexpected");
@@ -378,7 +380,12 @@ describe("imaging scan: inputs it cannot read, the analysis document and the upl
         IMAGING_API_KEY: KEY,
       });
       assert.equal(result.code, 1);
+      assert.equal(
+        received.at(-1)?.authorization,
+        `Basic ${Buffer.from("ci:s3cr3t-pass").toString("base64")}`,
+      );
       assert.equal(result.stderr.trimEnd().split("\n").length, 1, result.stderr);
+      assert.match(result.stderr, /^imaging: http:\/\/\*\*\*@127\.0\.0\.1:\d+ refused the analysis \(409\)/);
       assert.ok(
         !result.stderr.includes("s3cr3t-pass") && !result.stdout.includes("s3cr3t-pass"),
         result.stderr,
