@@ -3,6 +3,7 @@
  * checked against what the package managers themselves list for the same lockfiles.
  */
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { before, describe, it } from "node:test";
 import { createRegistryFetcher } from "../../src/scanner/registry/cached-fetch.ts";
 import { INPUT_READERS, type ScanResult, scanPath } from "../../src/scanner/scan.ts";
@@ -12,6 +13,7 @@ import {
   treePackages,
   type WorkspaceSubject,
   workspaceMonorepo,
+  yarnClassicProductionInstall,
   yarnInfoPackages,
 } from "../support/scan-subjects.ts";
 
@@ -98,6 +100,25 @@ describe("npm lockfiles and SBOMs of firebase-tools 8.4.0, against the package m
     // devDependencies nothing in production needs are flagged dev.
     const mocha = result.packages.find((p) => p.name === "mocha");
     assert.deepEqual(mocha && [mocha.dev, mocha.direct], [true, true]);
+  });
+
+  it("yarn.lock v1: production packages are what yarn install --production installs", async () => {
+    const result = await scan(subject.yarn.classic);
+    const { installed } = yarnClassicProductionInstall();
+    // yarn skips optional packages made for other platforms; npm's lockfile of the same tree says which.
+    const npmLock = JSON.parse(readFileSync(`${subject.npm.v3}/package-lock.json`, "utf8")) as {
+      packages: Record<string, { version?: string; os?: string[] }>;
+    };
+    const incompatible = Object.entries(npmLock.packages)
+      .filter(([, entry]) => entry.os && !entry.os.includes(process.platform))
+      .map(([path, entry]) => `${path.slice(path.lastIndexOf("node_modules/") + 13)}@${entry.version}`);
+    assert.ok(incompatible.length > 0, "fsevents (darwin only) is expected in this tree");
+    const locked = all(result);
+    // Copies bundled inside other packages' tarballs are installed without being in the lockfile.
+    const expected = new Set(installed.filter((p) => locked.has(p)));
+    // Those (fsevents) are in the inventory all the same: the lockfile pins them.
+    const actual = new Set([...production(result)].filter((p) => !incompatible.includes(p)));
+    assertSameSet(actual, expected, "production packages");
   });
 
   it("yarn.lock of yarn 4 (Berry): the packages and versions yarn info --all --recursive lists", async () => {

@@ -5,11 +5,12 @@
  * pnpm 8 and 9, yarn 1 and yarn 4, SBOMs written by @cyclonedx/cyclonedx-npm and `npm sbom`, and what
  * each tool itself lists for them (`npm ls`, `pnpm ls`, `yarn info`): the tests' oracles.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import {
   copyFileSync,
   existsSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -344,4 +345,67 @@ export function cyclonedxNpmBin(): string {
     run(work, "npm", ["install", "--prefix", work, "--no-save", TOOLS.cyclonedx]);
   });
   return join(dir, "node_modules", "@cyclonedx", "cyclonedx-npm", "bin", "cyclonedx-npm-cli.js");
+}
+
+/** name@version of every package.json under a node_modules folder (nested ones included). */
+function installedPackages(nodeModules: string): string[] {
+  const found = new Set<string>();
+  const visitPackage = (dir: string) => {
+    const file = join(dir, "package.json");
+    if (!existsSync(file)) return;
+    const { name, version } = JSON.parse(readFileSync(file, "utf8")) as { name?: string; version?: string };
+    if (name && version) found.add(`${name}@${version}`);
+    visitFolder(join(dir, "node_modules"));
+  };
+  const visitFolder = (folder: string) => {
+    if (!existsSync(folder)) return;
+    for (const entry of readdirSync(folder)) {
+      if (entry.startsWith(".")) continue;
+      if (entry.startsWith("@"))
+        for (const scoped of readdirSync(join(folder, entry))) visitPackage(join(folder, entry, scoped));
+      else visitPackage(join(folder, entry));
+    }
+  };
+  visitFolder(nodeModules);
+  return [...found].sort();
+}
+
+export interface YarnProductionInstall {
+  /** What `yarn install --production` put into node_modules (bundled copies included). */
+  installed: string[];
+}
+
+/** yarn 1's own production install of the firebase-tools yarn.lock: the oracle for dev flags. */
+export function yarnClassicProductionInstall(): YarnProductionInstall {
+  const classic = firebaseTools().yarn.classic;
+  const dir = cached("firebase-tools-8.4.0-yarn-production", (work) => {
+    copy(classic, work, ["package.json", "yarn.lock"]);
+    // yarn 1 says what it skips for this platform on stderr: keep both streams.
+    const install = spawnSync(
+      "npx",
+      [
+        "--yes",
+        `--package=${TOOLS.yarn1}`,
+        "--",
+        "yarn",
+        "install",
+        "--production",
+        "--frozen-lockfile",
+        "--ignore-scripts",
+        "--ignore-engines",
+        "--non-interactive",
+        `--cache-folder=${join(SUBJECTS_DIR, "yarn-cache")}`,
+      ],
+      { cwd: work, env: TOOL_ENV, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 600_000 },
+    );
+    if (install.status !== 0)
+      throw new Error(`yarn install --production failed: ${install.stderr.slice(-2000)}`);
+    writeFileSync(join(work, "yarn-install.log"), `${install.stdout}\n${install.stderr}`);
+    const result: YarnProductionInstall = {
+      installed: installedPackages(join(work, "node_modules")),
+    };
+    writeFileSync(join(work, "production.json"), `${JSON.stringify(result, null, 2)}\n`);
+    rmSync(join(work, "node_modules"), { recursive: true, force: true });
+  });
+  return JSON.parse(readFileSync(join(dir, "production.json"), "utf8")) as YarnProductionInstall;
 }
