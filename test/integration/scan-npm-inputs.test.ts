@@ -13,7 +13,9 @@ import {
   treePackages,
   type WorkspaceSubject,
   workspaceMonorepo,
+  yarnBerryProductionInstall,
   yarnClassicProductionInstall,
+  yarnInfoClosure,
   yarnInfoPackages,
 } from "../support/scan-subjects.ts";
 
@@ -126,6 +128,28 @@ describe("npm lockfiles and SBOMs of firebase-tools 8.4.0, against the package m
     assertSameSet(all(result), yarnInfoPackages(`${subject.yarn.berry}/yarn-info.ndjson`), "all packages");
     const mocha = result.packages.find((p) => p.name === "mocha");
     assert.deepEqual(mocha && [mocha.dev, mocha.direct], [true, true]);
+  });
+
+  it("yarn.lock of yarn 4: what yarn workspaces focus --production installs is production here", async () => {
+    const result = await scan(subject.yarn.berry);
+    const { installed } = yarnBerryProductionInstall();
+    const locked = all(result);
+    const ours = production(result);
+    // No package yarn installs for production may be flagged dev (bundled copies are not in the lockfile).
+    assert.ok(installed.length > 500, `yarn installed ${installed.length} packages`);
+    assert.deepEqual(
+      installed.filter((p) => locked.has(p) && !ours.has(p)),
+      [],
+      "installed for production but flagged dev",
+    );
+    // The other way round, only what no lockfile entry lists as a dependency: node-gyp and its own
+    // dependencies (yarn adds it to packages that build native code; not installed without scripts)
+    // and fsevents (darwin only).
+    const implicit = yarnInfoClosure(`${subject.yarn.berry}/yarn-info.ndjson`, "node-gyp");
+    const extra = [...ours].filter(
+      (p) => !installed.includes(p) && !implicit.has(p) && !p.startsWith("fsevents@"),
+    );
+    assert.deepEqual(extra, []);
   });
 
   for (const [label, file] of [

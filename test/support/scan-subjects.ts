@@ -228,6 +228,35 @@ export function treePackages(file: string): Set<string> {
   return found;
 }
 
+/** name@version of `start` and everything it depends on, per `yarn info --all --recursive --json`. */
+export function yarnInfoClosure(file: string, start: string): Set<string> {
+  const entries = readFileSync(file, "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map(
+      (line) =>
+        JSON.parse(line) as {
+          value: string;
+          children: { Version: string; Dependencies?: { locator: string }[] };
+        },
+    );
+  const byLocator = new Map(entries.map((e) => [e.value, e]));
+  const found = new Set<string>();
+  const stack = entries.filter((e) => e.value.startsWith(`${start}@`)).map((e) => e.value);
+  const seen = new Set<string>();
+  while (stack.length > 0) {
+    // Packages with peer dependencies appear as virtual instances of their npm locator.
+    const locator = (stack.pop() as string).replace(/@virtual:[^#]+#/, "@");
+    const entry = byLocator.get(locator);
+    if (!entry || seen.has(locator)) continue;
+    seen.add(locator);
+    const at = locator.indexOf("@", locator.startsWith("@") ? 1 : 0);
+    found.add(`${locator.slice(0, at)}@${entry.children.Version}`);
+    for (const dependency of entry.children.Dependencies ?? []) stack.push(dependency.locator);
+  }
+  return found;
+}
+
 /** `name@version` of every registry package `yarn info --all --recursive --json` lists. */
 export function yarnInfoPackages(file: string): Set<string> {
   const found = new Set<string>();
@@ -373,6 +402,36 @@ function installedPackages(nodeModules: string): string[] {
 export interface YarnProductionInstall {
   /** What `yarn install --production` put into node_modules (bundled copies included). */
   installed: string[];
+}
+
+/** yarn 4's own production install (`yarn workspaces focus --production`) of the firebase-tools yarn.lock. */
+export function yarnBerryProductionInstall(): YarnProductionInstall {
+  const berry = firebaseTools().yarn.berry;
+  const dir = cached("firebase-tools-8.4.0-berry-production", (work) => {
+    copy(berry, work, ["package.json", "yarn.lock"]);
+    const env = {
+      ...TOOL_ENV,
+      YARN_NODE_LINKER: "node-modules",
+      YARN_ENABLE_SCRIPTS: "false",
+      YARN_ENABLE_GLOBAL_CACHE: "false",
+      YARN_CACHE_FOLDER: join(SUBJECTS_DIR, "berry-cache"),
+    };
+    execFileSync(
+      "npx",
+      ["--yes", `--package=${TOOLS.berry}`, "--", "yarn", "workspaces", "focus", "--production"],
+      {
+        cwd: work,
+        env,
+        stdio: "ignore",
+        timeout: 600_000,
+      },
+    );
+    const result: YarnProductionInstall = { installed: installedPackages(join(work, "node_modules")) };
+    writeFileSync(join(work, "production.json"), `${JSON.stringify(result, null, 2)}\n`);
+    rmSync(join(work, "node_modules"), { recursive: true, force: true });
+    rmSync(join(work, ".yarn"), { recursive: true, force: true });
+  });
+  return JSON.parse(readFileSync(join(dir, "production.json"), "utf8")) as YarnProductionInstall;
 }
 
 /** yarn 1's own production install of the firebase-tools yarn.lock: the oracle for dev flags. */

@@ -133,10 +133,22 @@ function readBerry(text: string, shown: string, manifests: readonly Manifest[]):
       }
     }
   }
+  // yarn applies its builtin patches (typescript, resolve, fsevents) to the entry they patch without any
+  // entry naming the patched one: it is a dependency of whatever depends on the original.
+  for (const [resolution] of entries) {
+    const patched = /^(?:@[^/]+\/)?[^@]+@patch:(.+?)(?:#|$)/.exec(resolution)?.[1];
+    const original = patched ? resolutionOf(byDescriptor, decodeURIComponent(patched)) : undefined;
+    if (original && original !== resolution) nodes.get(original)?.dependencies.push(resolution);
+  }
   // package.json ranges carry no protocol; the lockfile's descriptors say `npm:` for registry ones.
   const berryRange = (range: string) => (/^[a-z]+:/.test(range) ? range : `npm:${range}`);
   const roots = rootsOf(manifests, (name, range) => byDescriptor.get(`${name}@${berryRange(range)}`));
   return finish(nodes, roots, shown, manifests);
+}
+
+/** The resolution a patch's inner reference names: a descriptor (`resolve@npm:^1`) or a resolution. */
+function resolutionOf(byDescriptor: Map<string, string>, reference: string): string | undefined {
+  return byDescriptor.get(reference) ?? [...byDescriptor.values()].find((r) => r === reference);
 }
 
 function rootsOf(
