@@ -68,6 +68,14 @@ describe("npm lockfiles and SBOMs of firebase-tools 8.4.0, against the package m
     });
   }
 
+  it("a lockfile given as the path itself is read with the package.json beside it", async () => {
+    const result = await scan(`${subject.npm.v1}/package-lock.json`);
+    assert.deepEqual(result.inputs, [{ reader: "npm", file: "package-lock.json" }]);
+    assertSameSet(all(result), treePackages(`${subject.npm.v1}/npm-ls.json`), "all packages");
+    const lodash = result.packages.find((p) => p.name === "lodash");
+    assert.deepEqual(lodash && [lodash.dev, lodash.direct], [false, true]);
+  });
+
   it("npm-shrinkwrap.json wins over the package-lock.json beside it, as npm ls says", async () => {
     const result = await scan(subject.npm.shrinkwrap);
     assertSameSet(all(result), treePackages(`${subject.npm.shrinkwrap}/npm-ls.json`), "all packages");
