@@ -69,6 +69,12 @@ export async function scanPath(path: string, options: ScanOptions): Promise<Scan
     claimed.set(reader, [...(claimed.get(reader) ?? []), resolve(root, file)]);
     inputs.push({ reader: reader.name, file });
   }
+  if (inputs.length === 0 && files.includes("package.json")) {
+    throw new ScanInputError(
+      isDirectory ? `${path.replace(/\/+$/, "")}/package.json` : path,
+      "no lockfile beside it to give exact versions (run npm install --package-lock-only, or your package manager's equivalent)",
+    );
+  }
   if (inputs.length === 0) {
     throw new ScanInputError(
       path,

@@ -205,6 +205,15 @@ describe("imaging scan: inputs it cannot read, the analysis document and the upl
     const none = await cli(["scan", empty, "--app", "x"]);
     assert.equal(none.code, 1);
     assert.match(none.stderr, /^imaging: .*: no supported input found \([^\n]+\)\n$/);
+    const manifestOnly = mkdtempSync(join(scratch, "manifest-"));
+    writeFileSync(join(manifestOnly, "package.json"), '{"dependencies": {"lodash": "^4.17.0"}}');
+    const unlocked = await cli(["scan", manifestOnly, "--app", "x"]);
+    assert.equal(unlocked.code, 1);
+    assert.equal(
+      unlocked.stderr,
+      `imaging: ${manifestOnly}/package.json: no lockfile beside it to give exact versions ` +
+        "(run npm install --package-lock-only, or your package manager's equivalent)\n",
+    );
     const date = await cli(["scan", subject.npm.v3, "--app", "x", "--date", "yesterday"]);
     assert.equal(date.code, 1);
     assert.match(date.stderr, /^imaging: --date "yesterday" is not an ISO 8601 date-time/);
