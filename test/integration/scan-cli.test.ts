@@ -112,12 +112,13 @@ for (const kind of STORE_KINDS) {
         "--app",
         "firebase-cli",
         "--date",
-        "2024-02-15T10:00:00Z",
+        "2024-02-15T10:00:00", // no offset: UTC, as the REST API reads `date`
         "--json",
       ]);
       assert.equal(result.code, 0, result.stderr);
       const summary = JSON.parse(result.stdout) as Summary;
       assert.equal(summary.seq, 2);
+      assert.equal(summary.analyzedAt, "2024-02-15T10:00:00.000Z");
       assert.deepEqual(summary.changes?.packages, { added: 0, removed: 0 });
       const now = await counts();
       assert.equal(now.rows, before.rows);

@@ -31,7 +31,8 @@ interface ScanCliOptions {
 /** Seam for the merge: scanner-data's gatherPackageFacts (src/scanner/facts/). */
 const gatherFacts: FactsGatherer | undefined = undefined;
 
-const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+/** As the REST API reads `date`: an ISO 8601 date-time, UTC when it has no offset. */
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?$/;
 
 export function registerScan(program: Command): void {
   program
@@ -58,13 +59,16 @@ async function scan(path: string, options: ScanCliOptions): Promise<ScanSummary>
   if (application === "" || application.includes("`")) {
     throw new CliError(`--app "${options.app}" must be a non-empty name without back-quotes`);
   }
+  const withOffset = (text: string) => (/(Z|[+-]\d{2}:\d{2})$/.test(text) ? text : `${text}Z`);
   if (
     options.date !== undefined &&
-    (!ISO_DATE_TIME.test(options.date) || Number.isNaN(Date.parse(options.date)))
+    (!ISO_DATE_TIME.test(options.date) || Number.isNaN(Date.parse(withOffset(options.date))))
   ) {
     throw new CliError(`--date "${options.date}" is not an ISO 8601 date-time such as 2024-06-01T00:00:00Z`);
   }
-  const analyzedAt = new Date(options.date ?? Date.now()).toISOString();
+  const analyzedAt = new Date(
+    options.date === undefined ? Date.now() : withOffset(options.date),
+  ).toISOString();
   const apiKey = process.env.IMAGING_API_KEY;
   if (options.server !== undefined) {
     if (!/^https?:\/\/[^\s/]+/.test(options.server) || !URL.canParse(options.server)) {
