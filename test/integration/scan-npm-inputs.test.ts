@@ -17,6 +17,7 @@ import {
   yarnClassicProductionInstall,
   yarnInfoClosure,
   yarnInfoPackages,
+  yarnWorkspaceMonorepo,
 } from "../support/scan-subjects.ts";
 
 async function scan(path: string): Promise<ScanResult> {
@@ -192,6 +193,14 @@ describe("workspaces (a monorepo of two workspaces on real registry packages)", 
     );
     const isNumber = result.packages.find((p) => p.name === "is-number");
     assert.deepEqual(isNumber && [isNumber.dev, isNumber.direct], [true, true]);
+  });
+
+  it("yarn 1 workspaces: every workspace's packages as yarn installs them, production ones as --production does", async () => {
+    const yarn = yarnWorkspaceMonorepo();
+    const result = await scan(yarn.dir);
+    assert.deepEqual(result.inputs, [{ reader: "npm", file: "yarn.lock" }]);
+    assertSameSet(all(result), new Set(yarn.installed), "all packages");
+    assertSameSet(production(result), new Set(yarn.production), "production packages");
   });
 
   it("pnpm workspaces: every importer's packages as pnpm ls --recursive lists them", async () => {

@@ -277,52 +277,53 @@ export interface WorkspaceSubject {
   pnpm: string;
 }
 
+function writeJson(path: string, json: unknown): void {
+  mkdirSync(join(path, ".."), { recursive: true });
+  writeFileSync(path, `${JSON.stringify(json, null, 2)}\n`);
+}
+/** The monorepo's package.json files. pnpm links a workspace only through the workspace: protocol. */
+function writeMonorepo(target: string, workspaceRange: string): void {
+  writeJson(join(target, "package.json"), {
+    name: "shop-monorepo",
+    private: true,
+    workspaces: ["packages/*"],
+    devDependencies: { "left-pad": "1.3.0" },
+  });
+  writeJson(join(target, "packages", "api", "package.json"), {
+    name: "@shop/api",
+    version: "1.0.0",
+    dependencies: { ms: "2.1.1", lodash: "4.17.15" },
+  });
+  writeJson(join(target, "packages", "web", "package.json"), {
+    name: "@shop/web",
+    version: "1.0.0",
+    dependencies: { "@shop/api": workspaceRange, minimist: "1.2.5" },
+    devDependencies: { "is-number": "7.0.0" },
+  });
+  writeJson(join(target, "packages", "web", "test", "fixtures", "old-app", "package.json"), {
+    name: "old-app",
+    dependencies: { lodash: "3.0.0" },
+  });
+}
+
 /**
  * A monorepo of two workspaces using real registry packages, with what a scan must not take for the
  * application's dependencies: a test fixture's package.json and a lockfile inside node_modules.
  */
 export function workspaceMonorepo(): WorkspaceSubject {
   const root = cached("workspace-monorepo", (dir) => {
-    const write = (path: string, json: unknown) => {
-      mkdirSync(join(path, ".."), { recursive: true });
-      writeFileSync(path, `${JSON.stringify(json, null, 2)}\n`);
-    };
-    // pnpm links a workspace only through the workspace: protocol, which npm does not know.
-    const sources = (target: string, workspaceRange: string) => {
-      write(join(target, "package.json"), {
-        name: "shop-monorepo",
-        private: true,
-        workspaces: ["packages/*"],
-        devDependencies: { "left-pad": "1.3.0" },
-      });
-      write(join(target, "packages", "api", "package.json"), {
-        name: "@shop/api",
-        version: "1.0.0",
-        dependencies: { ms: "2.1.1", lodash: "4.17.15" },
-      });
-      write(join(target, "packages", "web", "package.json"), {
-        name: "@shop/web",
-        version: "1.0.0",
-        dependencies: { "@shop/api": workspaceRange, minimist: "1.2.5" },
-        devDependencies: { "is-number": "7.0.0" },
-      });
-      write(join(target, "packages", "web", "test", "fixtures", "old-app", "package.json"), {
-        name: "old-app",
-        dependencies: { lodash: "3.0.0" },
-      });
-    };
     const npmDir = join(dir, "npm");
-    sources(npmDir, "1.0.0");
+    writeMonorepo(npmDir, "1.0.0");
     run(npmDir, "npm", ["install", "--package-lock-only"]);
     run(npmDir, "npm", ["ls", "--all", "--json", "--package-lock-only"], "npm-ls.json");
     run(npmDir, "npm", ["ls", "--all", "--json", "--package-lock-only", "--omit=dev"], "npm-ls-prod.json");
-    write(join(npmDir, "packages", "web", "node_modules", "stale", "package-lock.json"), {
+    writeJson(join(npmDir, "packages", "web", "node_modules", "stale", "package-lock.json"), {
       lockfileVersion: 3,
       packages: { "": {}, "node_modules/left-pad": { version: "1.0.0" } },
     });
 
     const pnpmDir = join(dir, "pnpm");
-    sources(pnpmDir, "workspace:*");
+    writeMonorepo(pnpmDir, "workspace:*");
     writeFileSync(join(pnpmDir, "pnpm-workspace.yaml"), "packages:\n  - 'packages/*'\n");
     const store = join(SUBJECTS_DIR, "pnpm-store");
     npx(pnpmDir, TOOLS.pnpm9, ["pnpm", "install", "--ignore-scripts", `--store-dir=${store}`]);
@@ -467,4 +468,42 @@ export function yarnClassicProductionInstall(): YarnProductionInstall {
     rmSync(join(work, "node_modules"), { recursive: true, force: true });
   });
   return JSON.parse(readFileSync(join(dir, "production.json"), "utf8")) as YarnProductionInstall;
+}
+
+export interface YarnWorkspaceSubject {
+  dir: string;
+  /** What yarn 1 installs for the monorepo (workspaces left out), and with --production. */
+  installed: string[];
+  production: string[];
+}
+
+/** The same monorepo under yarn 1 workspaces: yarn.lock and what yarn itself installs from it. */
+export function yarnWorkspaceMonorepo(): YarnWorkspaceSubject {
+  const dir = cached("workspace-monorepo-yarn", (work) => {
+    writeMonorepo(work, "1.0.0");
+    const yarn = (extra: string[]) =>
+      npx(work, TOOLS.yarn1, [
+        "yarn",
+        "install",
+        "--ignore-scripts",
+        "--non-interactive",
+        `--cache-folder=${join(SUBJECTS_DIR, "yarn-cache")}`,
+        ...extra,
+      ]);
+    const own = (list: string[]) => list.filter((p) => !p.startsWith("@shop/"));
+    const clean = () => {
+      for (const folder of ["node_modules", "packages/api/node_modules", "packages/web/node_modules"]) {
+        rmSync(join(work, folder), { recursive: true, force: true });
+      }
+    };
+    yarn([]);
+    const installed = own(installedPackages(join(work, "node_modules")));
+    clean();
+    yarn(["--production", "--frozen-lockfile"]);
+    const production = own(installedPackages(join(work, "node_modules")));
+    clean();
+    writeJson(join(work, "yarn-installs.json"), { installed, production });
+  });
+  const { installed, production } = JSON.parse(readFileSync(join(dir, "yarn-installs.json"), "utf8"));
+  return { dir, installed, production };
 }
