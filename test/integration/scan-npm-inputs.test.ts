@@ -166,10 +166,15 @@ describe("npm lockfiles and SBOMs of firebase-tools 8.4.0, against the package m
     ["CycloneDX 1.6 (@cyclonedx/cyclonedx-npm)", "cyclonedx16"],
     ["SPDX 2.3 (npm sbom)", "spdx"],
   ] as const) {
-    it(`${label}: the packages and versions npm ls lists, from their package URLs`, async () => {
+    it(`${label}: the packages and versions npm ls lists, from their package URLs, dev ones too`, async () => {
       const result = await scan(subject.sbom[file]);
       assert.equal(result.inputs[0]?.reader, "sbom");
       assertSameSet(all(result), treePackages(`${subject.published}/npm-ls.json`), "all packages");
+      assertSameSet(
+        production(result),
+        treePackages(`${subject.published}/npm-ls-prod.json`),
+        "production packages",
+      );
       assert.ok(result.packages.every((p) => p.ecosystem === "npm"));
     });
   }

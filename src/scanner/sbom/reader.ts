@@ -162,20 +162,38 @@ function spdxPackages(spdx: Record<string, unknown>, text: string, shown: string
     if (r.relationshipType === "DESCRIBES" && r.spdxElementId === spdx.SPDXID)
       described.add(r.relatedSpdxElement);
   }
-  const direct = new Set<unknown>();
-  const dev = new Set<unknown>();
+  // The dependency graph, parent → child: `A DEPENDS_ON B` and `B *_DEPENDENCY_OF A` / `B PREREQUISITE_FOR A`.
+  // Dev: reachable from the application only through a dev or test edge (npm sbom marks the direct ones).
+  const edges = new Map<unknown, { child: unknown; dev: boolean }[]>();
+  const link = (parent: unknown, child: unknown, dev: boolean) =>
+    edges.set(parent, [...(edges.get(parent) ?? []), { child, dev }]);
   for (const r of relationships) {
-    if (r.relationshipType === "DEPENDS_ON" && described.has(r.spdxElementId))
-      direct.add(r.relatedSpdxElement);
-    if (
-      (r.relationshipType === "DEPENDENCY_OF" || r.relationshipType === "DEV_DEPENDENCY_OF") &&
-      described.has(r.relatedSpdxElement)
-    ) {
-      direct.add(r.spdxElementId);
+    const type = String(r.relationshipType);
+    if (type === "DEPENDS_ON") link(r.spdxElementId, r.relatedSpdxElement, false);
+    else if (type.endsWith("DEPENDENCY_OF") || type === "PREREQUISITE_FOR") {
+      link(
+        r.relatedSpdxElement,
+        r.spdxElementId,
+        type === "DEV_DEPENDENCY_OF" || type === "TEST_DEPENDENCY_OF",
+      );
     }
-    if (r.relationshipType === "DEV_DEPENDENCY_OF" || r.relationshipType === "TEST_DEPENDENCY_OF")
-      dev.add(r.spdxElementId);
   }
+  const direct = new Set<unknown>(
+    [...described].flatMap((root) => (edges.get(root) ?? []).map((e) => e.child)),
+  );
+  const reach = (throughDev: boolean) => {
+    const seen = new Set<unknown>();
+    const stack = [...described];
+    while (stack.length > 0) {
+      const id = stack.pop();
+      if (seen.has(id)) continue;
+      seen.add(id);
+      for (const edge of edges.get(id) ?? []) if (throughDev || !edge.dev) stack.push(edge.child);
+    }
+    return seen;
+  };
+  const production = reach(false);
+  const linked = reach(true);
   const candidates: Candidate[] = [];
   for (const pkg of spdx.packages) {
     if (!isObject(pkg))
@@ -185,7 +203,7 @@ function spdxPackages(spdx: Record<string, unknown>, text: string, shown: string
     const purl = refs.find((r) => r.referenceType === "purl")?.referenceLocator;
     candidates.push({
       purl,
-      dev: dev.has(pkg.SPDXID),
+      dev: linked.has(pkg.SPDXID) && !production.has(pkg.SPDXID),
       direct: direct.has(pkg.SPDXID),
       label: `package ${String(pkg.name)}`,
       name: typeof pkg.name === "string" ? pkg.name : undefined,
