@@ -1,6 +1,7 @@
 #!/usr/bin/env -S node --max-semi-space-size=16
 import { Command, CommanderError } from "commander";
 import { ConfigError } from "../config/load-config.ts";
+import { ScanInputError } from "../scanner/inventory.ts";
 import { IngestError } from "../store/ingest.ts";
 import { VERSION } from "../version.ts";
 import { registerAdvisories } from "./commands/advisories.ts";
@@ -11,6 +12,7 @@ import { registerConfig } from "./commands/config.ts";
 import { registerDemo } from "./commands/demo.ts";
 import { registerDoctor } from "./commands/doctor.ts";
 import { registerIdp } from "./commands/idp.ts";
+import { registerScan } from "./commands/scan.ts";
 import { registerStart } from "./commands/start.ts";
 import { registerUsers } from "./commands/users.ts";
 import { CliError } from "./output.ts";
@@ -25,6 +27,7 @@ const program = new Command()
 registerStart(program);
 registerDemo(program);
 registerAdvisories(program);
+registerScan(program);
 registerApiKeys(program);
 registerConfig(program);
 registerClientConfig(program);
@@ -41,7 +44,11 @@ try {
   } else if (error instanceof CliError) {
     process.stderr.write(`imaging: ${error.message}\n`);
     process.exitCode = error.exitCode;
-  } else if (error instanceof ConfigError || error instanceof IngestError) {
+  } else if (
+    error instanceof ConfigError ||
+    error instanceof IngestError ||
+    error instanceof ScanInputError
+  ) {
     process.stderr.write(`imaging: ${error.message}\n`);
     process.exitCode = 1;
   } else {

@@ -1,0 +1,149 @@
+import { writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import type { Command } from "commander";
+import { createRegistryFetcher, redactUrl } from "../../scanner/registry/cached-fetch.ts";
+import {
+  analysisDocument,
+  type FactsGatherer,
+  INPUT_READERS,
+  recordAnalysis,
+  type ScanSummary,
+  scanPath,
+  unrecordedSummary,
+} from "../../scanner/scan.ts";
+import { UploadError, uploadAnalysis } from "../../scanner/upload.ts";
+import { settingsFrom, withStore } from "../context.ts";
+import { CliError, emit } from "../output.ts";
+
+interface ScanCliOptions {
+  app: string;
+  date?: string;
+  dataDir?: string;
+  config?: string;
+  offline?: boolean;
+  json?: boolean;
+  output?: string;
+  server?: string;
+  progress?: boolean;
+}
+
+/** Seam for the merge: scanner-data's gatherPackageFacts (src/scanner/facts/). */
+const gatherFacts: FactsGatherer | undefined = undefined;
+
+/** As the REST API reads `date`: an ISO 8601 date-time, UTC when it has no offset. */
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?$/;
+
+export function registerScan(program: Command): void {
+  program
+    .command("scan")
+    .description("Record one analysis of an application: its npm/Maven dependencies or an SBOM")
+    .argument("<path>", "project directory, lockfile, SBOM (*.cdx.json, *.spdx.json) or jar/war/ear")
+    .requiredOption("--app <name>", "application the analysis belongs to (created when missing)")
+    .option("--date <iso8601>", "date of the analysis (default: now)")
+    .option("--data-dir <dir>", "data directory (default: IMAGING_DATA_DIR, else ./data)")
+    .option("--config <file>", "JSON config file")
+    .option("--offline", "use the on-disk registry cache only")
+    .option("--json", "print the summary as JSON")
+    .option("--output <file>", "write the analysis document to FILE instead of recording it here")
+    .option("--server <url>", "send the analysis to this platform (admin API key in IMAGING_API_KEY)")
+    .option("--progress", "print progress on stderr even when it is not a terminal")
+    .action(async (path: string, options: ScanCliOptions) => {
+      const summary = await scan(path, options);
+      emit(Boolean(options.json), summary, () => describe(summary, options));
+    });
+}
+
+async function scan(path: string, options: ScanCliOptions): Promise<ScanSummary> {
+  const application = options.app.trim();
+  if (application === "" || application.includes("`")) {
+    throw new CliError(`--app "${options.app}" must be a non-empty name without back-quotes`);
+  }
+  const withOffset = (text: string) => (/(Z|[+-]\d{2}:\d{2})$/.test(text) ? text : `${text}Z`);
+  if (
+    options.date !== undefined &&
+    (!ISO_DATE_TIME.test(options.date) || Number.isNaN(Date.parse(withOffset(options.date))))
+  ) {
+    throw new CliError(`--date "${options.date}" is not an ISO 8601 date-time such as 2024-06-01T00:00:00Z`);
+  }
+  const analyzedAt = new Date(
+    options.date === undefined ? Date.now() : withOffset(options.date),
+  ).toISOString();
+  const apiKey = process.env.IMAGING_API_KEY;
+  if (options.server !== undefined) {
+    if (!/^https?:\/\/[^\s/]+/.test(options.server) || !URL.canParse(options.server)) {
+      throw new CliError(`--server "${options.server}" is not an http(s) URL`);
+    }
+    if (!apiKey) throw new CliError("--server needs an admin API key in IMAGING_API_KEY");
+  }
+  const settings = settingsFrom(options);
+  const offline = Boolean(options.offline);
+  const fetcher = createRegistryFetcher({ cacheDir: join(settings.dataDir, "cache", "http"), offline });
+  // Progress is for people at a terminal; scripts and CI logs get the summary and one-line errors.
+  const showProgress = Boolean(options.progress) || process.stderr.isTTY;
+  const progress = (message: string) => {
+    if (showProgress) process.stderr.write(`scan: ${message}\n`);
+  };
+  const context = {
+    fetcher,
+    offline,
+    npmRegistryUrl: settings.npmRegistryUrl,
+    mavenRepositoryUrl: settings.mavenRepositoryUrl,
+    mavenLocalRepository: settings.mavenLocalRepository ?? join(homedir(), ".m2", "repository"),
+    progress,
+  };
+  const result = await scanPath(path, { ...context, readers: INPUT_READERS });
+  const document = analysisDocument(application, analyzedAt, result);
+  if (options.output !== undefined) {
+    try {
+      writeFileSync(options.output, `${JSON.stringify(document, null, 2)}\n`);
+    } catch (error) {
+      throw new CliError(`${options.output}: cannot be written (${(error as NodeJS.ErrnoException).code})`);
+    }
+    progress(`analysis document written to ${options.output}`);
+  }
+  if (options.server !== undefined) {
+    progress(`sending the analysis to ${redactUrl(options.server)}`);
+    try {
+      const answer = await uploadAnalysis(options.server, apiKey as string, document);
+      return { ...unrecordedSummary(document, result), ...answer } as ScanSummary;
+    } catch (error) {
+      if (error instanceof UploadError) throw new CliError(error.message);
+      throw error;
+    }
+  }
+  if (options.output !== undefined) return unrecordedSummary(document, result);
+  return withStore(options, (store) =>
+    recordAnalysis(store.db, document, result, {
+      ...(gatherFacts ? { gatherFacts } : {}),
+      factsOptions: { ...context },
+    }),
+  );
+}
+
+function describe(summary: ScanSummary, options: ScanCliOptions): string {
+  const where = options.server
+    ? `sent to ${redactUrl(options.server)}`
+    : summary.seq !== undefined
+      ? `recorded as analysis ${summary.seq}`
+      : `written to ${options.output}, not recorded`;
+  const lines = [
+    `${summary.application} at ${summary.analyzedAt}: ${where}`,
+    `  inputs: ${summary.inputs.join(", ")}`,
+    `  packages: ${summary.packages} (${summary.devPackages} dev only)`,
+    `  vulnerable packages: ${summary.vulnerablePackages ?? "unknown (not recorded here)"}`,
+    `  external objects: ${summary.externalObjects}, references: ${summary.references}`,
+  ];
+  if (summary.changes) {
+    const { packages } = summary.changes;
+    lines.push(
+      `  changes since the previous analysis: ${packages.added} packages added, ${packages.removed} removed`,
+    );
+  }
+  if (summary.factsMissing && summary.factsMissing.length > 0) {
+    lines.push(`  no registry facts for ${summary.factsMissing.length} packages (see --json)`);
+  }
+  for (const w of summary.warnings)
+    lines.push(`  warning: ${w.file}${w.line ? `:${w.line}` : ""}: ${w.message}`);
+  return lines.join("\n");
+}

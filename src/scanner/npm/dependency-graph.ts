@@ -1,0 +1,74 @@
+/**
+ * yarn and pnpm lockfiles do not flag dev dependencies (pnpm 9 does not, yarn never did): walk the
+ * lockfile's graph from the application's production dependencies; what is reachable only from its
+ * devDependencies is dev.
+ */
+import type { InventoryPackage } from "../inventory.ts";
+
+export interface LockNode {
+  name: string;
+  version: string;
+  /** Ids of the nodes this one depends on (unresolvable references are left out). */
+  dependencies: string[];
+  /** A workspace or local folder of the application: walked through, never listed. */
+  own?: boolean;
+}
+
+export interface GraphRoots {
+  production: string[];
+  dev: string[];
+}
+
+/**
+ * Every package of the graph, dev when reachable from a dev root and not from a production one. Without
+ * roots (a lockfile read without its package.json) every node is listed as a production dependency.
+ */
+export function packagesFromGraph(
+  nodes: ReadonlyMap<string, LockNode>,
+  roots: GraphRoots | undefined,
+  source: string,
+): InventoryPackage[] {
+  if (!roots) {
+    return [...nodes.values()]
+      .filter((n) => !n.own)
+      .map((n) => ({
+        ecosystem: "npm",
+        name: n.name,
+        version: n.version,
+        dev: false,
+        direct: false,
+        source,
+      }));
+  }
+  const reach = (starts: string[], seen: Set<string>) => {
+    const stack = starts.filter((id) => nodes.has(id));
+    while (stack.length > 0) {
+      const id = stack.pop() as string;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      for (const next of nodes.get(id)?.dependencies ?? []) if (!seen.has(next)) stack.push(next);
+    }
+    return seen;
+  };
+  const production = reach(roots.production, new Set());
+  const all = reach(roots.dev, new Set(production));
+  const reachable = new Set(all);
+  // Entries nothing reaches are still installed: yarn 4 adds dependencies of its own (its builtin
+  // packageExtensions, @types/keyv for got...) that the dependents' entries do not list.
+  for (const id of nodes.keys()) all.add(id);
+  const direct = new Set([...roots.production, ...roots.dev]);
+  const found: InventoryPackage[] = [];
+  for (const id of all) {
+    const node = nodes.get(id) as LockNode;
+    if (node.own) continue;
+    found.push({
+      ecosystem: "npm",
+      name: node.name,
+      version: node.version,
+      dev: !production.has(id) && reachable.has(id),
+      direct: direct.has(id),
+      source,
+    });
+  }
+  return found;
+}

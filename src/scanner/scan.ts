@@ -1,0 +1,232 @@
+/**
+ * `imaging scan`: walk the scanned path once, give each input reader the files it claims, merge and
+ * dedupe what they find into one analysis, then record it (local store) or hand it to the caller
+ * (document file, upload to a platform).
+ *
+ *   walk ─► readers (INPUT_READERS) ─► merge/dedupe ─► AnalysisDocument ─► gather facts ─► ingest ─► summary
+ */
+import { statSync } from "node:fs";
+import { basename, dirname, resolve } from "node:path";
+import type { Kysely } from "kysely";
+import { countVulnerablePackages, latestAnalysisAt } from "../store/analysis-summary.ts";
+import { type ChangeCount, IngestError, ingestAnalysis } from "../store/ingest.ts";
+import type { Database } from "../store/schema.ts";
+import { VERSION } from "../version.ts";
+import type { AnalysisInput, PackageRef } from "./analysis.ts";
+import {
+  type InputReader,
+  type InventoryPackage,
+  type InventoryWarning,
+  type ReaderContext,
+  ScanInputError,
+} from "./inventory.ts";
+import { npmReader } from "./npm/reader.ts";
+import type { RegistryFetcher } from "./registry/cached-fetch.ts";
+import { sbomReader } from "./sbom/reader.ts";
+import { walkFiles } from "./walk.ts";
+
+/**
+ * Every input reader of `imaging scan`, in one place. Seam for the merge: the Maven reader
+ * (src/scanner/maven/reader.ts, `mavenReader`) joins this list.
+ */
+export const INPUT_READERS: readonly InputReader[] = [npmReader, sbomReader];
+
+export type ScanContext = Omit<ReaderContext, "root">;
+
+export interface ScanOptions extends ScanContext {
+  readers: readonly InputReader[];
+}
+
+export interface ScanResult {
+  /** Inputs read, relative to the scanned path, with the reader that read each. */
+  inputs: { reader: string; file: string }[];
+  /** Deduplicated by ecosystem, name and version: dev only when dev everywhere, direct when direct anywhere. */
+  packages: InventoryPackage[];
+  warnings: InventoryWarning[];
+}
+
+/** Reads every supported input under `path` (a directory, or one lockfile, SBOM or archive). */
+export async function scanPath(path: string, options: ScanOptions): Promise<ScanResult> {
+  const absolute = resolve(path);
+  let isDirectory: boolean;
+  try {
+    isDirectory = statSync(absolute).isDirectory();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new ScanInputError(
+      path,
+      code === "ENOENT" ? "no such file or directory" : `cannot be read (${code})`,
+    );
+  }
+  const root = isDirectory ? absolute : dirname(absolute);
+  options.progress(`looking for inputs in ${path}`);
+  const files = isDirectory ? walkFiles(absolute, path) : [basename(absolute)];
+  const claimed = new Map<InputReader, string[]>();
+  const inputs: ScanResult["inputs"] = [];
+  for (const file of files) {
+    const reader = options.readers.find((r) => r.claims(file));
+    if (!reader) continue;
+    claimed.set(reader, [...(claimed.get(reader) ?? []), resolve(root, file)]);
+    inputs.push({ reader: reader.name, file });
+  }
+  if (inputs.length === 0 && files.includes("package.json")) {
+    throw new ScanInputError(
+      isDirectory ? `${path.replace(/\/+$/, "")}/package.json` : path,
+      "no lockfile beside it to give exact versions (run npm install --package-lock-only, or your package manager's equivalent)",
+    );
+  }
+  if (inputs.length === 0) {
+    throw new ScanInputError(
+      path,
+      isDirectory
+        ? "no supported input found (npm/yarn/pnpm lockfiles, SBOMs named *.cdx.json, *.spdx.json or bom.json)"
+        : "not a supported input (a lockfile, or an SBOM named *.cdx.json, *.spdx.json or bom.json)",
+    );
+  }
+  options.progress(
+    `found ${inputs.length} input${inputs.length === 1 ? "" : "s"}: ` +
+      [...claimed].map(([reader, list]) => `${reader.name} ${list.length}`).join(", "),
+  );
+  const { readers: _, ...context } = options;
+  const found: InventoryPackage[] = [];
+  const warnings: InventoryWarning[] = [];
+  for (const [reader, list] of claimed) {
+    const inventory = await reader.read(list, { ...context, root });
+    found.push(...inventory.packages);
+    warnings.push(...inventory.warnings);
+  }
+  const packages = dedupe(found);
+  options.progress(`${packages.length} packages (${packages.filter((p) => p.dev).length} dev only)`);
+  return { inputs, packages, warnings };
+}
+
+function dedupe(found: readonly InventoryPackage[]): InventoryPackage[] {
+  const byKey = new Map<string, InventoryPackage>();
+  for (const p of found) {
+    const key = `${p.ecosystem}:${p.name}@${p.version}`;
+    const seen = byKey.get(key);
+    if (!seen) byKey.set(key, { ...p });
+    else {
+      seen.dev &&= p.dev;
+      seen.direct ||= p.direct;
+    }
+  }
+  return [...byKey.values()].sort(
+    (a, b) =>
+      a.ecosystem.localeCompare(b.ecosystem) ||
+      a.name.localeCompare(b.name) ||
+      a.version.localeCompare(b.version),
+  );
+}
+
+/**
+ * The analysis document: what `--output FILE` writes and `--server` sends to
+ * `POST /rest/applications/{name}/analyses`. Mirrors src/scanner/analysis-document.ts (its zod schema
+ * is the contract; at merge this declaration gives way to that one).
+ */
+export interface AnalysisDocument extends AnalysisInput {
+  application: string;
+  scanner?: { name: string; version: string };
+  warnings?: InventoryWarning[];
+}
+
+export function analysisDocument(
+  application: string,
+  analyzedAt: string,
+  scan: ScanResult,
+): AnalysisDocument {
+  return {
+    application,
+    analyzedAt,
+    scanner: { name: "imaging-services", version: VERSION },
+    packages: scan.packages.map(({ ecosystem, name, version }) => ({ ecosystem, name, version })),
+    objects: [],
+    references: [],
+    warnings: scan.warnings,
+  };
+}
+
+/** What `imaging scan --json` prints (and the platform's upload answers with). */
+export interface ScanSummary {
+  application: string;
+  analyzedAt: string;
+  packages: number;
+  devPackages: number;
+  externalObjects: number;
+  references: number;
+  /** Packages whose version a known vulnerability affects; null when the analysis was not recorded here. */
+  vulnerablePackages: number | null;
+  warnings: InventoryWarning[];
+  inputs: string[];
+  /** Position of the analysis in the application's history, when recorded. */
+  seq?: number;
+  /** What this analysis changed compared with the previous one, when recorded. */
+  changes?: { packages: ChangeCount; externalObjects: ChangeCount; references: ChangeCount };
+  /** Packages whose versions and release dates could not be gathered (offline, not on the registry). */
+  factsMissing?: { ecosystem: string; name: string; reason: string }[];
+}
+
+export function unrecordedSummary(document: AnalysisDocument, scan: ScanResult): ScanSummary {
+  return {
+    application: document.application,
+    analyzedAt: document.analyzedAt,
+    packages: document.packages.length,
+    devPackages: scan.packages.filter((p) => p.dev).length,
+    externalObjects: document.objects.length,
+    references: document.references.length,
+    vulnerablePackages: null,
+    warnings: scan.warnings,
+    inputs: scan.inputs.map((i) => i.file),
+  };
+}
+
+/** Registry facts for the scanned packages (scanner-data's gatherPackageFacts has this signature). */
+export type FactsGatherer = (
+  db: Kysely<Database>,
+  packages: PackageRef[],
+  options: {
+    fetcher: RegistryFetcher;
+    npmRegistryUrl: string;
+    mavenRepositoryUrl: string;
+    offline: boolean;
+    progress?: (message: string) => void;
+  },
+) => Promise<{ withFacts: number; missing: { ecosystem: string; name: string; reason: string }[] }>;
+
+export interface RecordOptions {
+  /** Seam for the merge: scanner-data's gatherPackageFacts; without it, no registry facts are gathered. */
+  gatherFacts?: FactsGatherer;
+  factsOptions: Parameters<FactsGatherer>[2];
+}
+
+/** Records the analysis in the store: all or nothing, and never before the application's latest one. */
+export async function recordAnalysis(
+  db: Kysely<Database>,
+  document: AnalysisDocument,
+  scan: ScanResult,
+  options: RecordOptions,
+): Promise<ScanSummary> {
+  const analyzedAt = new Date(document.analyzedAt).toISOString();
+  const latest = await latestAnalysisAt(db, document.application);
+  if (latest !== undefined && latest >= analyzedAt) {
+    throw new IngestError(
+      `Analyses of ${document.application} are recorded in time order: the latest is ${latest}, ` +
+        `so ${analyzedAt} cannot be added after it`,
+    );
+  }
+  let factsMissing: ScanSummary["factsMissing"];
+  if (options.gatherFacts) {
+    options.factsOptions.progress?.(`gathering package facts for ${document.packages.length} packages`);
+    factsMissing = (await options.gatherFacts(db, document.packages, options.factsOptions)).missing;
+  }
+  options.factsOptions.progress?.("recording the analysis");
+  const result = await ingestAnalysis(db, document.application, document);
+  return {
+    ...unrecordedSummary(document, scan),
+    analyzedAt: result.analyzedAt,
+    vulnerablePackages: await countVulnerablePackages(db, document.application, result.seq),
+    seq: result.seq,
+    changes: { packages: result.packages, externalObjects: result.objects, references: result.references },
+    ...(factsMissing ? { factsMissing } : {}),
+  };
+}
