@@ -13,6 +13,7 @@ import { type ChangeCount, IngestError, ingestAnalysis } from "../store/ingest.t
 import type { Database } from "../store/schema.ts";
 import { VERSION } from "../version.ts";
 import type { AnalysisInput, PackageRef } from "./analysis.ts";
+import { type AnalysisDocument, analysisDocumentOf } from "./analysis-document.ts";
 import {
   type InputReader,
   type InventoryPackage,
@@ -20,16 +21,14 @@ import {
   type ReaderContext,
   ScanInputError,
 } from "./inventory.ts";
+import { mavenReader } from "./maven/reader.ts";
 import { npmReader } from "./npm/reader.ts";
 import type { RegistryFetcher } from "./registry/cached-fetch.ts";
 import { sbomReader } from "./sbom/reader.ts";
 import { walkFiles } from "./walk.ts";
 
-/**
- * Every input reader of `imaging scan`, in one place. Seam for the merge: the Maven reader
- * (src/scanner/maven/reader.ts, `mavenReader`) joins this list.
- */
-export const INPUT_READERS: readonly InputReader[] = [npmReader, sbomReader];
+/** Every input reader of `imaging scan`, in one place. */
+export const INPUT_READERS: readonly InputReader[] = [npmReader, mavenReader, sbomReader];
 
 export type ScanContext = Omit<ReaderContext, "root">;
 
@@ -79,8 +78,8 @@ export async function scanPath(path: string, options: ScanOptions): Promise<Scan
     throw new ScanInputError(
       path,
       isDirectory
-        ? "no supported input found (npm/yarn/pnpm lockfiles, SBOMs named *.cdx.json, *.spdx.json or bom.json)"
-        : "not a supported input (a lockfile, or an SBOM named *.cdx.json, *.spdx.json or bom.json)",
+        ? "no supported input found (npm/yarn/pnpm lockfiles, pom.xml, gradle.lockfile, jar/war/ear, SBOMs named *.cdx.json, *.spdx.json or bom.json)"
+        : "not a supported input (a lockfile, pom.xml, gradle.lockfile, jar/war/ear, or an SBOM named *.cdx.json, *.spdx.json or bom.json)",
     );
   }
   options.progress(
@@ -119,31 +118,17 @@ function dedupe(found: readonly InventoryPackage[]): InventoryPackage[] {
   );
 }
 
-/**
- * The analysis document: what `--output FILE` writes and `--server` sends to
- * `POST /rest/applications/{name}/analyses`. Mirrors src/scanner/analysis-document.ts (its zod schema
- * is the contract; at merge this declaration gives way to that one).
- */
-export interface AnalysisDocument extends AnalysisInput {
-  application: string;
-  scanner?: { name: string; version: string };
-  warnings?: InventoryWarning[];
-}
-
 export function analysisDocument(
   application: string,
   analyzedAt: string,
   scan: ScanResult,
 ): AnalysisDocument {
-  return {
+  const packages = scan.packages.map(({ ecosystem, name, version }) => ({ ecosystem, name, version }));
+  return analysisDocumentOf(
     application,
-    analyzedAt,
-    scanner: { name: "imaging-services", version: VERSION },
-    packages: scan.packages.map(({ ecosystem, name, version }) => ({ ecosystem, name, version })),
-    objects: [],
-    references: [],
-    warnings: scan.warnings,
-  };
+    { analyzedAt, packages, objects: [], references: [] },
+    { scanner: { name: "imaging-services", version: VERSION }, warnings: scan.warnings },
+  );
 }
 
 /** What `imaging scan --json` prints (and the platform's upload answers with). */

@@ -3,8 +3,9 @@
  * (`POST {URL}/rest/applications/{name}/analyses`, admin API key in X-API-KEY), so CI pipelines scan
  * where the code is and the platform stores it. Failures come back as one line; the key never does.
  */
+
+import type { AnalysisDocument } from "./analysis-document.ts";
 import { redactUrl } from "./registry/cached-fetch.ts";
-import type { AnalysisDocument } from "./scan.ts";
 
 export class UploadError extends Error {
   override name = "UploadError";

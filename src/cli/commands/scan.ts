@@ -2,10 +2,10 @@ import { writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { Command } from "commander";
+import { gatherPackageFacts } from "../../scanner/facts/index.ts";
 import { createRegistryFetcher, redactUrl } from "../../scanner/registry/cached-fetch.ts";
 import {
   analysisDocument,
-  type FactsGatherer,
   INPUT_READERS,
   recordAnalysis,
   type ScanSummary,
@@ -27,9 +27,6 @@ interface ScanCliOptions {
   server?: string;
   progress?: boolean;
 }
-
-/** Seam for the merge: scanner-data's gatherPackageFacts (src/scanner/facts/). */
-const gatherFacts: FactsGatherer | undefined = undefined;
 
 /** As the REST API reads `date`: an ISO 8601 date-time, UTC when it has no offset. */
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?$/;
@@ -115,7 +112,7 @@ async function scan(path: string, options: ScanCliOptions): Promise<ScanSummary>
   if (options.output !== undefined) return unrecordedSummary(document, result);
   return withStore(options, (store) =>
     recordAnalysis(store.db, document, result, {
-      ...(gatherFacts ? { gatherFacts } : {}),
+      gatherFacts: gatherPackageFacts,
       factsOptions: { ...context },
     }),
   );
