@@ -8,10 +8,12 @@ import Fastify, {
 import { BoundedCache } from "../auth/bounded-cache.ts";
 import type { McpAccessVerifier } from "../auth/mcp-access.ts";
 import type { TokenExchanger } from "../auth/token-exchange.ts";
+import { forwardableRequestHeaders, forwardableResponseHeaders } from "./hop-by-hop.ts";
 import { mcpProxy } from "./mcp-proxy.ts";
 import type { McpResource } from "./mcp-resources.ts";
 import { createOriginPolicy } from "./origin-policy.ts";
 import { keepRawBodies, rawBodyOptions } from "./raw-body.ts";
+import { originFormTarget } from "./request-target.ts";
 import { type UpstreamHealth, watchUpstreams } from "./upstream-health.ts";
 import { wellKnownRoutes } from "./well-known.ts";
 
@@ -38,6 +40,7 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
     logger: options.logger ?? false,
     ...(options.https ? { https: options.https } : {}),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 1024 },
+    rewriteUrl: originFormTarget,
   } as FastifyServerOptions);
 
   const health: UpstreamHealth = watchUpstreams({
@@ -87,7 +90,11 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
     });
     keepRawBodies(scope);
     const forwardRest = (request: FastifyRequest, reply: FastifyReply) =>
-      reply.from(request.url, rawBodyOptions(request));
+      reply.from(request.url, {
+        ...rawBodyOptions(request),
+        rewriteRequestHeaders: (_request, headers) => forwardableRequestHeaders(headers),
+        rewriteHeaders: (headers) => forwardableResponseHeaders(headers),
+      });
     scope.all("/rest", forwardRest);
     scope.all("/rest/*", forwardRest);
   });

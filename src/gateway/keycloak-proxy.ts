@@ -1,5 +1,6 @@
 import replyFrom from "@fastify/reply-from";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { forwardableRequestHeaders, forwardableResponseHeaders } from "./hop-by-hop.ts";
 import { keepRawBodies, rawBodyOptions } from "./raw-body.ts";
 
 export interface KeycloakProxyOptions {
@@ -34,10 +35,11 @@ export function keycloakProxy(options: KeycloakProxyOptions) {
       reply.from(`${upstreamPath}${request.url.slice("/auth".length)}`, {
         ...rawBodyOptions(request),
         rewriteRequestHeaders: (_request, headers) => ({
-          ...headers,
+          ...forwardableRequestHeaders(headers),
           ...forwarded,
           "x-forwarded-for": [headers["x-forwarded-for"], request.ip].filter(Boolean).join(", "),
         }),
+        rewriteHeaders: (headers) => forwardableResponseHeaders(headers),
       });
     for (const prefix of ["/auth/realms", "/auth/resources"]) {
       app.all(prefix, forward);

@@ -7,6 +7,7 @@ import {
   type TokenExchanger,
   TokenExchangeUnavailableError,
 } from "../auth/token-exchange.ts";
+import { forwardableRequestHeaders, forwardableResponseHeaders } from "./hop-by-hop.ts";
 import { jsonRpcError, requestId } from "./json-rpc-error.ts";
 import { bearerChallenge, type McpResource, resourceUrl } from "./mcp-resources.ts";
 import { CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, CORS_EXPOSE_HEADERS } from "./origin-policy.ts";
@@ -151,13 +152,14 @@ export async function mcpProxy(app: FastifyInstance, options: McpProxyOptions): 
       return reply.from(request.url, {
         ...rawBodyOptions(request),
         rewriteRequestHeaders: (_request, headers) => {
-          const forwarded: Record<string, string | string[] | undefined> = { ...headers };
+          const forwarded: Record<string, string | string[] | undefined> = forwardableRequestHeaders(headers);
           for (const name of STRIPPED) delete forwarded[name];
           forwarded.authorization = `Bearer ${platformToken}`;
           forwarded["x-forwarded-proto"] = forwardedProto;
           forwarded["x-forwarded-host"] = forwardedHost;
           return forwarded;
         },
+        rewriteHeaders: (headers) => forwardableResponseHeaders(headers),
         onResponse: (_request, upstreamReply, upstream) => {
           // reply-from has copied the upstream status and headers onto the reply by now.
           const opened = upstreamReply.getHeader("mcp-session-id");
