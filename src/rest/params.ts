@@ -58,8 +58,11 @@ export function parseDateTime(raw: unknown, name = "date"): Parsed<string | unde
   const fields = [y, mo, d, h, mi, s].map(Number) as [number, number, number, number, number, number];
   const [year, month, day, hour, minute, second] = fields;
   const ms = Math.floor(Number(`0.${frac}`) * 1000);
-  const utc = Date.UTC(year, month - 1, day, hour, minute, second, ms);
-  const check = new Date(utc);
+  // Not Date.UTC: it reads years 0-99 as 1900-1999.
+  const check = new Date(0);
+  check.setUTCFullYear(year, month - 1, day);
+  check.setUTCHours(hour, minute, second, ms);
+  const utc = check.getTime();
   if (
     check.getUTCFullYear() !== year ||
     check.getUTCMonth() !== month - 1 ||

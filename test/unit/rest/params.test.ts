@@ -31,6 +31,11 @@ describe("query parameter rules", () => {
     });
     assert.deepEqual(parseDateTime("2024-06-01T09:00"), { ok: true, value: "2024-06-01T09:00:00.000Z" });
     assert.deepEqual(parseDateTime(undefined), { ok: true, value: undefined });
+    // Date.UTC maps years 0-99 to 1900-1999: these are years of the first century.
+    assert.deepEqual(parseDateTime("0001-01-01T00:00:00Z"), { ok: true, value: "0001-01-01T00:00:00.000Z" });
+    assert.deepEqual(parseDateTime("0099-12-31T23:59:59Z"), { ok: true, value: "0099-12-31T23:59:59.000Z" });
+    assert.deepEqual(parseDateTime("0050-02-29T00:00:00Z").ok, false, "50 is no leap year");
+    assert.deepEqual(parseDateTime("0048-02-29T00:00:00Z"), { ok: true, value: "0048-02-29T00:00:00.000Z" });
     for (const bad of [
       "2024-06-01",
       "2024-13-01T00:00:00Z",
