@@ -30,7 +30,8 @@ export interface DemoLoadResult {
 
 /**
  * Loads the demo dataset (real public package versions, release dates and advisories; fictional
- * applications). Applications that already exist are left untouched, so loading twice is harmless.
+ * applications). Applications that already exist are left untouched, so loading twice is harmless,
+ * except a demo application an interrupted load left incomplete, which is completed.
  */
 export async function loadDemo(db: Kysely<Database>): Promise<DemoLoadResult> {
   const versions = readJson<Record<string, PublishedVersionInput[]>>("package-versions.json");
@@ -53,24 +54,38 @@ export async function loadDemo(db: Kysely<Database>): Promise<DemoLoadResult> {
   for (const application of applications) {
     const existing = await db
       .selectFrom("applications")
-      .select("id")
+      .select(["id", "demo"])
       .where("name", "=", application.name)
       .executeTakeFirst();
-    if (existing) {
+    // Each analysis is its own transaction: a load interrupted between two analyses left a demo
+    // application with the first ones only, so this completes it with those after its latest.
+    let latest = Number.NEGATIVE_INFINITY;
+    if (existing?.demo) {
+      const last = await db
+        .selectFrom("analyses")
+        .select("analyzed_at")
+        .where("application_id", "=", existing.id)
+        .orderBy("seq", "desc")
+        .limit(1)
+        .executeTakeFirst();
+      latest = last ? Date.parse(last.analyzed_at) : latest;
+    }
+    const missing = existing?.demo
+      ? application.analyses.filter((analysis) => Date.parse(analysis.analyzedAt) > latest)
+      : existing
+        ? []
+        : application.analyses;
+    if (missing.length === 0) {
       result.applications.push({ name: application.name, analyses: 0, skipped: true });
       continue;
     }
-    for (const analysis of application.analyses) {
+    for (const analysis of missing) {
       await ingestAnalysis(db, application.name, analysis, {
         description: `${DEMO_LABEL}: ${application.description}`,
         demo: true,
       });
     }
-    result.applications.push({
-      name: application.name,
-      analyses: application.analyses.length,
-      skipped: false,
-    });
+    result.applications.push({ name: application.name, analyses: missing.length, skipped: false });
   }
   return result;
 }
