@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import type { AnalysisInput } from "../../src/scanner/analysis.ts";
-import { DEMO_LABEL, loadDemo } from "../../src/scanner/demo/load-demo.ts";
+import { DEMO_LABEL, demoLoadPending, loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import type { RunningService } from "../../src/service.ts";
 import { createApiKey } from "../../src/store/api-keys.ts";
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
@@ -164,6 +164,7 @@ for (const kind of STORE_KINDS) {
     });
 
     it("is completed by the next load, not left incomplete for good", async () => {
+      assert.equal(await demoLoadPending(handle.db), true, "an empty store gets the demo data");
       // What a crash between the two analyses of payments-service left: each analysis is committed on
       // its own, so the application exists, flagged demo, with its first analysis only.
       const payments = applications.find((a) => a.name === "payments-service");
@@ -173,6 +174,7 @@ for (const kind of STORE_KINDS) {
         demo: true,
       });
       assert.deepEqual(await analysesOf("payments-service"), ["2024-01-15T09:00:00.000Z"]);
+      assert.equal(await demoLoadPending(handle.db), true, "start --demo completes it too");
 
       const result = await loadDemo(handle.db);
       assert.deepEqual(
@@ -188,6 +190,7 @@ for (const kind of STORE_KINDS) {
         "2024-06-01T09:00:00.000Z",
       ]);
 
+      assert.equal(await demoLoadPending(handle.db), false, "complete: start --demo leaves it");
       const again = await loadDemo(handle.db);
       assert.ok(again.applications.every((a) => a.skipped && a.analyses === 0));
       assert.equal((await analysesOf("payments-service")).length, 2);
@@ -206,6 +209,11 @@ for (const kind of STORE_KINDS) {
         { name: "claims-portal", analyses: 0, skipped: true },
       );
       assert.equal((await analysesOf("claims-portal")).length, 1);
+      assert.equal(
+        await demoLoadPending(handle.db),
+        false,
+        "start --demo never touches a store with own data",
+      );
     });
   });
 }

@@ -90,7 +90,21 @@ export async function loadDemo(db: Kysely<Database>): Promise<DemoLoadResult> {
   return result;
 }
 
-export async function storeIsEmpty(db: Kysely<Database>): Promise<boolean> {
-  const row = await db.selectFrom("applications").select("id").limit(1).executeTakeFirst();
-  return !row;
+/**
+ * `start --demo` loads the demo data into an empty store, and completes it in a store that holds only
+ * demo applications when an interrupted start left one of them without all its analyses.
+ */
+export async function demoLoadPending(db: Kysely<Database>): Promise<boolean> {
+  const rows = await db
+    .selectFrom("applications")
+    .leftJoin("analyses", "analyses.application_id", "applications.id")
+    .select(["applications.name", "applications.demo", (eb) => eb.fn.count("analyses.seq").as("analyses")])
+    .groupBy(["applications.id", "applications.name", "applications.demo"])
+    .execute();
+  if (rows.length === 0) return true;
+  if (rows.some((row) => !row.demo)) return false;
+  const recorded = new Map(rows.map((row) => [row.name, Number(row.analyses)]));
+  return readJson<DemoApplication[]>("applications.json").some(
+    (application) => (recorded.get(application.name) ?? 0) < application.analyses.length,
+  );
 }
