@@ -12,9 +12,10 @@ import { forwardableRequestHeaders, forwardableResponseHeaders } from "./hop-by-
 import { mcpProxy } from "./mcp-proxy.ts";
 import type { McpResource } from "./mcp-resources.ts";
 import { createOriginPolicy } from "./origin-policy.ts";
+import { sendGatewayProblem } from "./problem.ts";
 import { keepRawBodies, rawBodyOptions } from "./raw-body.ts";
 import { originFormTarget } from "./request-target.ts";
-import { type UpstreamHealth, watchUpstreams } from "./upstream-health.ts";
+import { type UpstreamHealth, watchUpstreams, withoutPerRequestUpstreamErrors } from "./upstream-health.ts";
 import { wellKnownRoutes } from "./well-known.ts";
 
 export interface GatewayOptions {
@@ -43,10 +44,13 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
     rewriteUrl: originFormTarget,
   } as FastifyServerOptions);
 
-  const health: UpstreamHealth = watchUpstreams({
-    rest: `${options.restUpstreamUrl}/rest/health`,
-    ...Object.fromEntries(options.mcp.resources.map((r) => [`mcp-${r.kind}`, `${r.upstreamUrl}/healthz`])),
-  });
+  const health: UpstreamHealth = watchUpstreams(
+    {
+      rest: `${options.restUpstreamUrl}/rest/health`,
+      ...Object.fromEntries(options.mcp.resources.map((r) => [`mcp-${r.kind}`, `${r.upstreamUrl}/healthz`])),
+    },
+    { log: app.log },
+  );
   app.addHook("onClose", async () => health.stop());
 
   app.get("/mcp/healthcheck", async () => {
@@ -76,6 +80,7 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
         exchanger: options.mcp.exchanger,
         originAllowed,
         sessions,
+        health,
       }),
     );
   }
@@ -89,11 +94,22 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
       undici: { connections: 64, pipelining: 1, keepAliveTimeout: 60_000 },
     });
     keepRawBodies(scope);
+    scope.addHook("onRequest", async (request) => {
+      request.log = withoutPerRequestUpstreamErrors(request.log);
+    });
     const forwardRest = (request: FastifyRequest, reply: FastifyReply) =>
       reply.from(request.url, {
         ...rawBodyOptions(request),
         rewriteRequestHeaders: (_request, headers) => forwardableRequestHeaders(headers),
         rewriteHeaders: (headers) => forwardableResponseHeaders(headers),
+        onResponse: (_request, upstreamReply, upstream) => {
+          health.reached("rest");
+          upstreamReply.send(upstream.stream);
+        },
+        onError: (errorReply, { error }) => {
+          health.failed("rest", error);
+          sendGatewayProblem(errorReply, 502, "The REST API cannot be reached: try again shortly");
+        },
       });
     scope.all("/rest", forwardRest);
     scope.all("/rest/*", forwardRest);

@@ -12,6 +12,7 @@ import { jsonRpcError, requestId } from "./json-rpc-error.ts";
 import { bearerChallenge, type McpResource, resourceUrl } from "./mcp-resources.ts";
 import { CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, CORS_EXPOSE_HEADERS } from "./origin-policy.ts";
 import { keepRawBodies, rawBodyOptions } from "./raw-body.ts";
+import { type UpstreamHealth, withoutPerRequestUpstreamErrors } from "./upstream-health.ts";
 
 export interface McpProxyOptions {
   baseUrl: string;
@@ -21,6 +22,8 @@ export interface McpProxyOptions {
   originAllowed: (origin: string) => boolean;
   /** Session id → subject of the token that opened it; shared by both MCP routes. */
   sessions: BoundedCache<string>;
+  /** Where proxied requests report whether the MCP server answered. */
+  health: UpstreamHealth;
 }
 
 const SESSION_TTL_MS = 24 * 3_600_000;
@@ -50,6 +53,10 @@ export async function mcpProxy(app: FastifyInstance, options: McpProxyOptions): 
   });
   // The body goes upstream byte for byte: the MCP server parses it and answers JSON-RPC errors itself.
   keepRawBodies(app);
+  app.addHook("onRequest", async (request) => {
+    request.log = withoutPerRequestUpstreamErrors(request.log);
+  });
+  const upstreamName = `mcp-${resource.kind}`;
 
   // A client that goes away mid-request (a cancelled tool call) is not a server error.
   app.setErrorHandler((error, request, reply) => {
@@ -161,6 +168,7 @@ export async function mcpProxy(app: FastifyInstance, options: McpProxyOptions): 
         },
         rewriteHeaders: (headers) => forwardableResponseHeaders(headers),
         onResponse: (_request, upstreamReply, upstream) => {
+          options.health.reached(upstreamName);
           // reply-from has copied the upstream status and headers onto the reply by now.
           const opened = upstreamReply.getHeader("mcp-session-id");
           if (typeof opened === "string")
@@ -175,6 +183,7 @@ export async function mcpProxy(app: FastifyInstance, options: McpProxyOptions): 
           upstreamReply.send(upstream.stream);
         },
         onError: (errorReply, { error }) => {
+          options.health.failed(upstreamName, error);
           errorReply
             .code(502)
             .type("application/json")
