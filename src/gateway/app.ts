@@ -12,7 +12,7 @@ import { forwardableRequestHeaders, forwardableResponseHeaders } from "./hop-by-
 import { mcpProxy } from "./mcp-proxy.ts";
 import type { McpResource } from "./mcp-resources.ts";
 import { createOriginPolicy } from "./origin-policy.ts";
-import { sendGatewayProblem } from "./problem.ts";
+import { answerClientError, sendGatewayProblem } from "./problem.ts";
 import { keepRawBodies, rawBodyOptions } from "./raw-body.ts";
 import { originFormTarget } from "./request-target.ts";
 import { type UpstreamHealth, watchUpstreams, withoutPerRequestUpstreamErrors } from "./upstream-health.ts";
@@ -42,6 +42,15 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
     ...(options.https ? { https: options.https } : {}),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 1024 },
     rewriteUrl: originFormTarget,
+    clientErrorHandler: answerClientError,
+    // Malformed percent-encoding in the path: problem+json on the REST API's paths, JSON elsewhere.
+    frameworkErrors: (error: { statusCode?: number }, request: FastifyRequest, reply: FastifyReply) =>
+      request.url.startsWith("/rest")
+        ? sendGatewayProblem(reply, error.statusCode ?? 400, "The URL is malformed")
+        : reply
+            .code(error.statusCode ?? 400)
+            .type("application/json")
+            .send({ error: "invalid_request", error_description: "The URL is malformed" }),
   } as FastifyServerOptions);
 
   const health: UpstreamHealth = watchUpstreams(
@@ -96,6 +105,21 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
     keepRawBodies(scope);
     scope.addHook("onRequest", async (request) => {
       request.log = withoutPerRequestUpstreamErrors(request.log);
+      // Fastify refuses a QUERY without Content-Type before routing (RFC 10008); the REST API, which has
+      // no QUERY operation, answers 405 with Allow instead.
+      if (request.method === "QUERY" && request.headers["content-type"] === undefined)
+        request.headers["content-type"] = "application/octet-stream";
+    });
+    // What the gateway itself refuses here (a body over its limit...) is problem+json like the REST API.
+    scope.setErrorHandler((error: { statusCode?: number; message: string }, request, reply) => {
+      const status =
+        error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+      if (status === 500) request.log.error({ err: error }, "request failed");
+      return sendGatewayProblem(
+        reply,
+        status,
+        status === 500 ? "The gateway could not complete the request" : error.message,
+      );
     });
     const forwardRest = (request: FastifyRequest, reply: FastifyReply) =>
       reply.from(request.url, {

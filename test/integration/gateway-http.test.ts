@@ -33,7 +33,10 @@ function rawRequest(port: number, head: string, body?: Buffer): Promise<RawRespo
         pending = undefined;
       }
     });
-    socket.on("error", reject);
+    // A server that answers before the whole body is sent (413) closes the connection under the writer.
+    socket.on("error", (error) => {
+      if (chunks.length === 0) reject(error);
+    });
     socket.on("close", () => {
       const text = Buffer.concat(chunks).toString("utf8");
       const statuses = [...text.matchAll(/^HTTP\/1\.1 (\d{3})/gm)].map((m) => Number(m[1]));
@@ -156,6 +159,127 @@ describe("gateway: HTTP as a proxy must speak it (RFC 9110/9112)", () => {
       assert.equal(response.statuses[0], 100);
       assert.equal(response.status, 200, response.body);
       assert.match(response.body, /"protocolVersion"/);
+    });
+  });
+
+  describe("errors on the REST API's paths are problem+json, wherever they arise", () => {
+    const isProblem = (response: RawResponse, status: number) => {
+      assert.equal(response.status, status, response.body);
+      assert.match(response.headers["content-type"] ?? "", /^application\/problem\+json/);
+      const body = JSON.parse(response.body) as { status: number; title: string; detail: string };
+      assert.equal(body.status, status);
+      assert.equal(typeof body.title, "string");
+      assert.ok(body.detail.length > 0);
+    };
+
+    it("413 from the gateway for a body over its 4 MiB limit", async () => {
+      const body = Buffer.alloc(5 * 1024 * 1024, " ");
+      const response = await rawRequest(
+        port,
+        head("PUT /rest/gates/no-unfixable-vulnerability HTTP/1.1", {
+          Host: "127.0.0.1",
+          "X-API-KEY": apiKey,
+          "Content-Type": "application/json",
+          "Content-Length": body.length,
+        }),
+        body,
+      );
+      isProblem(response, 413);
+    });
+
+    it("414 for a request line over Node.js's limit, 431 for headers over it", async () => {
+      isProblem(
+        await rawRequest(
+          port,
+          head(`GET /rest/applications?x=${"a".repeat(20_000)} HTTP/1.1`, { Host: "h" }),
+        ),
+        414,
+      );
+      isProblem(
+        await rawRequest(
+          port,
+          head("GET /rest/applications HTTP/1.1", { Host: "h", "X-Big": "a".repeat(20_000) }),
+        ),
+        431,
+      );
+    });
+
+    it("400 for malformed HTTP and for malformed percent-encoding", async () => {
+      isProblem(await rawRequest(port, "GET /rest/applications HTTP/1.1\r\nHost h\r\n\r\n"), 400);
+      isProblem(
+        await rawRequest(
+          port,
+          head("GET /rest/applications/%E0%A4%A HTTP/1.1", { Host: "h", "X-API-KEY": apiKey }),
+        ),
+        400,
+      );
+    });
+
+    it("405 with Allow for a method the resource does not have, 204 with Allow for OPTIONS", async () => {
+      for (const method of ["DELETE", "POST", "PATCH"]) {
+        const response = await rawRequest(
+          port,
+          head(`${method} /rest/applications/shop HTTP/1.1`, {
+            Host: "h",
+            "X-API-KEY": apiKey,
+            "Content-Length": 0,
+          }),
+        );
+        isProblem(response, 405);
+        assert.equal(response.headers.allow, "GET, HEAD, OPTIONS");
+      }
+      const query = await rawRequest(
+        port,
+        head("QUERY /rest/gates HTTP/1.1", { Host: "h", "X-API-KEY": apiKey, "Content-Length": 0 }),
+      );
+      isProblem(query, 405);
+      assert.equal(query.headers.allow, "GET, HEAD, OPTIONS");
+      const put = await rawRequest(
+        port,
+        head("GET /rest/gates/no-unfixable-vulnerability HTTP/1.1", { Host: "h", "X-API-KEY": apiKey }),
+      );
+      isProblem(put, 405);
+      assert.equal(put.headers.allow, "PUT, OPTIONS");
+      const options = await rawRequest(
+        port,
+        head("OPTIONS /rest/applications HTTP/1.1", { Host: "h", "X-API-KEY": apiKey }),
+      );
+      assert.equal(options.status, 204);
+      assert.equal(options.headers.allow, "GET, HEAD, OPTIONS");
+      isProblem(
+        await rawRequest(
+          port,
+          head("DELETE /rest/nothing-here HTTP/1.1", { Host: "h", "X-API-KEY": apiKey }),
+        ),
+        404,
+      );
+    });
+
+    it("the OpenAPI document declares every error as problem+json", async () => {
+      const response = await rawRequest(port, head("GET /rest/openapi.json HTTP/1.1", { Host: "h" }));
+      const document = JSON.parse(response.body) as {
+        paths: Record<
+          string,
+          Record<string, { responses: Record<string, { content?: Record<string, unknown> }> }>
+        >;
+      };
+      let errors = 0;
+      for (const [path, operations] of Object.entries(document.paths)) {
+        for (const [method, operation] of Object.entries(operations)) {
+          for (const status of ["400", "401", "413", "414", "431", "500", "502", "503"])
+            assert.ok(operation.responses[status], `${method} ${path} declares ${status}`);
+          for (const [status, declared] of Object.entries(operation.responses)) {
+            if (Number(status) < 400) continue;
+            errors++;
+            assert.deepEqual(
+              Object.keys(declared.content ?? {}),
+              ["application/problem+json"],
+              `${method} ${path} ${status}`,
+            );
+          }
+        }
+      }
+      assert.ok(errors > 100);
     });
   });
 
