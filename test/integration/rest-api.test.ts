@@ -192,6 +192,26 @@ for (const kind of STORE_KINDS) {
         assert.match(response.headers.get("content-type") ?? "", /^application\/problem\+json/);
       });
 
+      it("an Authorization header, even empty, is the credential: a valid X-API-KEY beside it does not count", async () => {
+        const { key } = await createApiKey(service.store.db, {
+          user: "both",
+          role: "admin",
+          applications: [],
+        });
+        assert.equal(
+          (await get(occurrences("shop", FIXTURE.cve, "?limit=5"), { "x-api-key": key })).status,
+          200,
+        );
+        for (const authorization of ["", "Basic eDp5", "Bearer not-a-jwt"]) {
+          const response = await get(occurrences("shop", FIXTURE.cve, "?limit=5"), {
+            authorization,
+            "x-api-key": key,
+          });
+          assert.equal(response.status, 401, JSON.stringify(authorization));
+          assert.match(response.headers.get("www-authenticate") ?? "", /error="invalid_token"/);
+        }
+      });
+
       const rejected: [string, () => Promise<string>, RegExp][] = [
         [
           "expired",
