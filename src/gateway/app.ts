@@ -131,8 +131,17 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
           upstreamReply.send(upstream.stream);
         },
         onError: (errorReply, { error }) => {
+          // A client that went away says nothing about the REST API.
+          if (errorReply.raw.destroyed || request.raw.socket?.destroyed) return;
           health.failed("rest", error);
-          sendGatewayProblem(errorReply, 502, "The REST API cannot be reached: try again shortly");
+          const timedOut = (error as { statusCode?: number }).statusCode === 504;
+          sendGatewayProblem(
+            errorReply,
+            timedOut ? 504 : 502,
+            timedOut
+              ? "The REST API did not answer in time: try again shortly"
+              : "The REST API cannot be reached: try again shortly",
+          );
         },
       });
     scope.all("/rest", forwardRest);

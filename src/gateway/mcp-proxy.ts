@@ -183,6 +183,7 @@ export async function mcpProxy(app: FastifyInstance, options: McpProxyOptions): 
           upstreamReply.send(upstream.stream);
         },
         onError: (errorReply, { error }) => {
+          if (errorReply.raw.destroyed || request.raw.socket?.destroyed) return;
           options.health.failed(upstreamName, error);
           errorReply
             .code(502)

@@ -11,6 +11,7 @@ const ANY_OPERATION_ERRORS: Record<string, string> = {
   500: "The server could not complete the request",
   502: "The REST API cannot be reached through the gateway",
   503: "The token issuer cannot be reached to verify the token",
+  504: "The REST API did not answer the gateway in time",
 };
 
 const PROBLEM = "application/problem+json";
