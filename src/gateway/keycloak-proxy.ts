@@ -2,6 +2,7 @@ import replyFrom from "@fastify/reply-from";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { forwardableRequestHeaders, forwardableResponseHeaders } from "./hop-by-hop.ts";
 import { keepRawBodies, rawBodyOptions } from "./raw-body.ts";
+import { watchUpstreams, withoutPerRequestUpstreamErrors } from "./upstream-health.ts";
 
 export interface KeycloakProxyOptions {
   baseUrl: string;
@@ -30,6 +31,12 @@ export function keycloakProxy(options: KeycloakProxyOptions) {
       undici: { connections: 32, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 30_000 },
     });
     keepRawBodies(app, 1024 * 1024);
+    // Keycloak down under load: one warning, then a count every 10 s, not a stack trace per request.
+    const outages = watchUpstreams({}, { log: app.log });
+    app.addHook("onClose", async () => outages.stop());
+    app.addHook("onRequest", async (request) => {
+      request.log = withoutPerRequestUpstreamErrors(request.log);
+    });
 
     const forward = (request: FastifyRequest, reply: FastifyReply) =>
       reply.from(`${upstreamPath}${request.url.slice("/auth".length)}`, {
@@ -40,6 +47,18 @@ export function keycloakProxy(options: KeycloakProxyOptions) {
           "x-forwarded-for": [headers["x-forwarded-for"], request.ip].filter(Boolean).join(", "),
         }),
         rewriteHeaders: (headers) => forwardableResponseHeaders(headers),
+        onResponse: (_request, upstreamReply, upstream) => {
+          outages.reached("keycloak");
+          upstreamReply.send(upstream.stream);
+        },
+        onError: (errorReply, { error }) => {
+          if (errorReply.raw.destroyed || request.raw.socket?.destroyed) return;
+          outages.failed("keycloak", error);
+          errorReply.code(502).type("application/json").send({
+            error: "temporarily_unavailable",
+            error_description: "The identity provider (Keycloak) cannot be reached: try again shortly",
+          });
+        },
       });
     for (const prefix of ["/auth/realms", "/auth/resources"]) {
       app.all(prefix, forward);
