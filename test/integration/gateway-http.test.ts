@@ -308,11 +308,11 @@ describe("gateway: HTTP as a proxy must speak it (RFC 9110/9112)", () => {
     it("absolute form on /mcp: the usual challenge", async () => {
       const response = await rawRequest(
         port,
-        head("POST http://other.example/mcp HTTP/1.1", {
+        `${head("POST http://other.example/mcp HTTP/1.1", {
           Host: "other.example",
           "Content-Type": "application/json",
           "Content-Length": 2,
-        }) + "{}",
+        })}{}`,
       );
       assert.equal(response.status, 401);
       assert.match(response.headers["www-authenticate"] ?? "", /^Bearer resource_metadata=/);
