@@ -51,7 +51,9 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
     // Malformed percent-encoding (400) or an over-long path parameter (414): problem+json too.
     frameworkErrors: (error, _request, reply) =>
-      sendProblem(reply, error.statusCode ?? 400, `${error.message.replace(/^'.*' is/, "The URL is")}`),
+      error.statusCode === 414
+        ? sendProblem(reply, 414, "A path segment of the URL is longer than 1024 characters")
+        : sendProblem(reply, 400, "The URL is not valid: malformed percent-encoding"),
   });
   const methods = allowedMethods(app);
   app.setValidatorCompiler(() => (data) => ({ value: data }));
