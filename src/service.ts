@@ -190,6 +190,7 @@ export async function startService(
         baseUrl: config.baseUrl,
         issuer: config.issuer,
         restUpstreamUrl: restUrl,
+        restBodyLimit: config.analysisUploadMaxBytes,
         mcp: {
           resources,
           access: createMcpAccessVerifier(jwt),

@@ -10,17 +10,22 @@ import type { McpAccessVerifier } from "../auth/mcp-access.ts";
 import type { TokenExchanger } from "../auth/token-exchange.ts";
 import { guardCredentialHeaders } from "./credential-guard.ts";
 import { exchangeRefusalLog } from "./exchange-refusals.ts";
+import { forwardableRequestHeaders, forwardableResponseHeaders } from "./hop-by-hop.ts";
 import { mcpProxy } from "./mcp-proxy.ts";
 import type { McpResource } from "./mcp-resources.ts";
 import { createOriginPolicy } from "./origin-policy.ts";
+import { answerClientError, sendGatewayProblem } from "./problem.ts";
 import { keepRawBodies, rawBodyOptions } from "./raw-body.ts";
-import { type UpstreamHealth, watchUpstreams } from "./upstream-health.ts";
+import { originFormTarget } from "./request-target.ts";
+import { type UpstreamHealth, watchUpstreams, withoutPerRequestUpstreamErrors } from "./upstream-health.ts";
 import { wellKnownRoutes } from "./well-known.ts";
 
 export interface GatewayOptions {
   baseUrl: string;
   issuer: string;
   restUpstreamUrl: string;
+  /** Largest request body forwarded to the REST API: analysis uploads may exceed the 4 MiB default. */
+  restBodyLimit?: number;
   mcp: {
     resources: McpResource[];
     access: McpAccessVerifier;
@@ -40,12 +45,25 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
     logger: options.logger ?? false,
     ...(options.https ? { https: options.https } : {}),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 1024 },
+    rewriteUrl: originFormTarget,
+    clientErrorHandler: answerClientError,
+    // Malformed percent-encoding in the path: problem+json on the REST API's paths, JSON elsewhere.
+    frameworkErrors: (error: { statusCode?: number }, request: FastifyRequest, reply: FastifyReply) =>
+      request.url.startsWith("/rest")
+        ? sendGatewayProblem(reply, error.statusCode ?? 400, "The URL is malformed")
+        : reply
+            .code(error.statusCode ?? 400)
+            .type("application/json")
+            .send({ error: "invalid_request", error_description: "The URL is malformed" }),
   } as FastifyServerOptions);
 
-  const health: UpstreamHealth = watchUpstreams({
-    rest: `${options.restUpstreamUrl}/rest/health`,
-    ...Object.fromEntries(options.mcp.resources.map((r) => [`mcp-${r.kind}`, `${r.upstreamUrl}/healthz`])),
-  });
+  const health: UpstreamHealth = watchUpstreams(
+    {
+      rest: `${options.restUpstreamUrl}/rest/health`,
+      ...Object.fromEntries(options.mcp.resources.map((r) => [`mcp-${r.kind}`, `${r.upstreamUrl}/healthz`])),
+    },
+    { log: app.log },
+  );
   app.addHook("onClose", async () => health.stop());
 
   app.get("/mcp/healthcheck", async () => {
@@ -79,6 +97,7 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
         originAllowed,
         sessions,
         logRefusal,
+        health,
       }),
     );
   }
@@ -91,9 +110,48 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
       base: options.restUpstreamUrl,
       undici: { connections: 64, pipelining: 1, keepAliveTimeout: 60_000 },
     });
-    keepRawBodies(scope);
+    keepRawBodies(scope, Math.max(options.restBodyLimit ?? 0, 4 * 1024 * 1024));
+    scope.addHook("onRequest", async (request) => {
+      request.log = withoutPerRequestUpstreamErrors(request.log);
+      // Fastify refuses a QUERY without Content-Type before routing (RFC 10008); the REST API, which has
+      // no QUERY operation, answers 405 with Allow instead.
+      if (request.method === "QUERY" && request.headers["content-type"] === undefined)
+        request.headers["content-type"] = "application/octet-stream";
+    });
+    // What the gateway itself refuses here (a body over its limit...) is problem+json like the REST API.
+    scope.setErrorHandler((error: { statusCode?: number; message: string }, request, reply) => {
+      const status =
+        error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+      if (status === 500) request.log.error({ err: error }, "request failed");
+      return sendGatewayProblem(
+        reply,
+        status,
+        status === 500 ? "The gateway could not complete the request" : error.message,
+      );
+    });
     const forwardRest = (request: FastifyRequest, reply: FastifyReply) =>
-      reply.from(request.url, rawBodyOptions(request));
+      reply.from(request.url, {
+        ...rawBodyOptions(request),
+        rewriteRequestHeaders: (_request, headers) => forwardableRequestHeaders(headers),
+        rewriteHeaders: (headers) => forwardableResponseHeaders(headers),
+        onResponse: (_request, upstreamReply, upstream) => {
+          health.reached("rest");
+          upstreamReply.send(upstream.stream);
+        },
+        onError: (errorReply, { error }) => {
+          // A client that went away says nothing about the REST API.
+          if (errorReply.raw.destroyed || request.raw.socket?.destroyed) return;
+          health.failed("rest", error);
+          const timedOut = (error as { statusCode?: number }).statusCode === 504;
+          sendGatewayProblem(
+            errorReply,
+            timedOut ? 504 : 502,
+            timedOut
+              ? "The REST API did not answer in time: try again shortly"
+              : "The REST API cannot be reached: try again shortly",
+          );
+        },
+      });
     scope.all("/rest", forwardRest);
     scope.all("/rest/*", forwardRest);
   });

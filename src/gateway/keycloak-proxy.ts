@@ -1,7 +1,9 @@
 import replyFrom from "@fastify/reply-from";
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { OutageLog } from "../auth/log-limits.ts";
+import { forwardableRequestHeaders, forwardableResponseHeaders } from "./hop-by-hop.ts";
 import { keepRawBodies, rawBodyOptions } from "./raw-body.ts";
+import { withoutPerRequestUpstreamErrors } from "./upstream-health.ts";
 
 export interface KeycloakProxyOptions {
   baseUrl: string;
@@ -43,22 +45,25 @@ export function keycloakProxy(options: KeycloakProxyOptions) {
     });
     // reply-from logs every failed upstream request with its cause; the outage log says it once.
     app.addHook("onRequest", async (request) => {
-      request.log = withoutUpstreamErrors(request.log);
+      request.log = withoutPerRequestUpstreamErrors(request.log);
     });
 
     const forward = (request: FastifyRequest, reply: FastifyReply) =>
       reply.from(`${upstreamPath}${request.url.slice("/auth".length)}`, {
         ...rawBodyOptions(request),
         rewriteRequestHeaders: (_request, headers) => ({
-          ...headers,
+          ...forwardableRequestHeaders(headers),
           ...forwarded,
           "x-forwarded-for": [headers["x-forwarded-for"], request.ip].filter(Boolean).join(", "),
         }),
+        rewriteHeaders: (headers) => forwardableResponseHeaders(headers),
         onResponse: (_request, upstreamReply, answer) => {
           outage.answered();
           upstreamReply.send(answer.stream);
         },
         onError: (errorReply, { error }) => {
+          // A client that went away is no outage, and has nobody to answer.
+          if (errorReply.raw.destroyed || request.raw.socket?.destroyed) return;
           outage.failed(causeOf(error));
           // Never Keycloak's internal address or the socket error: clients only need to retry later.
           errorReply
@@ -102,17 +107,4 @@ function causeOf(error: Error): string {
     current = (current as { cause?: unknown }).cause;
   }
   return messages.join(": ") || "no answer";
-}
-
-/** The request's logger without reply-from's per-request "response errored" line. */
-function withoutUpstreamErrors(log: FastifyBaseLogger): FastifyBaseLogger {
-  return new Proxy(log, {
-    get(target, property, receiver) {
-      if (property !== "warn") return Reflect.get(target, property, receiver);
-      return (first: unknown, message?: unknown, ...rest: unknown[]) => {
-        if (message === "response errored") return;
-        (target.warn as (...args: unknown[]) => void)(first, message, ...rest);
-      };
-    },
-  });
 }

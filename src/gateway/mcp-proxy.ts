@@ -8,10 +8,12 @@ import {
   TokenExchangeUnavailableError,
 } from "../auth/token-exchange.ts";
 import type { exchangeRefusalLog } from "./exchange-refusals.ts";
+import { forwardableRequestHeaders, forwardableResponseHeaders } from "./hop-by-hop.ts";
 import { jsonRpcError, requestId } from "./json-rpc-error.ts";
 import { bearerChallenge, type McpResource, resourceUrl } from "./mcp-resources.ts";
 import { CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, CORS_EXPOSE_HEADERS } from "./origin-policy.ts";
 import { keepRawBodies, rawBodyOptions } from "./raw-body.ts";
+import { type UpstreamHealth, withoutPerRequestUpstreamErrors } from "./upstream-health.ts";
 
 export interface McpProxyOptions {
   baseUrl: string;
@@ -23,6 +25,8 @@ export interface McpProxyOptions {
   sessions: BoundedCache<string>;
   /** Logs refused exchanges (rate-limited); shared by both MCP routes. */
   logRefusal: ReturnType<typeof exchangeRefusalLog>;
+  /** Where proxied requests report whether the MCP server answered. */
+  health: UpstreamHealth;
 }
 
 const SESSION_TTL_MS = 24 * 3_600_000;
@@ -52,6 +56,10 @@ export async function mcpProxy(app: FastifyInstance, options: McpProxyOptions): 
   });
   // The body goes upstream byte for byte: the MCP server parses it and answers JSON-RPC errors itself.
   keepRawBodies(app);
+  app.addHook("onRequest", async (request) => {
+    request.log = withoutPerRequestUpstreamErrors(request.log);
+  });
+  const upstreamName = `mcp-${resource.kind}`;
 
   // A client that goes away mid-request (a cancelled tool call) is not a server error.
   app.setErrorHandler((error, request, reply) => {
@@ -159,14 +167,16 @@ export async function mcpProxy(app: FastifyInstance, options: McpProxyOptions): 
       return reply.from(request.url, {
         ...rawBodyOptions(request),
         rewriteRequestHeaders: (_request, headers) => {
-          const forwarded: Record<string, string | string[] | undefined> = { ...headers };
+          const forwarded: Record<string, string | string[] | undefined> = forwardableRequestHeaders(headers);
           for (const name of STRIPPED) delete forwarded[name];
           forwarded.authorization = `Bearer ${platformToken}`;
           forwarded["x-forwarded-proto"] = forwardedProto;
           forwarded["x-forwarded-host"] = forwardedHost;
           return forwarded;
         },
+        rewriteHeaders: (headers) => forwardableResponseHeaders(headers),
         onResponse: (_request, upstreamReply, upstream) => {
+          options.health.reached(upstreamName);
           // reply-from has copied the upstream status and headers onto the reply by now.
           const opened = upstreamReply.getHeader("mcp-session-id");
           if (typeof opened === "string")
@@ -179,6 +189,8 @@ export async function mcpProxy(app: FastifyInstance, options: McpProxyOptions): 
           upstreamReply.send(upstream.stream);
         },
         onError: (errorReply, { error }) => {
+          if (errorReply.raw.destroyed || request.raw.socket?.destroyed) return;
+          options.health.failed(upstreamName, error);
           errorReply
             .code(502)
             .type("application/json")

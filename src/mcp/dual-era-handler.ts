@@ -7,6 +7,7 @@ import {
   type McpServer,
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
+import { createSessionEventStore } from "./session-event-store.ts";
 
 /**
  * One MCP endpoint serving both protocol eras from one server factory:
@@ -50,6 +51,8 @@ interface Session {
 }
 
 const JSON_HEADERS = { "content-type": "application/json" };
+/** The SSE `retry` a 2025 client waits before reconnecting to a stream it lost (EventSource's order of magnitude). */
+export const SSE_RETRY_MS = 1_000;
 
 export function jsonRpcErrorResponse(
   status: number,
@@ -149,6 +152,10 @@ export function createDualEraHandler(options: DualEraHandlerOptions): DualEraHan
       active: 0,
       transport: new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
+        // Each POST stream starts with an event id and a retry delay, so a client that loses it can
+        // reconnect with Last-Event-ID and get what it missed (2025-11-25 transport, SEP-1699).
+        eventStore: createSessionEventStore(),
+        retryInterval: SSE_RETRY_MS,
         onsessioninitialized: (id) => {
           sessions.set(id, session);
         },

@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastif
 import type { Kysely } from "kysely";
 import type { JwtVerifier } from "../auth/jwt-verifier.ts";
 import type { Database } from "../store/schema.ts";
+import { allowedMethods } from "./allowed-methods.ts";
 import { createAuthenticator } from "./authenticate.ts";
 import {
   comparisonSchema,
@@ -11,6 +12,7 @@ import {
   gateHistoryEntrySchema,
   gateRuleSchema,
 } from "./gate-schemas.ts";
+import { problemResponses } from "./openapi.ts";
 import {
   applicationObjectSchema,
   externalObjectMatchSchema,
@@ -50,7 +52,13 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
     // Parameter rules live in params.ts so each 400 names the rule; schemas document and serialize.
     ajv: { customOptions: { strict: false } },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
+    // Malformed percent-encoding (400) or an over-long path parameter (414): problem+json too.
+    frameworkErrors: (error, _request, reply) =>
+      error.statusCode === 414
+        ? sendProblem(reply, 414, "A path segment of the URL is longer than 1024 characters")
+        : sendProblem(reply, 400, "The URL is not valid: malformed percent-encoding"),
   });
+  const methods = allowedMethods(app);
   app.setValidatorCompiler(() => (data) => ({ value: data }));
 
   for (const schema of [
@@ -96,6 +104,8 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
       security: [{ bearer: [] }, { apiKey: [] }],
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transformObject: (document) =>
+      problemResponses("openapiObject" in document ? document.openapiObject : {}),
   });
 
   const authenticate = createAuthenticator({ db: options.db, verifier: options.verifier });
@@ -125,6 +135,17 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
   gateRoutes(app, { db: options.db });
   compareRoutes(app, { db: options.db });
 
+  // An existing resource asked with a method it does not have: 405 with Allow (RFC 9110 §15.5.6), or 204
+  // with Allow for OPTIONS, decided before any body is read.
+  app.addHook("onRequest", async (request, reply) => {
+    if (request.routeOptions.url !== undefined) return;
+    const path = request.url.split("?")[0] ?? "";
+    const allowed = methods(path);
+    if (allowed.length === 0) return;
+    reply.header("allow", [...allowed, "OPTIONS"].join(", "));
+    if (request.method === "OPTIONS") return reply.code(204).send();
+    return sendProblem(reply, 405, `${path} does not support ${request.method}: use ${allowed.join(", ")}`);
+  });
   app.setNotFoundHandler((request, reply) =>
     sendProblem(reply, 404, `No such resource: ${request.method} ${request.url.split("?")[0]}`),
   );

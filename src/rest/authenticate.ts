@@ -21,7 +21,8 @@ export function createAuthenticator(deps: { db: Kysely<Database>; verifier: JwtV
       return { ok: false, tokenGiven: true, malformed: true, detail: repeatedHeaderDetail(repeated) };
     const authorization = request.headers.authorization;
     const apiKey = request.headers["x-api-key"];
-    if (typeof authorization === "string" && authorization.trim() !== "") {
+    // A present Authorization header is the credential, even empty: never fall back to the API key.
+    if (typeof authorization === "string") {
       const match = /^Bearer\s+([A-Za-z0-9._~+/-]+=*)\s*$/i.exec(authorization);
       if (!match?.[1]) {
         return { ok: false, tokenGiven: true, detail: "The Authorization header must be 'Bearer <token>'" };

@@ -1,3 +1,4 @@
+import { gateParametersSchemas } from "../store/gate-kinds.ts";
 /** JSON schemas of quality gates and analysis comparison (properties in name order). */
 import { dateTime } from "./schemas.ts";
 
@@ -30,9 +31,13 @@ export const gateRuleUpdateSchema = {
   description: "Set `enabled`, `parameters` (merged into the current ones, checked per kind) or both.",
   properties: {
     enabled: { type: "boolean" },
-    parameters: { type: "object", additionalProperties: true },
+    parameters: {
+      description: "The parameters of one rule kind; those of another kind than the rule's are refused (409)",
+      anyOf: gateParametersSchemas(),
+    },
   },
   additionalProperties: false,
+  minProperties: 1,
 } as const;
 
 /**

@@ -18,7 +18,8 @@ function single(name: string, raw: unknown): Parsed<string | undefined> {
 export function parseLimit(raw: unknown, options: { required: boolean; fallback?: number }): Parsed<number> {
   const text = single("limit", raw);
   if (!text.ok) return text;
-  if (text.value === undefined || text.value === "") {
+  // Absent takes the default; an empty value is no integer (as the OpenAPI document says).
+  if (text.value === undefined || (text.value === "" && options.required)) {
     if (!options.required && options.fallback !== undefined) return ok(options.fallback);
     return fail(
       `Query parameter 'limit' is required: the maximum number of items to return, 1 to ${MAX_LIMIT}`,
@@ -33,7 +34,7 @@ export function parseLimit(raw: unknown, options: { required: boolean; fallback?
 export function parseSkip(raw: unknown): Parsed<number> {
   const text = single("skip", raw);
   if (!text.ok) return text;
-  if (text.value === undefined || text.value === "") return ok(0);
+  if (text.value === undefined) return ok(0);
   if (!/^\d+$/.test(text.value) || !Number.isSafeInteger(Number(text.value))) {
     return fail(`Query parameter 'skip' must be a non-negative integer, got '${text.value}'`);
   }
@@ -50,7 +51,8 @@ const DATE_TIME =
 export function parseDateTime(raw: unknown, name = "date"): Parsed<string | undefined> {
   const text = single(name, raw);
   if (!text.ok) return text;
-  if (text.value === undefined || text.value === "") return ok(undefined);
+  // Absent means the latest; an empty value is no date (the OpenAPI document says so too).
+  if (text.value === undefined) return ok(undefined);
   const reason = `Query parameter '${name}' must be an ISO 8601 date-time such as 2024-03-01T00:00:00Z, got '${text.value}'`;
   const match = DATE_TIME.exec(text.value);
   if (!match) return fail(reason);
@@ -58,8 +60,11 @@ export function parseDateTime(raw: unknown, name = "date"): Parsed<string | unde
   const fields = [y, mo, d, h, mi, s].map(Number) as [number, number, number, number, number, number];
   const [year, month, day, hour, minute, second] = fields;
   const ms = Math.floor(Number(`0.${frac}`) * 1000);
-  const utc = Date.UTC(year, month - 1, day, hour, minute, second, ms);
-  const check = new Date(utc);
+  // Not Date.UTC: it reads years 0-99 as 1900-1999.
+  const check = new Date(0);
+  check.setUTCFullYear(year, month - 1, day);
+  check.setUTCHours(hour, minute, second, ms);
+  const utc = check.getTime();
   if (
     check.getUTCFullYear() !== year ||
     check.getUTCMonth() !== month - 1 ||
@@ -86,12 +91,15 @@ export function parseDateTime(raw: unknown, name = "date"): Parsed<string | unde
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
+/** Characters as JSON Schema's minLength/maxLength count them (code points, not UTF-16 units). */
+const codePoints = (text: string) => [...text].length;
+
 export function parseApplicationName(raw: unknown): Parsed<string> {
   const name = typeof raw === "string" ? raw : "";
   if (name.trim() === "") return fail("The application name is empty");
   if (name.includes("`")) return fail("The application name must not contain a back-quote (`)");
   if (CONTROL.test(name)) return fail("The application name must not contain control characters");
-  if (name.length > 256) return fail("The application name is longer than 256 characters");
+  if (codePoints(name) > 256) return fail("The application name is longer than 256 characters");
   return ok(name);
 }
 
@@ -124,7 +132,7 @@ export function parseSeverities(raw: unknown, allowed: readonly string[]): Parse
 export function parseBoolean(raw: unknown, name: string): Parsed<boolean | undefined> {
   const text = single(name, raw);
   if (!text.ok) return text;
-  if (text.value === undefined || text.value === "") return ok(undefined);
+  if (text.value === undefined) return ok(undefined);
   if (text.value === "true") return ok(true);
   if (text.value === "false") return ok(false);
   return fail(`Query parameter '${name}' must be true or false, got '${text.value}'`);
@@ -146,9 +154,9 @@ export function parseSearchText(
         )
       : ok(undefined);
   }
-  if (text.value.length > MAX_SEARCH_LENGTH) {
+  if (codePoints(text.value) > MAX_SEARCH_LENGTH) {
     return fail(
-      `Query parameter '${options.name}' must be at most ${MAX_SEARCH_LENGTH} characters, got ${text.value.length}`,
+      `Query parameter '${options.name}' must be at most ${MAX_SEARCH_LENGTH} characters, got ${codePoints(text.value)}`,
     );
   }
   if (CONTROL.test(text.value)) return fail(`Query parameter '${options.name}' contains control characters`);
@@ -160,7 +168,7 @@ export const ECOSYSTEMS = ["npm", "maven"] as const;
 export function parseEcosystem(raw: unknown): Parsed<(typeof ECOSYSTEMS)[number] | undefined> {
   const text = single("ecosystem", raw);
   if (!text.ok) return text;
-  if (text.value === undefined || text.value === "") return ok(undefined);
+  if (text.value === undefined) return ok(undefined);
   const value = ECOSYSTEMS.find((e) => e === text.value);
   if (!value) return fail(`Query parameter 'ecosystem' must be npm or maven, got '${text.value}'`);
   return ok(value);
@@ -174,7 +182,7 @@ export function parsePackageName(raw: unknown): Parsed<string> {
   if (value === "") {
     return fail("Query parameter 'package' is required: an npm package name or a Maven groupId:artifactId");
   }
-  if (value.length > 512) return fail("Query parameter 'package' is longer than 512 characters");
+  if (codePoints(value) > 512) return fail("Query parameter 'package' is longer than 512 characters");
   if (CONTROL.test(value)) return fail("Query parameter 'package' contains control characters");
   return ok(value);
 }
@@ -184,9 +192,9 @@ export function parseTypeId(raw: unknown): Parsed<string | undefined> {
   const text = single("type", raw);
   if (!text.ok) return text;
   if (text.value === undefined || text.value === "") return ok(undefined);
-  if (text.value.length > MAX_SEARCH_LENGTH) {
+  if (codePoints(text.value) > MAX_SEARCH_LENGTH) {
     return fail(
-      `Query parameter 'type' must be at most ${MAX_SEARCH_LENGTH} characters, got ${text.value.length}`,
+      `Query parameter 'type' must be at most ${MAX_SEARCH_LENGTH} characters, got ${codePoints(text.value)}`,
     );
   }
   if (CONTROL.test(text.value)) return fail("Query parameter 'type' contains control characters");
@@ -240,3 +248,50 @@ export function parseGateRuleUpdate(body: unknown): Parsed<GateRuleUpdate> {
   }
   return ok(update);
 }
+
+/**
+ * The rules above as JSON Schema, for the route schemas and so the OpenAPI document: each accepts
+ * exactly what its parser accepts (`pattern` is an ECMA-262 regular expression, as in OpenAPI 3.1).
+ */
+const NOT_CONTROL = "\\u0000-\\u001f\\u007f";
+const anyCase = (word: string) =>
+  [...word].map((c) => (/[a-z]/i.test(c) ? `[${c.toUpperCase()}${c.toLowerCase()}]` : c)).join("");
+const SEVERITY_WORD = `\\s*(${["CRITICAL", "HIGH", "MEDIUM", "LOW", "UNKNOWN"].map(anyCase).join("|")})\\s*`;
+
+export const paramSchemas = {
+  applicationName: {
+    type: "string",
+    minLength: 1,
+    maxLength: 256,
+    pattern: `^[^\`${NOT_CONTROL}]*[^\`\\s${NOT_CONTROL}][^\`${NOT_CONTROL}]*$`,
+    description: "Application name (URL-encoded): no back-quote, no control character, not blank",
+  },
+  cveReference: {
+    type: "string",
+    pattern: `^\\s*(${anyCase("CVE")}-\\d{4}-\\d{4,}|${anyCase("GHSA")}(-[23456789cfghjmpqrvwxCFGHJMPQRVWX]{4}){3})\\s*$`,
+    description: "CVE reference, e.g. CVE-2021-44228, or a GHSA alias",
+  },
+  dateTime: {
+    type: "string",
+    format: "date-time",
+    pattern: `^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])[Tt]([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,9})?)?([Zz]|[+-]([01]\\d|2[0-3]):?[0-5]\\d)?$`,
+  },
+  severities: {
+    type: "string",
+    pattern: `^(${SEVERITY_WORD}(,${SEVERITY_WORD})*)?$`,
+    description: "Comma-separated severities to keep (CRITICAL, HIGH, MEDIUM, LOW, UNKNOWN; any case)",
+  },
+  searchText: { type: "string", minLength: 1, maxLength: MAX_SEARCH_LENGTH, pattern: `^[^${NOT_CONTROL}]*$` },
+  /** An optional search: empty is the same as absent. */
+  optionalSearchText: { type: "string", maxLength: MAX_SEARCH_LENGTH, pattern: `^[^${NOT_CONTROL}]*$` },
+  typeId: { type: "string", maxLength: MAX_SEARCH_LENGTH, pattern: `^[^${NOT_CONTROL}]*$` },
+  packageName: {
+    type: "string",
+    minLength: 1,
+    maxLength: 512,
+    pattern: `^[^${NOT_CONTROL}]*[^\\s${NOT_CONTROL}][^${NOT_CONTROL}]*$`,
+    description: "npm package name, or Maven groupId:artifactId",
+  },
+  gateRuleId: { type: "string", pattern: "^[a-z0-9][a-z0-9-]{0,99}$" },
+  skip: { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+} as const;

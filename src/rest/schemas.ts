@@ -1,3 +1,4 @@
+import { paramSchemas } from "./params.ts";
 /**
  * JSON schemas of the REST resources. Properties are listed in name order: responses are serialized
  * in schema order, and the API family orders JSON properties by name.
@@ -126,10 +127,9 @@ export const pagingQuery = (what: string, required: boolean) => ({
   type: "object",
   properties: {
     limit: { type: "integer", minimum: 1, maximum: 1000, description: `Maximum number of ${what} to return` },
-    skip: { type: "integer", minimum: 0, default: 0, description: `Number of ${what} to skip first` },
+    skip: { ...paramSchemas.skip, default: 0, description: `Number of ${what} to skip first` },
     date: {
-      type: "string",
-      format: "date-time",
+      ...paramSchemas.dateTime,
       description:
         "ISO 8601 date-time: use the latest analysis at or before this instant (default: the latest)",
     },

@@ -29,6 +29,8 @@ interface ParameterSpec {
   expected: string;
   /** The normalized value, or undefined when the value does not qualify. */
   read(raw: unknown): unknown;
+  /** The same rule as JSON Schema (the REST API's OpenAPI document). */
+  schema: Record<string, unknown>;
 }
 
 const severityParameter = (fallback: string): ParameterSpec => ({
@@ -38,6 +40,11 @@ const severityParameter = (fallback: string): ParameterSpec => ({
     typeof raw === "string" && (GATE_SEVERITIES as readonly string[]).includes(raw.toUpperCase())
       ? raw.toUpperCase()
       : undefined,
+  schema: {
+    type: "string",
+    // Any case, as read() takes it.
+    pattern: `^(${GATE_SEVERITIES.map((s) => [...s].map((c) => `[${c}${c.toLowerCase()}]`).join("")).join("|")})$`,
+  },
 });
 
 const countParameter = (fallback: number, max: number): ParameterSpec => ({
@@ -45,6 +52,7 @@ const countParameter = (fallback: number, max: number): ParameterSpec => ({
   expected: `an integer from 0 to ${max}`,
   read: (raw) =>
     typeof raw === "number" && Number.isInteger(raw) && raw >= 0 && raw <= max ? raw : undefined,
+  schema: { type: "integer", minimum: 0, maximum: max },
 });
 
 export const GATE_KINDS = {
@@ -71,6 +79,20 @@ const shown = (value: unknown): string => {
   if (typeof value === "object") return "an object";
   return String(value);
 };
+
+/** The parameters each kind takes, as JSON Schema: an object with only those, each optional. */
+export function gateParametersSchemas(): Record<string, unknown>[] {
+  return Object.values(GATE_KINDS).map((specs: Record<string, ParameterSpec>) => ({
+    type: "object",
+    properties: Object.fromEntries(Object.entries(specs).map(([key, spec]) => [key, spec.schema])),
+    additionalProperties: false,
+  }));
+}
+
+/** Whether `changes` are parameters of some kind: then refusing them for a rule is about its kind. */
+export function parametersOfSomeKind(changes: unknown): boolean {
+  return Object.keys(GATE_KINDS).some((kind) => mergeGateParameters(kind, {}, changes).ok);
+}
 
 /**
  * Merges `changes` into the `current` parameters of a rule of `kind`: every key must be one the kind

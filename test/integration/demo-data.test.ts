@@ -1,8 +1,12 @@
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
-import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
+import type { AnalysisInput } from "../../src/scanner/analysis.ts";
+import { DEMO_LABEL, demoLoadPending, loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import type { RunningService } from "../../src/service.ts";
 import { createApiKey } from "../../src/store/api-keys.ts";
+import { openStore, type StoreHandle } from "../../src/store/database.ts";
+import { ingestAnalysis } from "../../src/store/ingest.ts";
 import { startTestService } from "../support/service.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 
@@ -143,6 +147,88 @@ for (const kind of STORE_KINDS) {
       assert.deepEqual(lodash.releaseDate, { dateTime: "2019-07-19T02:28:46Z" });
       assert.equal(lodash.saferClosestVersion, "4.17.21");
       assert.ok(lodash.objects.some((o) => o.name === "template" && o.typeId === "JS_FUNCTION"));
+    });
+  });
+}
+
+for (const kind of STORE_KINDS) {
+  describe(`an interrupted demo load on ${kind}`, () => {
+    let store: TestStore;
+    let handle: StoreHandle;
+    const applications = JSON.parse(
+      readFileSync(new URL("../../src/scanner/demo/applications.json", import.meta.url), "utf8"),
+    ) as { name: string; description: string; analyses: AnalysisInput[] }[];
+    const analysesOf = async (name: string) =>
+      (
+        await handle.db
+          .selectFrom("analyses")
+          .innerJoin("applications", "applications.id", "analyses.application_id")
+          .select("analyses.analyzed_at")
+          .where("applications.name", "=", name)
+          .orderBy("analyses.seq")
+          .execute()
+      ).map((row) => row.analyzed_at);
+
+    before(async () => {
+      store = await createTestStore(kind);
+      handle = await openStore({ databaseUrl: store.databaseUrl, sqliteFile: store.sqliteFile });
+    });
+    after(async () => {
+      await handle?.close();
+      await store?.drop();
+    });
+
+    it("is completed by the next load, not left incomplete for good", async () => {
+      assert.equal(await demoLoadPending(handle.db), true, "an empty store gets the demo data");
+      // What a crash between the two analyses of payments-service left: each analysis is committed on
+      // its own, so the application exists, flagged demo, with its first analysis only.
+      const payments = applications.find((a) => a.name === "payments-service");
+      assert.ok(payments && payments.analyses.length === 2);
+      await ingestAnalysis(handle.db, payments.name, payments.analyses[0] as AnalysisInput, {
+        description: `${DEMO_LABEL}: ${payments.description}`,
+        demo: true,
+      });
+      assert.deepEqual(await analysesOf("payments-service"), ["2024-01-15T09:00:00.000Z"]);
+      assert.equal(await demoLoadPending(handle.db), true, "start --demo completes it too");
+
+      const result = await loadDemo(handle.db);
+      assert.deepEqual(
+        result.applications.map((a) => [a.name, a.analyses, a.skipped]),
+        [
+          ["payments-service", 1, false],
+          ["storefront-web", 2, false],
+          ["claims-portal", 2, false],
+        ],
+      );
+      assert.deepEqual(await analysesOf("payments-service"), [
+        "2024-01-15T09:00:00.000Z",
+        "2024-06-01T09:00:00.000Z",
+      ]);
+
+      assert.equal(await demoLoadPending(handle.db), false, "complete: start --demo leaves it");
+      const again = await loadDemo(handle.db);
+      assert.ok(again.applications.every((a) => a.skipped && a.analyses === 0));
+      assert.equal((await analysesOf("payments-service")).length, 2);
+    });
+
+    it("leaves an application of the same name that is not demo data alone", async () => {
+      const claims = applications.find((a) => a.name === "claims-portal");
+      assert.ok(claims);
+      await handle.db.deleteFrom("applications").where("name", "=", "claims-portal").execute();
+      await ingestAnalysis(handle.db, "claims-portal", claims.analyses[0] as AnalysisInput, {
+        description: "our own claims portal",
+      });
+      const result = await loadDemo(handle.db);
+      assert.deepEqual(
+        result.applications.find((a) => a.name === "claims-portal"),
+        { name: "claims-portal", analyses: 0, skipped: true },
+      );
+      assert.equal((await analysesOf("claims-portal")).length, 1);
+      assert.equal(
+        await demoLoadPending(handle.db),
+        false,
+        "start --demo never touches a store with own data",
+      );
     });
   });
 }

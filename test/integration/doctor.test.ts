@@ -251,19 +251,32 @@ describe("imaging doctor (embedded identity provider)", () => {
       );
     });
 
-    it("fails cimd-http-scheme when Allow http scheme is OFF on an http deployment", async () => {
+    it("passes cimd-http-scheme for an HTTPS-variant client on an http deployment (its sign-in works)", async () => {
       await addClient("https-only");
       assert.equal((await cli(["cimd", "set", "https-only", "--https"])).code, 0);
       const result = await doctor(["--client", "https-only"]);
-      assert.equal(result.code, 1);
       const check = result.check("cimd-http-scheme:https-only");
+      assert.equal(check.verdict, "pass", check.detail);
+      assert.match(check.detail, /HTTPS variant \(Allow http scheme OFF in cimd-profile-https-only\)/);
+      assert.deepEqual(failingIds(result.checks), []);
+      assert.equal(result.code, 0);
+    });
+
+    it("fails cimd-http-scheme for an http client_id when Allow http scheme is OFF", async () => {
+      await addClient("plain-http");
+      const clientId = "http://plain-http.example.org/oauth/client-metadata.json";
+      assert.equal((await cli(["cimd", "set", "plain-http", "--client-id", clientId])).code, 0);
+      assert.equal((await cli(["cimd", "set", "plain-http", "--https"])).code, 0);
+      const result = await doctor(["--client", "plain-http"]);
+      assert.equal(result.code, 1);
+      const check = result.check("cimd-http-scheme:plain-http");
       assert.equal(check.verdict, "fail");
       assert.match(
         check.detail,
-        /base_url is http \(development\): Allow http scheme is OFF in cimd-profile-https-only/,
+        /client_id http:\/\/plain-http\.example\.org\/oauth\/client-metadata\.json is http but Allow http scheme is OFF in cimd-profile-plain-http/,
       );
-      assert.equal(check.fix, "Run `imaging cimd set https-only --http`.");
-      assert.deepEqual(failingIds(result.checks), ["cimd-http-scheme:https-only"]);
+      assert.equal(check.fix, "Run `imaging cimd set plain-http --http`.");
+      assert.ok(failingIds(result.checks).includes("cimd-http-scheme:plain-http"));
     });
 
     it("fails cimd-profile when the profile is missing, and does not pile up failures on it", async () => {

@@ -44,6 +44,7 @@ const RUNS: { scenario: string; specVersion: string }[] = [
   { scenario: "dns-rebinding-protection", specVersion: "2025-11-25" },
   { scenario: "json-schema-2020-12", specVersion: "2025-11-25" },
   { scenario: "server-session-lifecycle", specVersion: "2025-11-25" },
+  { scenario: "server-sse-polling", specVersion: "2025-11-25" },
   // 2026-07-28 era: stateless, server/discover
   { scenario: "server-stateless", specVersion: "2026-07-28" },
   { scenario: "tools-list", specVersion: "2026-07-28" },
@@ -55,10 +56,13 @@ const RUNS: { scenario: string; specVersion: string }[] = [
 /**
  * Checks that cannot apply to these servers: they need the reference server's fixture tools
  * (`json_schema_2020_12_tool`, `test_missing_capability`, `test_streaming_elicitation`,
- * `test_logging_tool`). The suite reports them as failures; anything else must pass.
+ * `test_logging_tool`, and `test_reconnection` that closes its stream mid-call for
+ * server-sse-disconnect-resume: resuming with Last-Event-ID is tested below with a real tool). The suite
+ * reports them as failures; anything else must pass.
  */
 const notApplicable = (check: Check) =>
   check.id === "json-schema-2020-12-tool-found" ||
+  check.id === "server-sse-disconnect-resume" ||
   /^Not testable: server does not list the diagnostic tool '\w+'/.test(check.errorMessage ?? "");
 
 interface Check {
@@ -107,6 +111,89 @@ describe("MCP conformance suite (generic server scenarios)", () => {
     await service?.stop();
     await issuer?.close();
     await store?.drop();
+  });
+
+  it("a 2025 client that loses a POST stream after its priming event resumes it with Last-Event-ID", async () => {
+    const endpoint = servers[0]?.endpoint as string;
+    const token = await issuer.sign({ sub: "alice", roles: ["admin"], applications: [] });
+    const headers = {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      authorization: `Bearer ${token}`,
+    };
+    const opened = await fetch(endpoint, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-11-25",
+          capabilities: {},
+          clientInfo: { name: "resume", version: "1" },
+        },
+      }),
+    });
+    await opened.text();
+    const session = {
+      ...headers,
+      "mcp-session-id": opened.headers.get("mcp-session-id") as string,
+      "mcp-protocol-version": "2025-11-25",
+    };
+    await fetch(endpoint, {
+      method: "POST",
+      headers: session,
+      body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+    });
+
+    const call = await fetch(endpoint, {
+      method: "POST",
+      headers: session,
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 7,
+        method: "tools/call",
+        params: { name: "applications", arguments: {} },
+      }),
+    });
+    assert.equal(call.status, 200);
+    assert.match(call.headers.get("content-type") ?? "", /^text\/event-stream/);
+    // The first event primes the client: an id, a retry delay and empty data. Then the client goes away.
+    const reader = (call.body as ReadableStream<Uint8Array>).getReader();
+    let received = "";
+    while (!received.includes("\n\n")) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      received += new TextDecoder().decode(value);
+    }
+    await reader.cancel();
+    const priming = /^id: (\S+)\nretry: (\d+)\ndata: \n\n/.exec(received);
+    assert.ok(priming, `priming event first: ${JSON.stringify(received)}`);
+    assert.equal(priming[2], "1000");
+    // As an SSE client does: wait the retry delay, then reconnect naming the last event seen.
+    await new Promise((resolve) => setTimeout(resolve, Number(priming[2])));
+
+    const resumed = await fetch(endpoint, {
+      method: "GET",
+      headers: { ...session, accept: "text/event-stream", "last-event-id": priming[1] as string },
+    });
+    assert.equal(resumed.status, 200);
+    const replay = (resumed.body as ReadableStream<Uint8Array>).getReader();
+    let replayed = "";
+    const stop = setTimeout(() => void replay.cancel(), 10_000);
+    while (!/"id":7/.test(replayed)) {
+      const { value, done } = await replay.read();
+      if (done) break;
+      replayed += new TextDecoder().decode(value);
+    }
+    clearTimeout(stop);
+    await replay.cancel();
+    const answer = /^data: (.*"id":7.*)$/m.exec(replayed)?.[1];
+    assert.ok(answer, `the tool's answer is replayed: ${replayed}`);
+    const message = JSON.parse(answer) as { result?: { content: { text: string }[] } };
+    assert.match(message.result?.content[0]?.text ?? "", /payments-service/);
+    await fetch(endpoint, { method: "DELETE", headers: session });
   });
 
   for (const [index, kind] of (["analysis", "gatekeeper"] as const).entries()) {

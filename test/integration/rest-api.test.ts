@@ -158,6 +158,19 @@ for (const kind of STORE_KINDS) {
         );
       });
 
+      it("years 0000-0099 are dates like any other (not mapped to 1900-1999)", async () => {
+        for (const date of ["0001-01-01T00:00:00Z", "0099-12-31T23:59:59Z", "0000-01-01T00:00:00Z"]) {
+          const response = await asAdmin(
+            occurrences("shop", FIXTURE.cve, `?limit=5&date=${encodeURIComponent(date)}`),
+          );
+          assert.equal(response.status, 404, date);
+          assert.match(
+            ((await response.json()) as { detail: string }).detail,
+            new RegExp(`no analysis at or before ${date.slice(0, 19)}\\.000Z`),
+          );
+        }
+      });
+
       it("403 for an application the viewer was not granted; 200 for a granted one", async () => {
         const denied = await get(occurrences("secret", FIXTURE.cve, "?limit=5"), {
           authorization: `Bearer ${viewerToken}`,
@@ -177,6 +190,26 @@ for (const kind of STORE_KINDS) {
         assert.equal(response.status, 401);
         assert.match(response.headers.get("www-authenticate") ?? "", /^Bearer /);
         assert.match(response.headers.get("content-type") ?? "", /^application\/problem\+json/);
+      });
+
+      it("an Authorization header, even empty, is the credential: a valid X-API-KEY beside it does not count", async () => {
+        const { key } = await createApiKey(service.store.db, {
+          user: "both",
+          role: "admin",
+          applications: [],
+        });
+        assert.equal(
+          (await get(occurrences("shop", FIXTURE.cve, "?limit=5"), { "x-api-key": key })).status,
+          200,
+        );
+        for (const authorization of ["", "Basic eDp5", "Bearer not-a-jwt"]) {
+          const response = await get(occurrences("shop", FIXTURE.cve, "?limit=5"), {
+            authorization,
+            "x-api-key": key,
+          });
+          assert.equal(response.status, 401, JSON.stringify(authorization));
+          assert.match(response.headers.get("www-authenticate") ?? "", /error="invalid_token"/);
+        }
       });
 
       const rejected: [string, () => Promise<string>, RegExp][] = [

@@ -385,6 +385,21 @@ for (const kind of STORE_KINDS) {
         });
       }
 
+      it("409 problem+json for the parameters of another rule kind, the rule unchanged", async () => {
+        const before = await (await get("/rest/gates")).text();
+        await expectProblem(
+          put("/rest/gates/no-referenced-severe-cve", { parameters: { maxReleases: 3 } }),
+          409,
+          /Unknown parameter 'maxReleases' for rules of kind 'no-referenced-severe-cve': expected 'minSeverity'/,
+        );
+        await expectProblem(
+          put("/rest/gates/no-unfixable-vulnerability", { parameters: { minSeverity: "LOW" } }),
+          409,
+          /take no parameters/,
+        );
+        assert.equal(await (await get("/rest/gates")).text(), before);
+      });
+
       it("400 for malformed JSON and for a malformed rule id", async () => {
         await expectProblem(put("/rest/gates/no-unfixable-vulnerability", "{bad"), 400, /JSON/);
         await expectProblem(put("/rest/gates/Not%20An%20Id", { enabled: true }), 400, /not a gate rule id/);

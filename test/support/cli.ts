@@ -46,6 +46,8 @@ export async function spawnService(
   child: ChildProcess;
   summary: { baseUrl: string; gateway: string; rest: string; demo: string[] };
   stderr: () => string;
+  /** Everything written to stdout: the summary, then the log lines (JSON, one a line) at LOG_LEVEL. */
+  stdout: () => string;
 }> {
   const child = spawn(process.execPath, [CLI, "start", "--json", ...args], {
     env: { ...process.env, LOG_LEVEL: "silent", ...env },
@@ -62,7 +64,12 @@ export async function spawnService(
       child.stdout?.on("data", (d) => {
         stdout += d;
         try {
-          const parsed = JSON.parse(stdout);
+          // Log lines (LOG_LEVEL other than silent) may come before and after the summary.
+          const summaryText = stdout
+            .split("\n")
+            .filter((line) => !line.startsWith('{"level":'))
+            .join("\n");
+          const parsed = JSON.parse(summaryText);
           clearTimeout(timer);
           resolve(parsed);
         } catch {
@@ -75,5 +82,5 @@ export async function spawnService(
       });
     },
   );
-  return { child, summary, stderr: () => stderr };
+  return { child, summary, stderr: () => stderr, stdout: () => stdout };
 }

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { loadDemo, storeIsEmpty } from "../../scanner/demo/load-demo.ts";
+import { demoLoadPending, loadDemo } from "../../scanner/demo/load-demo.ts";
 import { PARTS, type Part, startService } from "../../service.ts";
 import { type DeploymentOptions, deploymentConfig, deploymentOptions } from "../context.ts";
 import { CliError, emit } from "../output.ts";
@@ -32,8 +32,8 @@ export function registerStart(program: Command): void {
         only,
         idp: { adminPassword: process.env.IMAGING_ADMIN_PASSWORD },
         beforeListen: async (store) => {
-          if (options.demo && (await storeIsEmpty(store.db))) {
-            demo = (await loadDemo(store.db)).applications.map((a) => a.name);
+          if (options.demo && (await demoLoadPending(store.db))) {
+            demo = (await loadDemo(store.db)).applications.filter((a) => !a.skipped).map((a) => a.name);
           }
         },
       });

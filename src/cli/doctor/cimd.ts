@@ -79,7 +79,7 @@ const defs = (client: string) => ({
   },
   httpScheme: {
     id: `cimd-http-scheme:${client}`,
-    title: `${client}: Allow http scheme suits the deployment (ON over http, OFF over https)`,
+    title: `${client}: Allow http scheme suits the client_id (ON only for an http client_id, OFF over https)`,
   },
   switches: {
     id: `cimd-profile-switches:${client}`,
@@ -234,16 +234,22 @@ export function profileDomainsCheck(state: CimdClientState, context: CimdCheckCo
   return pass(def, `${profile.name} trusts ${current}`);
 }
 
+/**
+ * What Allow http scheme governs, in both identity providers: an http client_id (and, in the embedded
+ * one, http URLs in the metadata document other than loopback callbacks). An https client_id with its
+ * loopback http callback signs in with it OFF, whatever base_url's scheme.
+ */
 export function httpSchemeCheck(state: CimdClientState, context: CimdCheckContext): Check {
   const { client: c, profile, policy } = state;
   const def = defs(c.client).httpScheme;
   if (!profile) return notApplicable(def, `profile ${c.profile} is missing (see cimd-profile:${c.client})`);
   const hint = `Profiles > ${profile.name} > executor client-id-metadata-document > Allow http scheme`;
-  if (context.http) {
+  const httpClientId = URL.parse(c.clientId)?.protocol === "http:";
+  if (httpClientId) {
     if (!profile.allowHttpScheme)
       return fail(
         def,
-        `base_url is http (development): Allow http scheme is OFF in ${profile.name}, the sign-in callback fails`,
+        `client_id ${c.clientId} is http but Allow http scheme is OFF in ${profile.name}: the identity provider refuses it`,
         fixWith(context, `imaging cimd set ${c.client} --http`, `${hint} ON`),
       );
     if (policy && !policy.uriSchemes.includes("http"))
@@ -254,16 +260,24 @@ export function httpSchemeCheck(state: CimdClientState, context: CimdCheckContex
       );
     return pass(
       def,
-      `base_url is http: HTTP variant (Allow http scheme ON in ${profile.name}), development only`,
+      `client_id is http: HTTP variant (Allow http scheme ON in ${profile.name}), development only`,
     );
   }
-  if (profile.allowHttpScheme)
-    return warn(
+  if (!profile.allowHttpScheme)
+    return pass(
       def,
-      `base_url is https but Allow http scheme is ON in ${profile.name}: the HTTP variant is for development or test only`,
-      fixWith(context, `imaging cimd set ${c.client} --https`, `${hint} OFF`),
+      `HTTPS variant (Allow http scheme OFF in ${profile.name}): the https client_id and its loopback callback need no http scheme${context.http ? ", also with an http base_url" : ""}`,
     );
-  return pass(def, `base_url is https: HTTPS variant (Allow http scheme OFF in ${profile.name})`);
+  if (context.http)
+    return pass(
+      def,
+      `base_url is http: HTTP variant (Allow http scheme ON in ${profile.name}), development only; the https client_id would also sign in with it OFF`,
+    );
+  return warn(
+    def,
+    `base_url is https but Allow http scheme is ON in ${profile.name}: the HTTP variant is for development or test only`,
+    fixWith(context, `imaging cimd set ${c.client} --https`, `${hint} OFF`),
+  );
 }
 
 export function switchesCheck(state: CimdClientState, context: CimdCheckContext): Check {

@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { readableApplications } from "../../auth/principal.ts";
 import { countAnalysis, listAnalyses, listApplications, toUtcSeconds } from "../../store/insights.ts";
 import { applicationAt, REPLIED, type RestDeps, take } from "../context.ts";
-import { parseLimit, parseSkip } from "../params.ts";
+import { paramSchemas, parseLimit, parseSkip } from "../params.ts";
 import { errorResponses } from "../schemas.ts";
 
 export function applicationRoutes(app: FastifyInstance, deps: RestDeps): void {
@@ -16,7 +16,7 @@ export function applicationRoutes(app: FastifyInstance, deps: RestDeps): void {
           type: "object",
           properties: {
             limit: { type: "integer", minimum: 1, maximum: 1000, default: 100 },
-            skip: { type: "integer", minimum: 0, default: 0 },
+            skip: { ...paramSchemas.skip, default: 0 },
           },
         },
         response: {
@@ -49,7 +49,7 @@ export function applicationRoutes(app: FastifyInstance, deps: RestDeps): void {
       schema: {
         summary: "An application: latest analysis, analysis history and counts",
         tags: ["applications"],
-        params: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+        params: { type: "object", properties: { name: paramSchemas.applicationName }, required: ["name"] },
         response: { 200: { $ref: "ApplicationDetail#" }, ...errorResponses },
       },
     },

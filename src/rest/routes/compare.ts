@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { compareAnalyses } from "../../store/compare.ts";
 import { toUtcSeconds } from "../../store/insights.ts";
 import { analysisAt, REPLIED, type RestDeps, readableApplication, take } from "../context.ts";
-import { parseApplicationName, parseDateTime } from "../params.ts";
+import { paramSchemas, parseApplicationName, parseDateTime } from "../params.ts";
 import { sendProblem } from "../problem.ts";
 import { errorResponses } from "../schemas.ts";
 
@@ -16,14 +16,13 @@ export function compareRoutes(app: FastifyInstance, deps: RestDeps): void {
           "`from` and `to` each select the latest analysis at or before that instant (`to` defaults to the latest " +
           "analysis). Added: in the `to` analysis only; removed: in the `from` analysis only.",
         tags: ["applications"],
-        params: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+        params: { type: "object", properties: { name: paramSchemas.applicationName }, required: ["name"] },
         querystring: {
           type: "object",
           properties: {
-            from: { type: "string", format: "date-time", description: "ISO 8601 date-time of the baseline" },
+            from: { ...paramSchemas.dateTime, description: "ISO 8601 date-time of the baseline" },
             to: {
-              type: "string",
-              format: "date-time",
+              ...paramSchemas.dateTime,
               description: "ISO 8601 date-time to compare with the baseline (default: the latest analysis)",
             },
           },

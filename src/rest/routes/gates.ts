@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { mergeGateParameters } from "../../store/gate-kinds.ts";
+import { mergeGateParameters, parametersOfSomeKind } from "../../store/gate-kinds.ts";
 import {
   evaluateAnalysis,
   findGateRule,
@@ -18,7 +18,7 @@ import {
   take,
 } from "../context.ts";
 import { gateRuleUpdateSchema } from "../gate-schemas.ts";
-import { parseApplicationName, parseGateRuleId, parseGateRuleUpdate } from "../params.ts";
+import { paramSchemas, parseApplicationName, parseGateRuleId, parseGateRuleUpdate } from "../params.ts";
 import { sendProblem } from "../problem.ts";
 import { errorResponses } from "../schemas.ts";
 
@@ -26,7 +26,7 @@ type NameParams = { Params: { name: string }; Querystring: Record<string, unknow
 
 const nameParams = {
   type: "object",
-  properties: { name: { type: "string", description: "Application name (URL-encoded; no back-quote)" } },
+  properties: { name: paramSchemas.applicationName },
   required: ["name"],
 } as const;
 
@@ -58,7 +58,9 @@ export function gateRoutes(app: FastifyInstance, deps: RestDeps): void {
         tags: ["gates"],
         params: {
           type: "object",
-          properties: { id: { type: "string", description: "Rule id, e.g. no-referenced-severe-cve" } },
+          properties: {
+            id: { ...paramSchemas.gateRuleId, description: "Rule id, e.g. no-referenced-severe-cve" },
+          },
           required: ["id"],
         },
         body: gateRuleUpdateSchema,
@@ -68,6 +70,7 @@ export function gateRoutes(app: FastifyInstance, deps: RestDeps): void {
           401: errorResponses[401],
           403: { description: "The caller is not an administrator", $ref: "Problem#" },
           404: { description: "No rule with this id", $ref: "Problem#" },
+          409: { description: "Parameters of another kind than the rule's", $ref: "Problem#" },
         },
       },
     },
@@ -81,7 +84,11 @@ export function gateRoutes(app: FastifyInstance, deps: RestDeps): void {
       let parameters: Record<string, unknown> | undefined;
       if (update.parameters !== undefined) {
         const merged = mergeGateParameters(rule.kind, rule.parameters, update.parameters);
-        if (!merged.ok) return sendProblem(reply, 400, merged.detail);
+        if (!merged.ok) {
+          // Valid parameters of another kind conflict with this rule's kind; anything else is malformed.
+          const status = parametersOfSomeKind(update.parameters) ? 409 : 400;
+          return sendProblem(reply, status, merged.detail);
+        }
         parameters = merged.value;
       }
       const subject = request.principal?.subject ?? "";
@@ -103,8 +110,7 @@ export function gateRoutes(app: FastifyInstance, deps: RestDeps): void {
           type: "object",
           properties: {
             date: {
-              type: "string",
-              format: "date-time",
+              ...paramSchemas.dateTime,
               description:
                 "ISO 8601 date-time: evaluate the latest analysis at or before it (default: latest)",
             },
@@ -143,8 +149,7 @@ export function gateRoutes(app: FastifyInstance, deps: RestDeps): void {
               description: "Maximum number of analyses to return",
             },
             skip: {
-              type: "integer",
-              minimum: 0,
+              ...paramSchemas.skip,
               default: 0,
               description: "Number of analyses to skip first",
             },

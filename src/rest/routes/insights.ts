@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { findVulnerability, listCveInsights, listOccurrences, SEVERITIES } from "../../store/insights.ts";
 import { applicationAt, REPLIED, type RestDeps, take } from "../context.ts";
-import { parseCveReference, parseLimit, parseSeverities, parseSkip } from "../params.ts";
+import { paramSchemas, parseCveReference, parseLimit, parseSeverities, parseSkip } from "../params.ts";
 import { errorResponses, pagingQuery } from "../schemas.ts";
 
 type NameParams = { Params: { name: string }; Querystring: Record<string, unknown> };
@@ -14,15 +14,12 @@ export function insightRoutes(app: FastifyInstance, deps: RestDeps): void {
       schema: {
         summary: "CVEs affecting an application, most severe first",
         tags: ["insights"],
-        params: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+        params: { type: "object", properties: { name: paramSchemas.applicationName }, required: ["name"] },
         querystring: {
           ...pagingQuery("CVEs", true),
           properties: {
             ...pagingQuery("CVEs", true).properties,
-            severity: {
-              type: "string",
-              description: "Comma-separated severities to keep, e.g. CRITICAL,HIGH",
-            },
+            severity: paramSchemas.severities,
           },
         },
         response: { 200: { type: "array", items: { $ref: "CveInsight#" } }, ...errorResponses },
@@ -57,8 +54,8 @@ export function insightRoutes(app: FastifyInstance, deps: RestDeps): void {
         params: {
           type: "object",
           properties: {
-            name: { type: "string", description: "Application name (URL-encoded; no back-quote)" },
-            id: { type: "string", description: "CVE reference, e.g. CVE-2021-44228, or a GHSA alias" },
+            name: paramSchemas.applicationName,
+            id: paramSchemas.cveReference,
           },
           required: ["name", "id"],
         },

@@ -9,6 +9,7 @@ import {
 import { applicationAt, REPLIED, type RestDeps, readPaging, take } from "../context.ts";
 import {
   ECOSYSTEMS,
+  paramSchemas,
   parseBoolean,
   parseEcosystem,
   parsePackageName,
@@ -25,7 +26,7 @@ const DEFAULT_LIMIT = 100;
 
 const nameParams = {
   type: "object",
-  properties: { name: { type: "string", description: "Application name (URL-encoded; no back-quote)" } },
+  properties: { name: paramSchemas.applicationName },
   required: ["name"],
 } as const;
 
@@ -57,7 +58,10 @@ export function packageRoutes(app: FastifyInstance, deps: RestDeps): void {
               type: "boolean",
               description: "true: only versions affected by a CVE; false: only unaffected ones",
             },
-            q: { type: "string", maxLength: 200, description: "Keep names containing this text (any case)" },
+            q: {
+              ...paramSchemas.optionalSearchText,
+              description: "Keep names containing this text (any case)",
+            },
           },
         },
         response: { 200: { type: "array", items: { $ref: "Package#" } }, ...errorResponses },
@@ -100,7 +104,7 @@ export function packageRoutes(app: FastifyInstance, deps: RestDeps): void {
           ...optionalPaging("references"),
           properties: {
             ...optionalPaging("references").properties,
-            package: { type: "string", description: "npm package name, or Maven groupId:artifactId" },
+            package: paramSchemas.packageName,
             ecosystem: {
               type: "string",
               enum: [...ECOSYSTEMS],
@@ -175,8 +179,8 @@ export function packageRoutes(app: FastifyInstance, deps: RestDeps): void {
           ...optionalPaging("objects"),
           properties: {
             ...optionalPaging("objects").properties,
-            q: { type: "string", minLength: 1, maxLength: 200, description: "Text to look for (any case)" },
-            type: { type: "string", maxLength: 200, description: "Exact typeId to keep, e.g. JS_FUNCTION" },
+            q: { ...paramSchemas.searchText, description: "Text to look for (any case)" },
+            type: { ...paramSchemas.typeId, description: "Exact typeId to keep, e.g. JS_FUNCTION" },
           },
           required: ["q"],
         },

@@ -33,7 +33,8 @@ export interface DemoLoadResult {
 
 /**
  * Loads the demo dataset (real public package versions, release dates and advisories; fictional
- * applications). Applications that already exist are left untouched, so loading twice is harmless.
+ * applications). Applications that already exist are left untouched, so loading twice is harmless,
+ * except a demo application an interrupted load left incomplete, which is completed.
  */
 export async function loadDemo(db: Kysely<Database>): Promise<DemoLoadResult> {
   const versions = readJson<Record<string, PublishedVersionInput[]>>("package-versions.json");
@@ -67,29 +68,57 @@ export async function loadDemo(db: Kysely<Database>): Promise<DemoLoadResult> {
   for (const application of applications) {
     const existing = await db
       .selectFrom("applications")
-      .select("id")
+      .select(["id", "demo"])
       .where("name", "=", application.name)
       .executeTakeFirst();
-    if (existing) {
+    // Each analysis is its own transaction: a load interrupted between two analyses left a demo
+    // application with the first ones only, so this completes it with those after its latest.
+    let latest = Number.NEGATIVE_INFINITY;
+    if (existing?.demo) {
+      const last = await db
+        .selectFrom("analyses")
+        .select("analyzed_at")
+        .where("application_id", "=", existing.id)
+        .orderBy("seq", "desc")
+        .limit(1)
+        .executeTakeFirst();
+      latest = last ? Date.parse(last.analyzed_at) : latest;
+    }
+    const missing = existing?.demo
+      ? application.analyses.filter((analysis) => Date.parse(analysis.analyzedAt) > latest)
+      : existing
+        ? []
+        : application.analyses;
+    if (missing.length === 0) {
       result.applications.push({ name: application.name, analyses: 0, skipped: true });
       continue;
     }
-    for (const analysis of application.analyses) {
+    for (const analysis of missing) {
       await ingestAnalysis(db, application.name, analysis, {
         description: `${DEMO_LABEL}: ${application.description}`,
         demo: true,
       });
     }
-    result.applications.push({
-      name: application.name,
-      analyses: application.analyses.length,
-      skipped: false,
-    });
+    result.applications.push({ name: application.name, analyses: missing.length, skipped: false });
   }
   return result;
 }
 
-export async function storeIsEmpty(db: Kysely<Database>): Promise<boolean> {
-  const row = await db.selectFrom("applications").select("id").limit(1).executeTakeFirst();
-  return !row;
+/**
+ * `start --demo` loads the demo data into an empty store, and completes it in a store that holds only
+ * demo applications when an interrupted start left one of them without all its analyses.
+ */
+export async function demoLoadPending(db: Kysely<Database>): Promise<boolean> {
+  const rows = await db
+    .selectFrom("applications")
+    .leftJoin("analyses", "analyses.application_id", "applications.id")
+    .select(["applications.name", "applications.demo", (eb) => eb.fn.count("analyses.seq").as("analyses")])
+    .groupBy(["applications.id", "applications.name", "applications.demo"])
+    .execute();
+  if (rows.length === 0) return true;
+  if (rows.some((row) => !row.demo)) return false;
+  const recorded = new Map(rows.map((row) => [row.name, Number(row.analyses)]));
+  return readJson<DemoApplication[]>("applications.json").some(
+    (application) => (recorded.get(application.name) ?? 0) < application.analyses.length,
+  );
 }

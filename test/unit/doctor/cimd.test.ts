@@ -113,12 +113,29 @@ describe("per-client CIMD checks", () => {
     ]);
   });
 
-  it("cimd-http-scheme fails with Allow http scheme OFF over http, warns with it ON over https", () => {
+  it("cimd-http-scheme passes the HTTPS variant over http: an https client_id needs no http scheme", () => {
     const state = claude();
     (state.profile as { allowHttpScheme: boolean }).allowHttpScheme = false;
-    const check = only(state, "cimd-http-scheme");
-    assert.equal(check.verdict, "fail");
-    assert.equal(check.fix, "Run `imaging cimd set claude-code --http`.");
+    (state.policy as { uriSchemes: string[] }).uriSchemes = ["https"];
+    for (const context of [HTTP, HTTPS, KEYCLOAK]) {
+      const check = cimdClientChecks(state, KNOWN, context).find(
+        (c) => c.id === "cimd-http-scheme:claude-code",
+      );
+      assert.equal(check?.verdict, "pass", `${JSON.stringify(context)}: ${check?.detail}`);
+    }
+  });
+
+  it("cimd-http-scheme fails for an http client_id with Allow http scheme OFF, warns with it ON over https", () => {
+    const state = claude();
+    (state.client as { clientId: string }).clientId = "http://dev.example.org/oauth/client-metadata.json";
+    (state.profile as { allowHttpScheme: boolean }).allowHttpScheme = false;
+    const check = cimdClientChecks(state, KNOWN, HTTP).find((c) => c.id === "cimd-http-scheme:claude-code");
+    assert.equal(check?.verdict, "fail");
+    assert.match(
+      check?.detail ?? "",
+      /client_id http:\/\/dev\.example\.org\/.* is http but Allow http scheme is OFF/,
+    );
+    assert.equal(check?.fix, "Run `imaging cimd set claude-code --http`.");
     const https = cimdClientChecks(claude(), KNOWN, HTTPS).find(
       (c) => c.id === "cimd-http-scheme:claude-code",
     );

@@ -10,6 +10,10 @@ describe("query parameter rules", () => {
       assert.equal(parseLimit(bad, { required: true }).ok, false, `limit ${bad}`);
     }
     assert.deepEqual(parseLimit(undefined, { required: false, fallback: 100 }), { ok: true, value: 100 });
+    // Absent takes the default, an empty value is refused, as the OpenAPI document's integer says.
+    assert.equal(parseLimit("", { required: false, fallback: 100 }).ok, false);
+    assert.equal(parseSkip("").ok, false);
+    assert.equal(parseSkip(String(Number.MAX_SAFE_INTEGER + 2)).ok, false);
   });
 
   it("skip defaults to 0 and must be a non-negative integer", () => {
@@ -31,6 +35,12 @@ describe("query parameter rules", () => {
     });
     assert.deepEqual(parseDateTime("2024-06-01T09:00"), { ok: true, value: "2024-06-01T09:00:00.000Z" });
     assert.deepEqual(parseDateTime(undefined), { ok: true, value: undefined });
+    assert.equal(parseDateTime("").ok, false, "an empty date is no date (the OpenAPI document says so)");
+    // Date.UTC maps years 0-99 to 1900-1999: these are years of the first century.
+    assert.deepEqual(parseDateTime("0001-01-01T00:00:00Z"), { ok: true, value: "0001-01-01T00:00:00.000Z" });
+    assert.deepEqual(parseDateTime("0099-12-31T23:59:59Z"), { ok: true, value: "0099-12-31T23:59:59.000Z" });
+    assert.deepEqual(parseDateTime("0050-02-29T00:00:00Z").ok, false, "50 is no leap year");
+    assert.deepEqual(parseDateTime("0048-02-29T00:00:00Z"), { ok: true, value: "0048-02-29T00:00:00.000Z" });
     for (const bad of [
       "2024-06-01",
       "2024-13-01T00:00:00Z",
