@@ -124,15 +124,19 @@ export function analysisInputOf(document: AnalysisDocument): AnalysisInput {
   };
 }
 
-/** Reads an untrusted document; `detail` names the first bad field. */
+/**
+ * Reads an untrusted document; `detail` names the first bad field. `inconsistent`: the document has the
+ * schema's shape but its cross-references do not hold (an object naming a package it does not list...).
+ */
 export function parseAnalysisDocument(
   value: unknown,
-): { ok: true; document: AnalysisDocument } | { ok: false; detail: string } {
+): { ok: true; document: AnalysisDocument } | { ok: false; detail: string; inconsistent: boolean } {
   const parsed = analysisDocumentSchema.safeParse(value);
   if (parsed.success) return { ok: true, document: parsed.data };
   const issue = parsed.error.issues[0];
+  const inconsistent = parsed.error.issues.every((i) => i.code === "custom");
   const path = (issue?.path ?? [])
     .map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`))
     .join("");
-  return { ok: false, detail: `${path || "document"}: ${issue?.message ?? "invalid"}` };
+  return { ok: false, detail: `${path || "document"}: ${issue?.message ?? "invalid"}`, inconsistent };
 }

@@ -175,17 +175,17 @@ for (const kind of STORE_KINDS) {
         ...(dangling.references[0] as (typeof dangling.references)[number]),
         to: "nowhere",
       };
-      const reference = await problem(await post(dangling), 400);
+      const reference = await problem(await post(dangling), 409);
       assert.equal(
         reference.detail,
         "Invalid analysis document: references[0].to: 'nowhere' is not the id of one of the document's objects",
       );
     });
 
-    it("400 when the document names another application", async () => {
+    it("409 when the document names another application", async () => {
       const body = await problem(
         await post(document("2025-01-01T00:00:00Z", "2.17.1"), admin, "payroll"),
-        400,
+        409,
       );
       assert.equal(body.detail, "The document analyzes 'billing' but was sent to application 'payroll'");
     });

@@ -22,12 +22,16 @@ const SCHEMATHESIS = process.env.IMAGING_SCHEMATHESIS;
 const MAX_EXAMPLES = process.env.SCHEMATHESIS_MAX_EXAMPLES ?? "50";
 const SEED = process.env.SCHEMATHESIS_SEED ?? "20261124";
 
-function run(command: string, args: string[]): Promise<{ code: number | null; output: string }> {
+function run(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
     // One worker: several threads trip a CPython 3.11 AST bug inside Hypothesis.
     // Its working directory gets its example database: a temporary one, not the repository.
     const cwd = mkdtempSync(join(tmpdir(), "schemathesis-"));
-    const child = spawn(command, args, { cwd, env: { ...process.env, NO_COLOR: "1" } });
+    const child = spawn(command, args, { cwd, env: { ...process.env, ...env, NO_COLOR: "1" } });
     child.on("exit", () => rmSync(cwd, { recursive: true, force: true }));
     let output = "";
     child.stdout.on("data", (chunk) => {
@@ -54,7 +58,10 @@ describe("REST API: the OpenAPI document against a schema-driven fuzzer (Schemat
     );
     issuer = await startTestIssuer();
     store = await createTestStore("sqlite");
-    service = await startTestService(store, { issuer: issuer.issuer }, async (handle) => {
+    // Uploaded analyses name packages the platform looks up in registries: none here (nothing listens).
+    const registry = "http://127.0.0.1:9";
+    const registries = { npmRegistryUrl: registry, mavenRepositoryUrl: registry };
+    service = await startTestService(store, { issuer: issuer.issuer, ...registries }, async (handle) => {
       await loadFixture(handle.db);
       await loadPortalFixture(handle.db);
     });
@@ -73,22 +80,26 @@ describe("REST API: the OpenAPI document against a schema-driven fuzzer (Schemat
     const operations = Object.values(document.paths).reduce((n, path) => n + Object.keys(path).length, 0);
     assert.ok(operations >= 12, `the document lists the operations (${operations})`);
 
-    const { code, output } = await run(SCHEMATHESIS as string, [
-      "run",
-      `${service.gatewayUrl}/rest/openapi.json`,
-      "--url",
-      service.gatewayUrl,
-      "--header",
-      `X-API-KEY: ${apiKey}`,
-      "--checks",
-      "all",
-      "--max-examples",
-      MAX_EXAMPLES,
-      "--seed",
-      SEED,
-      "--workers",
-      "1",
-    ]);
+    const { code, output } = await run(
+      SCHEMATHESIS as string,
+      [
+        "run",
+        `${service.gatewayUrl}/rest/openapi.json`,
+        "--url",
+        service.gatewayUrl,
+        "--header",
+        `X-API-KEY: ${apiKey}`,
+        "--checks",
+        "all",
+        "--max-examples",
+        MAX_EXAMPLES,
+        "--seed",
+        SEED,
+        "--workers",
+        "1",
+      ],
+      {},
+    );
     assert.equal(code, 0, output);
     assert.match(output, new RegExp(`Tested: ${operations}\\b`), output);
     assert.match(output, /No issues found/, output);

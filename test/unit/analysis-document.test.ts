@@ -53,6 +53,7 @@ describe("analysis document", () => {
     assert.deepEqual(parseAnalysisDocument(document), {
       ok: false,
       detail: "objects[0].package: 'npm:lodash' is not one of the document's packages (<ecosystem>:<name>)",
+      inconsistent: true,
     });
   });
 

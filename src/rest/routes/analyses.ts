@@ -8,7 +8,7 @@ import {
 import { IngestError, ingestAnalysis } from "../../store/ingest.ts";
 import { countAnalysis, findApplication, toUtcSeconds } from "../../store/insights.ts";
 import { adminOnly, REPLIED, type RestDeps, take } from "../context.ts";
-import { parseApplicationName } from "../params.ts";
+import { paramSchemas, parseApplicationName } from "../params.ts";
 import { sendProblem } from "../problem.ts";
 import { errorResponses } from "../schemas.ts";
 
@@ -102,7 +102,7 @@ export function analysisRoutes(app: FastifyInstance, deps: RestDeps, options: An
         params: {
           type: "object",
           properties: {
-            name: { type: "string", description: "Application name (URL-encoded; no back-quote)" },
+            name: paramSchemas.applicationName,
           },
           required: ["name"],
         },
@@ -112,7 +112,11 @@ export function analysisRoutes(app: FastifyInstance, deps: RestDeps, options: An
           400: { description: "Not an analysis document (the detail names the field)", $ref: "Problem#" },
           401: errorResponses[401],
           403: { description: "The caller is not an administrator", $ref: "Problem#" },
-          409: { description: "Not later than the application's latest analysis", $ref: "Problem#" },
+          409: {
+            description:
+              "Not later than the application's latest analysis, the document's `application` is not {name}, or its cross-references do not hold (an object naming a package the document does not list, a reference to an object it does not hold, an id twice)",
+            $ref: "Problem#",
+          },
           413: { description: "Larger than ANALYSIS_UPLOAD_MAX_BYTES", $ref: "Problem#" },
           415: { description: "Not application/json", $ref: "Problem#" },
         },
@@ -122,12 +126,22 @@ export function analysisRoutes(app: FastifyInstance, deps: RestDeps, options: An
       const name = take(reply, parseApplicationName(request.params.name));
       if (name === REPLIED) return reply;
       const parsed = parseAnalysisDocument(request.body);
-      if (!parsed.ok) return sendProblem(reply, 400, `Invalid analysis document: ${parsed.detail}`);
+      // A document of the schema's shape whose cross-references do not hold conflicts with itself (409,
+      // as other schema-valid requests that contradict the platform's rules): no JSON Schema states them.
+      if (!parsed.ok) {
+        return sendProblem(
+          reply,
+          parsed.inconsistent ? 409 : 400,
+          `Invalid analysis document: ${parsed.detail}`,
+        );
+      }
       const document = parsed.document;
+      // A well-formed document about another application conflicts with this resource (409): no JSON
+      // Schema can say "equal to the path parameter", so the contract states it as a conflict.
       if (document.application !== name) {
         return sendProblem(
           reply,
-          400,
+          409,
           `The document analyzes '${document.application}' but was sent to application '${name}'`,
         );
       }
