@@ -23,6 +23,7 @@ import {
   startEmbeddedIdp,
   usesEmbeddedIdp,
 } from "./idp/provider/index.ts";
+import { registrationEndpointOf } from "./idp/registration/endpoint.ts";
 import { readSecretFile, secretFilePath } from "./idp/secrets.ts";
 import { startMcpService } from "./mcp/http-service.ts";
 import { buildRestApp } from "./rest/app.ts";
@@ -174,6 +175,8 @@ export async function startService(
             .filter(Boolean),
         },
         version: VERSION,
+        registrationEndpoint:
+          config.idp === "keycloak" || usesEmbeddedIdp(config) ? registrationEndpointOf(config) : undefined,
         identityProvider,
         https: config.https
           ? {

@@ -10,6 +10,7 @@ import { cimdMigration } from "./migrations/004-cimd.ts";
 import { oidcMigration } from "./migrations/005-oidc.ts";
 import { openObjectsIndexMigration } from "./migrations/006-open-objects-index.ts";
 import { hashedOidcKeysMigration } from "./migrations/007-hashed-oidc-keys.ts";
+import { registeredClientsMigration } from "./migrations/008-registered-clients.ts";
 import { createNodeSqliteDialect } from "./node-sqlite-dialect.ts";
 import type { Database } from "./schema.ts";
 
@@ -72,6 +73,7 @@ const migrationNames = [
   "005-oidc",
   "006-open-objects-index",
   "007-hashed-oidc-keys",
+  "008-registered-clients",
 ] as const;
 
 function inCodeMigrations(kind: StoreKind): MigrationProvider {
@@ -84,6 +86,7 @@ function inCodeMigrations(kind: StoreKind): MigrationProvider {
       [migrationNames[4]]: oidcMigration(kind),
       [migrationNames[5]]: openObjectsIndexMigration(),
       [migrationNames[6]]: hashedOidcKeysMigration(),
+      [migrationNames[7]]: registeredClientsMigration(),
     }),
   };
 }

@@ -1,0 +1,14 @@
+import type { RuntimeConfig } from "../../config/runtime-config.ts";
+
+/**
+ * The identity provider's own registration endpoint when dynamic client registration is on (what its
+ * metadata advertises), else undefined: oidc-provider's `/reg`, Keycloak's OIDC client registration.
+ */
+export function registrationEndpointOf(
+  config: Pick<RuntimeConfig, "dynamicClientRegistration" | "idp" | "issuer">,
+): string | undefined {
+  if (config.dynamicClientRegistration === "off") return undefined;
+  return config.idp === "keycloak"
+    ? `${config.issuer}/clients-registrations/openid-connect`
+    : `${config.issuer}/reg`;
+}
