@@ -6,6 +6,7 @@ import { VERSION } from "../version.ts";
 import { registerApiKeys } from "./commands/api-keys.ts";
 import { registerCimd } from "./commands/cimd.ts";
 import { registerClientConfig } from "./commands/client-config.ts";
+import { registerClients } from "./commands/clients.ts";
 import { registerConfig } from "./commands/config.ts";
 import { registerDemo } from "./commands/demo.ts";
 import { registerDoctor } from "./commands/doctor.ts";
@@ -28,6 +29,7 @@ registerConfig(program);
 registerClientConfig(program);
 registerIdp(program);
 registerCimd(program);
+registerClients(program);
 registerUsers(program);
 registerDoctor(program);
 

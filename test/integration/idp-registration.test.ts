@@ -3,11 +3,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { openStore } from "../../src/store/database.ts";
-import {
-  expireUnusedRegisteredClients,
-  listRegisteredClients,
-  revokeRegisteredClient,
-} from "../../src/store/registered-clients.ts";
+import { expireUnusedRegisteredClients, listRegisteredClients } from "../../src/store/registered-clients.ts";
+import { runCli } from "../support/cli.ts";
 import {
   authorize,
   type ClientSetup,
@@ -166,7 +163,37 @@ for (const kind of STORE_KINDS) {
         assert.equal(exchanged.status, 200, JSON.stringify(exchanged.body));
 
         // Revocation: the refresh token ends, its access tokens are no longer exchanged, the client is unknown.
-        assert.equal(await revokeRegisteredClient(handle.db, clientId), true);
+        const clients = (...args: string[]) =>
+          runCli(["clients", ...args, "--data-dir", store.dataDir], {
+            ...(store.databaseUrl ? { DATABASE_URL: store.databaseUrl } : {}),
+          });
+        const listJson = await clients("list", "--json");
+        assert.equal(listJson.code, 0, listJson.stderr);
+        const row = (JSON.parse(listJson.stdout) as Record<string, unknown>[]).find(
+          (c) => c.clientId === clientId,
+        );
+        assert.equal(row?.clientName, "MCP CLI Proxy");
+        assert.deepEqual(row?.redirectUris, ["http://localhost:3334/oauth/callback"]);
+        assert.equal(typeof row?.createdAt, "string");
+        assert.equal(typeof row?.lastUsedAt, "string");
+        const table = await clients("list");
+        assert.match(
+          table.stdout,
+          new RegExp(`${clientId}\\s+MCP CLI Proxy\\s+http://localhost:3334/oauth/callback`),
+        );
+        const shown = await clients("show", clientId);
+        assert.equal(shown.code, 0, shown.stderr);
+        assert.match(shown.stdout, /Registered from 127\.0\.0\.1/);
+        const unknown = await clients("show", "no-such-client");
+        assert.equal(unknown.code, 1);
+        assert.equal(
+          unknown.stderr,
+          "imaging: No registered client 'no-such-client' (see: imaging clients list)\n",
+        );
+        const revoked = await clients("revoke", clientId);
+        assert.equal(revoked.code, 0, revoked.stderr);
+        assert.match(revoked.stdout, new RegExp(`Client ${clientId} revoked`));
+        assert.equal((await clients("revoke", clientId)).code, 1, "already revoked");
         const refusedExchange = await exchangeToken(idp.issuer, exchangeClient, {
           subject_token: rotated.accessToken,
         });
