@@ -2,62 +2,23 @@ import type { Kysely } from "kysely";
 import type { KoaContextWithOIDC } from "oidc-provider";
 import { markRegisteredClientUsed, recordRegisteredClient } from "../../store/registered-clients.ts";
 import type { Database } from "../../store/schema.ts";
-import { checkRegistration, REGISTRATION_LIMITS, type RegistrationPolicy } from "../registration/policy.ts";
+import { createRegistrationGate, type RegistrationGateOptions } from "../registration/gate.ts";
+import { REGISTRATION_LIMITS } from "../registration/policy.ts";
 
 /** The provider's registration route (oidc-provider's default). */
 export const REGISTRATION_PATH = "/reg";
 
-export interface RegistrationOptions {
-  policy: RegistrationPolicy;
-  /** Registrations allowed per source address per window (REGISTRATION_LIMITS by default). */
-  perAddress?: number;
-  windowMs?: number;
-  now?: () => number;
-}
+export type RegistrationOptions = RegistrationGateOptions;
 
-/** Fixed-window registration counter per source address, bounded in size. */
-export class RegistrationRateLimit {
-  readonly #counts = new Map<string, { windowStart: number; count: number }>();
-  readonly limit: number;
-  readonly windowMs: number;
-  readonly now: () => number;
-  constructor(limit: number, windowMs: number, now: () => number) {
-    this.limit = limit;
-    this.windowMs = windowMs;
-    this.now = now;
-  }
-
-  /** Counts one registration; the seconds to wait when over the limit. */
-  take(address: string): number | undefined {
-    const now = this.now();
-    const entry = this.#counts.get(address);
-    if (!entry || now - entry.windowStart >= this.windowMs) {
-      if (this.#counts.size >= 10_000) this.#counts.clear();
-      this.#counts.set(address, { windowStart: now, count: 1 });
-      return undefined;
-    }
-    if (entry.count >= this.limit) return Math.ceil((entry.windowStart + this.windowMs - now) / 1000);
-    entry.count += 1;
-    return undefined;
-  }
-}
-
-async function readJson(
-  ctx: KoaContextWithOIDC,
-): Promise<{ ok: true; body: unknown } | { ok: false; rule: "metadata-oversized" | "metadata-malformed" }> {
+async function readBody(ctx: KoaContextWithOIDC): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of ctx.req) {
-    size += (chunk as Buffer).length;
-    // Read to the end (the client waits for its answer), keep nothing past the limit.
+    // Read to the end (the client waits for its answer), keeping nothing past the chunk over the limit.
     if (size <= REGISTRATION_LIMITS.maxMetadataBytes * 2) chunks.push(chunk as Buffer);
+    size += (chunk as Buffer).length;
   }
-  if (size > REGISTRATION_LIMITS.maxMetadataBytes * 2) return { ok: false, rule: "metadata-oversized" };
-  try {
-    return { ok: true, body: JSON.parse(Buffer.concat(chunks).toString("utf8")) };
-  } catch {
-    return { ok: false, rule: "metadata-malformed" };
-  }
+  return Buffer.concat(chunks);
 }
 
 const answer = (ctx: KoaContextWithOIDC, status: number, body: Record<string, string>) => {
@@ -74,43 +35,21 @@ const answer = (ctx: KoaContextWithOIDC, status: number, body: Record<string, st
  * what is registered, and the registration is recorded for `imaging clients` and expiry.
  */
 export function registrationPolicy(db: Kysely<Database>, options: RegistrationOptions) {
-  const limit = new RegistrationRateLimit(
-    options.perAddress ?? REGISTRATION_LIMITS.perAddress,
-    options.windowMs ?? REGISTRATION_LIMITS.windowMs,
-    options.now ?? Date.now,
-  );
+  const gate = createRegistrationGate(options);
   return async (ctx: KoaContextWithOIDC, next: () => Promise<void>) => {
     if (ctx.path !== REGISTRATION_PATH || ctx.method !== "POST") return next();
-    if (!String(ctx.get("content-type")).toLowerCase().startsWith("application/json")) {
-      return answer(ctx, 400, {
-        error: "invalid_client_metadata",
-        error_description:
-          "the registration request must be JSON (application/json) [rule metadata-malformed]",
-      });
-    }
     const address = ctx.ip;
-    const wait = limit.take(address);
-    if (wait !== undefined) {
-      ctx.set("retry-after", String(wait));
-      return answer(ctx, 429, {
-        error: "invalid_request",
-        error_description: `too many registrations from ${address}: at most ${options.perAddress ?? REGISTRATION_LIMITS.perAddress} per hour, retry in ${wait} s [rule registration-rate-limit]`,
-      });
+    const contentType = ctx.get("content-type");
+    const verdict = gate(
+      address,
+      contentType,
+      contentType.toLowerCase().startsWith("application/json") ? await readBody(ctx) : undefined,
+    );
+    if (!verdict.ok) {
+      for (const [name, value] of Object.entries(verdict.headers)) ctx.set(name, value);
+      return answer(ctx, verdict.status, verdict.body);
     }
-    const read = await readJson(ctx);
-    if (!read.ok) {
-      return answer(ctx, 400, {
-        error: "invalid_client_metadata",
-        error_description:
-          read.rule === "metadata-oversized"
-            ? `client metadata must be at most ${REGISTRATION_LIMITS.maxMetadataBytes} bytes [rule metadata-oversized]`
-            : "the request body is not JSON [rule metadata-malformed]",
-      });
-    }
-    const verdict = checkRegistration(read.body, options.policy);
-    if (!verdict.ok)
-      return answer(ctx, 400, { error: verdict.error, error_description: verdict.description });
-    // The stream is consumed: the provider reads the rewritten metadata from here.
+    // The stream is consumed: the provider reads the metadata to register from here.
     (ctx.req as typeof ctx.req & { body?: unknown }).body = verdict.metadata;
     await next();
     const registered = ctx.status === 201 ? (ctx.body as Record<string, unknown>) : undefined;

@@ -1,4 +1,17 @@
+import { MCP_SCOPES } from "../../auth/mcp-access.ts";
 import type { RuntimeConfig } from "../../config/runtime-config.ts";
+import { parseTrustedHosts, type RegistrationPolicy } from "./policy.ts";
+
+/** The registration policy the settings describe. */
+export function registrationPolicyOf(
+  config: Pick<RuntimeConfig, "dynamicClientRegistration" | "dynamicClientRegistrationHosts">,
+): RegistrationPolicy {
+  return {
+    mode: config.dynamicClientRegistration,
+    trustedHosts: parseTrustedHosts(config.dynamicClientRegistrationHosts),
+    mcpScopes: MCP_SCOPES,
+  };
+}
 
 /**
  * The identity provider's own registration endpoint when dynamic client registration is on (what its
