@@ -83,9 +83,13 @@ describe("clients that only register sign in (embedded provider, DYNAMIC_CLIENT_
       assert.match(consent, clientName, "the consent page names the client");
       assert.match(await page.locator("#unverified").innerText(), /Unverified/);
       await page.locator("#approve").click();
-      await page.waitForURL((url) => url.hostname === "localhost" || url.hostname === "127.0.0.1", {
-        timeout: 15_000,
-      });
+      // The client's loopback callback (the gateway is on loopback too: told apart by the path).
+      await page.waitForURL(
+        (url) => url.pathname.endsWith("/callback") && !url.pathname.startsWith("/auth"),
+        {
+          timeout: 15_000,
+        },
+      );
     } finally {
       await page.close();
     }
