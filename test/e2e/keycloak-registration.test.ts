@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type Browser, chromium } from "playwright-core";
+import type { Check } from "../../src/cli/doctor/check.ts";
 import {
   provisionRegistrationPolicies,
   REGISTERED_CLIENTS_POLICY,
@@ -12,6 +13,7 @@ import {
 import { registrationPolicyOf } from "../../src/idp/registration/endpoint.ts";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import { openStore } from "../../src/store/database.ts";
+import { runCli } from "../support/cli.ts";
 import { USERS } from "../support/idp-flow.ts";
 import {
   type KeycloakService,
@@ -162,6 +164,20 @@ describe("dynamic client registration on Keycloak (DYNAMIC_CLIENT_REGISTRATION=l
     assert.equal(client?.publicClient, true);
     assert.equal(client?.attributes?.["pkce.code.challenge.method"], "S256");
     assert.equal(client?.consentRequired, true, "Keycloak's Consent Required policy: the user is asked");
+  });
+
+  it("imaging doctor reports the mode and that Keycloak's metadata and /register agree", async () => {
+    const result = await runCli(["doctor", "--json"], {
+      ...kc.env,
+      IMAGING_CONFIG: "",
+      DYNAMIC_CLIENT_REGISTRATION: "loopback",
+    });
+    const check = (JSON.parse(result.stdout) as Check[]).find((c) => c.id === "dynamic-client-registration");
+    assert.equal(check?.verdict, "pass", check?.detail ?? result.stderr);
+    assert.match(
+      check?.detail ?? "",
+      /mode loopback: the issuer advertises registration_endpoint .*clients-registrations\/openid-connect, \/register leads there/,
+    );
   });
 
   const start = (command: string, args: string[]) => {
