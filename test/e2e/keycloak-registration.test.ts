@@ -258,4 +258,23 @@ describe("dynamic client registration on Keycloak (DYNAMIC_CLIENT_REGISTRATION=l
       ["claims-portal", "payments-service", "storefront-web"],
     );
   });
+
+  it("turned off again, Keycloak refuses anonymous registration as by default, and the gateway no longer offers it", async () => {
+    const port = Number(new URL(kc.base).port);
+    // The clients' open streams would hold the gateway's shutdown.
+    for (const peer of peers) await peer.stop();
+    await kc.stop();
+    kc = await startKeycloakService({
+      store,
+      realm: kc.realm,
+      port,
+      overrides: { dynamicClientRegistration: "off" },
+    });
+    assert.ok((kc.service.keycloak?.changes ?? []).some((c) => /removed \(registration off\)/.test(c)));
+    const register404 = await fetch(`${kc.base}/register`, { method: "POST" });
+    assert.equal(register404.status, 404);
+    const refused = await register(endpoint(), MCP_REMOTE_METADATA);
+    assert.equal(refused.status, 403, JSON.stringify(refused.body));
+    assert.match(String(refused.body.error_description), /Trusted Hosts/);
+  });
 });

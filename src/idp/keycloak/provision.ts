@@ -127,9 +127,7 @@ export async function provisionKeycloak(
     }
   }
 
-  if (options.registration) {
-    await provisionRegistrationPolicies(admin, realm, options.registration, changes);
-  }
+  if (options.registration) await provisionRegistrationPolicies(admin, realm, options.registration, changes);
 
   const secret = await admin.clients.getClientSecret({ id: exchange });
   if (!secret.value) throw new Error(`Keycloak returned no secret for client ${options.exchangeClientId}`);

@@ -17,7 +17,7 @@ const same = (a: readonly string[] | undefined, b: readonly string[]) =>
 
 /**
  * DYNAMIC_CLIENT_REGISTRATION on Keycloak, made at start-up through the Admin API when the mode is on
- * (off: nothing is touched, Keycloak's own defaults refuse anonymous registration). The same rules as
+ * (off: nothing is touched unless it was on before, see closeRegistration). The same rules as
  * the embedded provider, mapped onto what Keycloak has:
  * - anonymous Client Registration Policies: Trusted Hosts accepts any sender but only redirect URIs on
  *   loopback (and the trusted hosts); Allowed Client Scopes allows the `mcp:*` scopes (and the realm's
@@ -34,12 +34,12 @@ export async function provisionRegistrationPolicies(
   policy: RegistrationPolicy,
   changes: string[],
 ): Promise<void> {
-  if (policy.mode === "off") return;
   const realmRep = await admin.realms.findOne({ realm });
   const parent = realmRep?.id;
   if (!parent) throw new Error(`Keycloak did not return realm ${realm}`);
   const components: ComponentRepresentation[] = await admin.components.find({ type: POLICY_TYPE, parent });
   const anonymous = components.filter((c) => c.subType === "anonymous");
+  if (policy.mode === "off") return closeRegistration(admin, realm, anonymous, changes);
 
   const hosts = [...LOOPBACK, ...(policy.mode === "trusted-hosts" ? policy.trustedHosts : [])];
   const trustedHosts = {
@@ -132,4 +132,49 @@ async function ensureRegisteredClientsPolicy(admin: KeycloakAdmin, realm: string
     });
     changes.push(`client policy ${REGISTERED_CLIENTS_POLICY}`);
   }
+}
+
+/**
+ * Registration turned off again: only when our client policy shows it was on (else nothing is
+ * touched), Keycloak's default anonymous Trusted Hosts rule comes back (no trusted host, the sender
+ * must be one: anonymous registration refused) and our client profile and policy go.
+ */
+async function closeRegistration(
+  admin: KeycloakAdmin,
+  realm: string,
+  anonymous: ComponentRepresentation[],
+  changes: string[],
+): Promise<void> {
+  const policies =
+    (await admin.clientPolicies.listPolicies({ realm, includeGlobalPolicies: false })).policies ?? [];
+  if (!policies.some((p) => p.name === REGISTERED_CLIENTS_POLICY)) return;
+  for (const component of anonymous.filter((c) => c.providerId === "trusted-hosts")) {
+    if (!component.id) continue;
+    await admin.components.update(
+      { id: component.id },
+      {
+        ...component,
+        config: {
+          ...component.config,
+          "trusted-hosts": [],
+          "host-sending-registration-request-must-match": ["true"],
+          "client-uris-must-match": ["true"],
+        },
+      },
+    );
+    changes.push(
+      `anonymous client registration policy ${component.name}: no trusted host (registration off)`,
+    );
+  }
+  await admin.clientPolicies.updatePolicy({
+    realm,
+    policies: policies.filter((p) => p.name !== REGISTERED_CLIENTS_POLICY),
+  });
+  const profiles =
+    (await admin.clientPolicies.listProfiles({ realm, includeGlobalProfiles: false })).profiles ?? [];
+  await admin.clientPolicies.createProfiles({
+    realm,
+    profiles: profiles.filter((p) => p.name !== REGISTERED_CLIENTS_PROFILE),
+  });
+  changes.push(`client policy and profile ${REGISTERED_CLIENTS_POLICY} removed (registration off)`);
 }
