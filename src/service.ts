@@ -24,6 +24,8 @@ import {
   startEmbeddedIdp,
   usesEmbeddedIdp,
 } from "./idp/provider/index.ts";
+import { registrationEndpointOf, registrationPolicyOf } from "./idp/registration/endpoint.ts";
+import { createRegistrationGate } from "./idp/registration/gate.ts";
 import { readSecretFile, secretFilePath } from "./idp/secrets.ts";
 import { startMcpService } from "./mcp/http-service.ts";
 import { buildRestApp } from "./rest/app.ts";
@@ -163,6 +165,10 @@ export async function startService(
         identityProvider = keycloakProxy({
           baseUrl: config.baseUrl,
           keycloakUrl: config.keycloakUrl as string,
+          registrationGate:
+            config.dynamicClientRegistration === "off"
+              ? undefined
+              : createRegistrationGate({ policy: registrationPolicyOf(config), ...hooks.idp?.registration }),
         });
       } else if (usesEmbeddedIdp(config)) {
         const log = (level: string, message: string) =>
@@ -201,6 +207,8 @@ export async function startService(
             .filter(Boolean),
         },
         version: VERSION,
+        registrationEndpoint:
+          config.idp === "keycloak" || usesEmbeddedIdp(config) ? registrationEndpointOf(config) : undefined,
         identityProvider,
         https: config.https
           ? {
@@ -247,6 +255,7 @@ async function provisionKeycloakAtStart(config: RuntimeConfig): Promise<Provisio
       exchangeClientId: config.tokenExchangeClientId,
       exchangeClientSecret: config.tokenExchangeClientSecret,
       keycloakUrl: config.keycloakUrl as string,
+      registration: registrationPolicyOf(config),
     });
   } catch (error) {
     throw new ConfigError(

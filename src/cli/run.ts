@@ -7,6 +7,7 @@ import { registerAdvisories } from "./commands/advisories.ts";
 import { registerApiKeys } from "./commands/api-keys.ts";
 import { registerCimd } from "./commands/cimd.ts";
 import { registerClientConfig } from "./commands/client-config.ts";
+import { registerClients } from "./commands/clients.ts";
 import { registerConfig } from "./commands/config.ts";
 import { registerDemo } from "./commands/demo.ts";
 import { registerDoctor } from "./commands/doctor.ts";
@@ -33,6 +34,7 @@ registerClientConfig(program);
 registerIdp(program);
 registerCimd(program);
 registerUsers(program);
+registerClients(program);
 registerDoctor(program);
 
 try {

@@ -52,6 +52,11 @@ export async function resolveRuntimeConfig(
   const dataDir = resolve(settings.dataDir);
   const realm = settings.idp === "keycloak" ? (settings.keycloakRealm ?? settings.realm) : settings.realm;
   if (settings.idp === "keycloak") checkKeycloakSettings(settings);
+  if (settings.dynamicClientRegistration === "trusted-hosts" && !settings.dynamicClientRegistrationHosts) {
+    throw new ConfigError(
+      "Invalid configuration:\n  DYNAMIC_CLIENT_REGISTRATION=trusted-hosts needs DYNAMIC_CLIENT_REGISTRATION_HOSTS (comma-separated host names)",
+    );
+  }
   return {
     ...settings,
     realm,

@@ -32,6 +32,11 @@ export const settingsSchema = z.object({
     )
     .optional(),
   idpExtraCaFile: z.string().min(1).optional(),
+  dynamicClientRegistration: z.enum(["off", "loopback", "trusted-hosts"]).default("off"),
+  dynamicClientRegistrationHosts: z
+    .string()
+    .regex(/^[A-Za-z0-9.-]+(\s*,\s*[A-Za-z0-9.-]+)*$/, "comma-separated host names such as app.example.com")
+    .optional(),
   realm: z
     .string()
     .regex(/^[A-Za-z0-9_-]+$/, "letters, digits, '-' or '_'")
@@ -188,6 +193,20 @@ export const settingDocs: readonly SettingDoc[] = [
     env: "IDP_EXTRA_CA_FILE",
     description: "PEM bundle of extra CAs trusted when fetching client metadata documents",
     defaultText: "system CAs only",
+  },
+  {
+    key: "dynamicClientRegistration",
+    env: "DYNAMIC_CLIENT_REGISTRATION",
+    description:
+      "Dynamic client registration (RFC 7591) for clients without a metadata document: off, loopback (public clients with loopback redirect URIs) or trusted-hosts (also https redirect URIs on DYNAMIC_CLIENT_REGISTRATION_HOSTS)",
+    defaultText: "off",
+  },
+  {
+    key: "dynamicClientRegistrationHosts",
+    env: "DYNAMIC_CLIENT_REGISTRATION_HOSTS",
+    description:
+      "Hosts whose https redirect URIs registration accepts in trusted-hosts mode (comma-separated)",
+    defaultText: "none",
   },
   { key: "realm", env: "IDP_REALM", description: "Identity provider realm", defaultText: "imaging" },
   {

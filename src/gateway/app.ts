@@ -33,6 +33,8 @@ export interface GatewayOptions {
     allowedOrigins: string[];
   };
   version: string;
+  /** The issuer's registration endpoint when dynamic client registration is on (/register leads there). */
+  registrationEndpoint?: string | undefined;
   /** Plugin serving the embedded identity provider at its issuer path, when it runs here. */
   identityProvider?: ((scope: FastifyInstance) => Promise<void>) | undefined;
   https?: { cert: Buffer; key: Buffer } | undefined;
@@ -82,6 +84,7 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
     baseUrl: options.baseUrl,
     issuer: options.issuer,
     resources: options.mcp.resources,
+    registrationEndpoint: options.registrationEndpoint,
   });
 
   const originAllowed = createOriginPolicy(options.baseUrl, options.mcp.allowedOrigins);

@@ -1,6 +1,7 @@
 import replyFrom from "@fastify/reply-from";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { OutageLog } from "../auth/log-limits.ts";
+import type { RegistrationGate } from "../idp/registration/gate.ts";
 import { forwardableRequestHeaders, forwardableResponseHeaders } from "./hop-by-hop.ts";
 import { keepRawBodies, rawBodyOptions } from "./raw-body.ts";
 import { withoutPerRequestUpstreamErrors } from "./upstream-health.ts";
@@ -9,7 +10,12 @@ export interface KeycloakProxyOptions {
   baseUrl: string;
   /** Keycloak as the gateway reaches it, with its relative path (KEYCLOAK_URL), e.g. http://kc:8080/auth. */
   keycloakUrl: string;
+  /** DYNAMIC_CLIENT_REGISTRATION on: the policy applied before Keycloak's registration endpoints. */
+  registrationGate?: RegistrationGate | undefined;
 }
+
+/** Keycloak's client registration endpoints: /realms/{realm}/clients-registrations/{provider}[/...]. */
+const REGISTRATION = /^\/auth\/realms\/[^/]+\/clients-registrations\/([^/?]+)\/?(?:\?.*)?$/;
 
 /**
  * The gateway fronts Keycloak under `/auth`, so the issuer is `{base_url}/auth/realms/{realm}` as with
@@ -78,9 +84,46 @@ export function keycloakProxy(options: KeycloakProxyOptions) {
             });
         },
       });
+    const gate = options.registrationGate;
+    /**
+     * With registration on, anonymous registrations reach Keycloak only through the OIDC endpoint and
+     * the same policy as on the embedded provider (Keycloak's own policies, set at start-up, apply
+     * after it); its other registration providers would bypass the policy.
+     */
+    const guarded = async (request: FastifyRequest, reply: FastifyReply) => {
+      const match = gate && request.method === "POST" ? REGISTRATION.exec(request.url) : null;
+      if (!gate || !match) return forward(request, reply);
+      if (match[1] !== "openid-connect") {
+        return reply.code(403).type("application/json").send({
+          error: "invalid_request",
+          error_description:
+            "register through the OpenID Connect registration endpoint (clients-registrations/openid-connect)",
+        });
+      }
+      const body = Buffer.isBuffer(request.body) ? request.body : undefined;
+      const verdict = gate(request.ip, request.headers["content-type"], body);
+      if (!verdict.ok) {
+        return reply
+          .code(verdict.status)
+          .headers({ ...verdict.headers, "cache-control": "no-store" })
+          .send(verdict.body);
+      }
+      // Keycloak's Trusted Hosts policy checks every URL of a client, not only its redirect URIs: the
+      // informative ones (mcp-remote names its GitHub page) are left out rather than trusted.
+      const { client_uri, logo_uri, policy_uri, tos_uri, initiate_login_uri, ...registered } = verdict.body;
+      return reply.from(`${upstreamPath}${request.url.slice("/auth".length)}`, {
+        body: Buffer.from(JSON.stringify(registered)),
+        contentType: "application/json",
+        rewriteRequestHeaders: (_request, headers) => ({
+          ...forwardableRequestHeaders(headers),
+          ...forwarded,
+          "x-forwarded-for": [headers["x-forwarded-for"], request.ip].filter(Boolean).join(", "),
+        }),
+      });
+    };
     for (const prefix of ["/auth/realms", "/auth/resources"]) {
-      app.all(prefix, forward);
-      app.all(`${prefix}/*`, forward);
+      app.all(prefix, guarded);
+      app.all(`${prefix}/*`, guarded);
     }
     // Keycloak's own pages for anything else would be HTML: say where they are instead.
     const elsewhere = (request: FastifyRequest, reply: FastifyReply) =>

@@ -5,6 +5,7 @@ export interface WellKnownOptions {
   baseUrl: string;
   issuer: string;
   resources: readonly McpResource[];
+  registrationEndpoint?: string | undefined;
 }
 
 const notFound = (reply: FastifyReply, path: string) =>
@@ -17,7 +18,9 @@ const notFound = (reply: FastifyReply, path: string) =>
 /**
  * Protected resource metadata, the redirects of the discovery URLs clients probe, and JSON (never
  * HTML) for every other well-known path and /register: HTML there is what makes clients fail with
- * "Unrecognized token '<'".
+ * "Unrecognized token '<'". With dynamic client registration on, /register (where clients of the
+ * 2025-03-26 MCP specification register when they find no metadata) leads to the issuer's
+ * registration endpoint with a 307, so the POST and its body are repeated there.
  */
 export function wellKnownRoutes(app: FastifyInstance, options: WellKnownOptions): void {
   const issuerPath = new URL(options.issuer).pathname.replace(/\/$/, "");
@@ -56,6 +59,13 @@ export function wellKnownRoutes(app: FastifyInstance, options: WellKnownOptions)
   }
 
   app.all("/.well-known/*", async (request, reply) => notFound(reply, request.url.split("?")[0] ?? ""));
+  const registrationEndpoint = options.registrationEndpoint;
+  if (registrationEndpoint) {
+    app.all("/register", async (_request, reply) =>
+      reply.header("cache-control", "no-store").redirect(registrationEndpoint, 307),
+    );
+    return;
+  }
   app.all("/register", async (_request, reply) =>
     reply.code(404).type("application/json").send({
       error: "not_found",

@@ -12,7 +12,7 @@ import { countVulnerablePackages, latestAnalysisAt } from "../store/analysis-sum
 import { type ChangeCount, IngestError, ingestAnalysis } from "../store/ingest.ts";
 import type { Database } from "../store/schema.ts";
 import { VERSION } from "../version.ts";
-import type { AnalysisInput, PackageRef } from "./analysis.ts";
+import type { PackageRef } from "./analysis.ts";
 import { type AnalysisDocument, analysisDocumentOf } from "./analysis-document.ts";
 import {
   type InputReader,

@@ -11,6 +11,7 @@ import { oidcMigration } from "./migrations/005-oidc.ts";
 import { openObjectsIndexMigration } from "./migrations/006-open-objects-index.ts";
 import { hashedOidcKeysMigration } from "./migrations/007-hashed-oidc-keys.ts";
 import { advisoryRecordsMigration } from "./migrations/008-advisory-records.ts";
+import { registeredClientsMigration } from "./migrations/009-registered-clients.ts";
 import { createNodeSqliteDialect } from "./node-sqlite-dialect.ts";
 import type { Database } from "./schema.ts";
 
@@ -77,6 +78,7 @@ const migrationNames = [
   "006-open-objects-index",
   "007-hashed-oidc-keys",
   "008-advisory-records",
+  "009-registered-clients",
 ] as const;
 
 function inCodeMigrations(kind: StoreKind): MigrationProvider {
@@ -90,6 +92,7 @@ function inCodeMigrations(kind: StoreKind): MigrationProvider {
       [migrationNames[5]]: openObjectsIndexMigration(),
       [migrationNames[6]]: hashedOidcKeysMigration(),
       [migrationNames[7]]: advisoryRecordsMigration(kind),
+      [migrationNames[8]]: registeredClientsMigration(),
     }),
   };
 }

@@ -96,6 +96,7 @@ describe("imaging doctor (embedded identity provider)", () => {
       "discovery-gatekeeper",
       "json-not-found",
       "idp-cimd",
+      "dynamic-client-registration",
       "cimd-client-id:claude-code",
       "cimd-profile:claude-code",
       "cimd-linked:claude-code",
@@ -140,7 +141,7 @@ describe("imaging doctor (embedded identity provider)", () => {
       /^PASS {2}challenge-mcp +Unauthenticated POST \/mcp gets the Bearer challenge$/m,
     );
     assert.match(result.stdout, /^N\/A {3}windows-public-url/m);
-    assert.match(result.stdout, /^19 checks: 18 passed, 0 failed, 0 warnings, 1 not applicable$/m);
+    assert.match(result.stdout, /^20 checks: 19 passed, 0 failed, 0 warnings, 1 not applicable$/m);
     assert.doesNotMatch(result.stdout, /fix:/);
   });
 

@@ -4,6 +4,7 @@ import { ConfigError } from "../../config/load-config.ts";
 import { type RuntimeConfig, resolveRuntimeConfig } from "../../config/runtime-config.ts";
 import type { Settings } from "../../config/settings.ts";
 import type { CimdClientState, CimdRepository } from "../../idp/cimd/repository.ts";
+import { registrationEndpointOf } from "../../idp/registration/endpoint.ts";
 import { type Check, notRun } from "./check.ts";
 import { cimdClientChecks, cimdUnavailableCheck, noCimdClientCheck } from "./cimd.ts";
 import {
@@ -32,6 +33,7 @@ import {
   tokenExchangeNoSecret,
   tokenExchangeNotRun,
 } from "./identity-provider.ts";
+import { DYNAMIC_REGISTRATION, registrationCheck } from "./registration.ts";
 import { internalBindCheck, isLoopbackAddress, WINDOWS_PUBLIC_URL, windowsPublicUrlCheck } from "./setup.ts";
 
 /** The secret of the exchange client as the gateway uses it, and where it came from; or why there is none. */
@@ -228,6 +230,7 @@ export async function runDoctor(input: DoctorInput, sources: DoctorSources): Pro
       ...MCP_ROUTES.flatMap((route) => [challengeDef(route), metadataDef(route), discoveryDef(route)]),
       JSON_NOT_FOUND,
       IDP_CIMD,
+      DYNAMIC_REGISTRATION,
     ].map((def) => notRun(def, reason, "Set PUBLIC_URL, or give --url."));
     return {
       baseUrl: undefined,
@@ -273,7 +276,10 @@ export async function runDoctor(input: DoctorInput, sources: DoctorSources): Pro
       ),
     ),
     Promise.all(
-      NOT_FOUND_PROBES.map(async ({ method, path }) => ({
+      // With registration on, /register leads to the registration endpoint (checked below instead).
+      NOT_FOUND_PROBES.filter(
+        ({ path }) => path !== "/register" || config.dynamicClientRegistration === "off",
+      ).map(async ({ method, path }) => ({
         method,
         path,
         observation: await probe(at(path), {
@@ -284,6 +290,14 @@ export async function runDoctor(input: DoctorInput, sources: DoctorSources): Pro
     ),
     probe(issuerDocument, { follow: true }),
   ]);
+  const register =
+    config.dynamicClientRegistration === "off"
+      ? undefined
+      : await probe(at("/register"), {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: "{}",
+        });
 
   const exchange = await exchangeCheck(sources, config, idpDocument, expectedBase, probeBase);
   const checks = [
@@ -296,6 +310,18 @@ export async function runDoctor(input: DoctorInput, sources: DoctorSources): Pro
     ...MCP_ROUTES.map((route, i) => discoveryCheck(route, issuer, discoveries[i] ?? [])),
     jsonNotFoundCheck(notFound),
     idpCimdCheck(idp, idpDocument),
+    registrationCheck(
+      {
+        idp,
+        mode: config.dynamicClientRegistration,
+        expectedEndpoint: registrationEndpointOf({
+          ...config,
+          dynamicClientRegistration: "loopback",
+        }) as string,
+      },
+      idpDocument,
+      register ?? idpDocument,
+    ),
     ...cimd,
     exchange,
     internal,

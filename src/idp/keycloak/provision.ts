@@ -4,7 +4,9 @@ import type ProtocolMapperRepresentation from "@keycloak/keycloak-admin-client/l
 import { MCP_SCOPES } from "../../auth/mcp-access.ts";
 import { PLATFORM_AUDIENCE } from "../../version.ts";
 import { SCOPE_DESCRIPTIONS } from "../provider/interactions.ts";
+import type { RegistrationPolicy } from "../registration/policy.ts";
 import type { KeycloakAdmin } from "./admin.ts";
+import { provisionRegistrationPolicies } from "./registration-policies.ts";
 
 /**
  * What the specification says is "created automatically at start-up", made in a Keycloak realm through
@@ -26,6 +28,8 @@ export interface ProvisionOptions {
   exchangeClientSecret?: string | undefined;
   /** Keycloak as the gateway reaches it (KEYCLOAK_URL), to read the realm's issuer. */
   keycloakUrl: string;
+  /** DYNAMIC_CLIENT_REGISTRATION: Keycloak's registration policies are set when it is on. */
+  registration?: RegistrationPolicy | undefined;
 }
 
 export interface ProvisionResult {
@@ -122,6 +126,8 @@ export async function provisionKeycloak(
       changes.push(`realm default optional client scope ${name}`);
     }
   }
+
+  if (options.registration) await provisionRegistrationPolicies(admin, realm, options.registration, changes);
 
   const secret = await admin.clients.getClientSecret({ id: exchange });
   if (!secret.value) throw new Error(`Keycloak returned no secret for client ${options.exchangeClientId}`);

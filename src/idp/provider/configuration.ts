@@ -26,6 +26,8 @@ export interface ConfigurationInput {
   secureCookies: boolean;
   exchangeClientSecret: string;
   pendingClaims: PendingClaims;
+  /** Dynamic client registration (RFC 7591) open to anyone, under the policy of registration.ts. */
+  registration: boolean;
 }
 
 const htmlPage = (ctx: KoaContextWithOIDC, body: string) => {
@@ -47,7 +49,10 @@ const PLATFORM_CLAIMS = ["roles", "applications"];
  *   `mcp:*` scopes granted; `imaging-api` is only reached by token exchange;
  * - refresh tokens for clients allowed the grant, rotated at each use for public clients, bound to the
  *   sign-in session unless `offline_access` was granted;
- * - DPoP, PAR, dynamic registration, introspection and the development interactions are off.
+ * - dynamic registration (RFC 7591) only when DYNAMIC_CLIENT_REGISTRATION is on: open (no initial
+ *   access token), no registration access token (clients cannot read or change their registration
+ *   afterwards), the policy applied in front of it (registration.ts);
+ * - DPoP, PAR, introspection and the development interactions are off.
  */
 export function providerConfiguration(input: ConfigurationInput): ProviderConfiguration {
   const { realm } = input;
@@ -104,7 +109,9 @@ export function providerConfiguration(input: ConfigurationInput): ProviderConfig
       devInteractions: { enabled: false },
       dPoP: { enabled: false },
       pushedAuthorizationRequests: { enabled: false },
-      registration: { enabled: false },
+      registration: input.registration
+        ? { enabled: true, initialAccessToken: false, issueRegistrationAccessToken: false }
+        : { enabled: false },
       introspection: { enabled: false },
       clientIdMetadataDocument: { enabled: false },
       revocation: { enabled: true },

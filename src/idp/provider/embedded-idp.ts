@@ -5,12 +5,15 @@ import type { Kysely } from "kysely";
 import { type KoaContextWithOIDC, Provider } from "oidc-provider";
 import { OutageLog } from "../../auth/log-limits.ts";
 import { createOidcAdapterFactory, purgeExpiredOidcPayloads } from "../../store/oidc-adapter.ts";
+import { expireUnusedRegisteredClients } from "../../store/registered-clients.ts";
 import type { Database } from "../../store/schema.ts";
+import { REGISTRATION_LIMITS } from "../registration/policy.ts";
 import { ensureSecretFile } from "../secrets.ts";
 import { type CimdResolver, installCimdClientLookup } from "./cimd-clients.ts";
 import { providerConfiguration } from "./configuration.ts";
 import { interactionRoutes } from "./interactions.ts";
 import { KEY_RETENTION_SECONDS, type RealmDefinition, TOKEN_EXCHANGE_GRANT } from "./realm.ts";
+import { markUsedOnTokens, type RegistrationOptions, registrationPolicy } from "./registration.ts";
 import { loadSigningKeys, publicJwks, type StoredSigningKey, signingKeysPath } from "./signing-keys.ts";
 import { SignInThrottle, type ThrottleOptions } from "./throttle.ts";
 import { type PendingClaims, TOKEN_EXCHANGE_PARAMETERS, tokenExchangeGrant } from "./token-exchange-grant.ts";
@@ -23,6 +26,8 @@ export interface EmbeddedIdpOptions {
   exchangeClientSecret: string;
   cimd: CimdResolver;
   throttle?: Partial<ThrottleOptions>;
+  /** Dynamic client registration: its policy (mode off: not offered) and rate limit. */
+  registration?: Omit<RegistrationOptions, "now">;
   /** How often the signing key file is checked for a rotation (ms). */
   keyWatchIntervalMs?: number;
   log?: (level: "warn" | "error", message: string) => void;
@@ -69,6 +74,9 @@ export async function createEmbeddedIdp(options: EmbeddedIdpOptions): Promise<Em
       ),
     up: (failures) => log("warn", `identity provider serves requests again (${failures} got 503 meanwhile)`),
   });
+  const registration = options.registration?.policy.mode === "off" ? undefined : options.registration;
+  // One rate limit for the process, whatever the rebuilds of the provider (key rotation).
+  const registrationMiddleware = registration ? registrationPolicy(options.db, registration) : undefined;
 
   let keys: StoredSigningKey[] = await loadSigningKeys(options.dataDir, KEY_RETENTION_SECONDS);
   let published = publicJwks(keys);
@@ -86,6 +94,7 @@ export async function createEmbeddedIdp(options: EmbeddedIdpOptions): Promise<Em
         secureCookies,
         exchangeClientSecret: options.exchangeClientSecret,
         pendingClaims,
+        registration: registration !== undefined,
       }),
     );
     // Behind the gateway: protocol, host and client address come from the X-Forwarded-* headers the
@@ -104,6 +113,13 @@ export async function createEmbeddedIdp(options: EmbeddedIdpOptions): Promise<Em
       ["audience", "resource"],
     );
     provider.use(finishing(realm, outage));
+    if (registrationMiddleware) {
+      provider.use(registrationMiddleware);
+      provider.on(
+        "grant.success",
+        markUsedOnTokens(options.db, (message) => log("warn", message)),
+      );
+    }
     provider.use(
       interactionRoutes(provider, {
         db: options.db,
@@ -141,7 +157,10 @@ export async function createEmbeddedIdp(options: EmbeddedIdpOptions): Promise<Em
   watchFile(keyFile, { interval: options.keyWatchIntervalMs ?? 2_000, persistent: false }, onKeyFileChange);
 
   const purgeExpired = () =>
-    purgeExpiredOidcPayloads(options.db).catch((error: unknown) =>
+    Promise.all([
+      purgeExpiredOidcPayloads(options.db),
+      expireUnusedRegisteredClients(options.db, REGISTRATION_LIMITS.unusedClientTtlSeconds),
+    ]).catch((error: unknown) =>
       log("warn", `expired sign-in state not purged: ${(error as Error).message}`),
     );
   void purgeExpired();

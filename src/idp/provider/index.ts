@@ -1,9 +1,11 @@
 import type { Kysely } from "kysely";
+import { MCP_SCOPES } from "../../auth/mcp-access.ts";
 import type { RuntimeConfig } from "../../config/runtime-config.ts";
 import { loadCimdConfig } from "../../store/cimd.ts";
 import type { Database } from "../../store/schema.ts";
 import { ensureAdminUser } from "../../store/users.ts";
 import { type CaOption, createCimdFetcher, resolveCimdClient } from "../cimd/index.ts";
+import { parseTrustedHosts } from "../registration/policy.ts";
 import { ensureSecretFile } from "../secrets.ts";
 import { cimdResolver } from "./cimd-clients.ts";
 import { createEmbeddedIdp, type EmbeddedIdp } from "./embedded-idp.ts";
@@ -21,6 +23,8 @@ export interface EmbeddedIdpStartOptions {
   /** Extra CA certificates trusted when fetching client metadata documents (internal PKI, tests). */
   cimdCa?: CaOption | undefined;
   throttle?: Partial<ThrottleOptions>;
+  /** Registration rate limit (tests); the policy comes from the settings. */
+  registration?: { perAddress?: number; windowMs?: number };
   keyWatchIntervalMs?: number;
   log?: (level: "warn" | "error", message: string) => void;
 }
@@ -66,6 +70,14 @@ export async function startEmbeddedIdp(
     exchangeClientSecret,
     cimd: cimdResolver(resolveCimdClient, { config: () => loadCimdConfig(db), fetcher }),
     throttle: options.throttle,
+    registration: {
+      ...options.registration,
+      policy: {
+        mode: config.dynamicClientRegistration,
+        trustedHosts: parseTrustedHosts(config.dynamicClientRegistrationHosts),
+        mcpScopes: MCP_SCOPES,
+      },
+    },
     keyWatchIntervalMs: options.keyWatchIntervalMs,
     log: options.log,
   });

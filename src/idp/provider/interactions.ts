@@ -122,6 +122,8 @@ export function interactionRoutes(provider: Provider, options: InteractionOption
       id: clientId,
       name: client?.clientName ?? clientId,
       metadataDocument: isUrlClientId(clientId),
+      // Dynamically registered: its name is whatever the registration said, nobody vouches for it.
+      registered: client?.metadata().client_id_issued_at !== undefined,
     };
   };
 

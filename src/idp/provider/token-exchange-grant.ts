@@ -103,6 +103,12 @@ export function tokenExchangeGrant(provider: Provider, options: TokenExchangeGra
       throw refused(errors.InvalidGrant, "subject_token refused: its user no longer exists or is disabled");
     }
 
+    // A revoked (deleted) registered client's access tokens end here, at their next exchange.
+    const issuedTo = typeof payload.client_id === "string" ? payload.client_id : undefined;
+    if (issuedTo && !/^https?:\/\//i.test(issuedTo) && !(await provider.Client.find(issuedTo))) {
+      throw refused(errors.InvalidGrant, "subject_token refused: the client it was issued to was revoked");
+    }
+
     const remaining = (payload.exp as number) - Math.floor(Date.now() / 1000);
     const lifetime = Math.min(LIFETIMES.exchangedToken, remaining);
     if (lifetime < 1) throw refused(errors.InvalidGrant, "subject_token refused: it has expired");

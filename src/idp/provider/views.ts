@@ -107,6 +107,8 @@ export interface ConsentView {
     id: string;
     /** The client identified itself with a client ID metadata document (its URL is its id). */
     metadataDocument: boolean;
+    /** Registered dynamically (RFC 7591): unverified. */
+    registered: boolean;
     redirectHost: string;
   };
   /** Requested access: scope and what it lets the client do. */
@@ -118,7 +120,9 @@ export interface ConsentView {
 export function consentView(view: ConsentView): string {
   const origin = view.client.metadataDocument
     ? `<dt>Client identity</dt><dd>published at <code>${escapeHtml(view.client.id)}</code></dd>`
-    : `<dt>Client</dt><dd><code>${escapeHtml(view.client.id)}</code></dd>`;
+    : view.client.registered
+      ? `<dt>Client identity</dt><dd id="unverified"><strong>Unverified</strong>: registered by the application itself, its name is not checked (<code>${escapeHtml(view.client.id)}</code>)</dd>`
+      : `<dt>Client</dt><dd><code>${escapeHtml(view.client.id)}</code></dd>`;
   return page(
     "Allow access",
     `<h1>Allow ${escapeHtml(view.client.name)} to act for you?</h1>

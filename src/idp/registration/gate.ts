@@ -1,0 +1,102 @@
+import { checkRegistration, REGISTRATION_LIMITS, type RegistrationPolicy } from "./policy.ts";
+
+/** Fixed-window registration counter per source address, bounded in size. */
+export class RegistrationRateLimit {
+  readonly #counts = new Map<string, { windowStart: number; count: number }>();
+  readonly limit: number;
+  readonly windowMs: number;
+  readonly now: () => number;
+  constructor(limit: number, windowMs: number, now: () => number) {
+    this.limit = limit;
+    this.windowMs = windowMs;
+    this.now = now;
+  }
+
+  /** Counts one registration; the seconds to wait when over the limit. */
+  take(address: string): number | undefined {
+    const now = this.now();
+    const entry = this.#counts.get(address);
+    if (!entry || now - entry.windowStart >= this.windowMs) {
+      if (this.#counts.size >= 10_000) this.#counts.clear();
+      this.#counts.set(address, { windowStart: now, count: 1 });
+      return undefined;
+    }
+    if (entry.count >= this.limit) return Math.ceil((entry.windowStart + this.windowMs - now) / 1000);
+    entry.count += 1;
+    return undefined;
+  }
+}
+
+export type GateAnswer =
+  | { ok: true; body: Record<string, unknown>; metadata: Record<string, unknown> }
+  | {
+      ok: false;
+      status: number;
+      headers: Record<string, string>;
+      body: { error: string; error_description: string };
+    };
+
+export interface RegistrationGateOptions {
+  policy: RegistrationPolicy;
+  perAddress?: number;
+  windowMs?: number;
+  now?: () => number;
+}
+
+/**
+ * The registration policy in front of an identity provider's registration endpoint, for a request
+ * already read: content type, rate limit per source address, then the policy (policy.ts). On success,
+ * `body` is the request as sent with `token_endpoint_auth_method: none` made explicit (RFC 7591's
+ * default is client_secret_basic), `metadata` what the embedded provider registers.
+ */
+export function createRegistrationGate(options: RegistrationGateOptions) {
+  const perAddress = options.perAddress ?? REGISTRATION_LIMITS.perAddress;
+  const limit = new RegistrationRateLimit(
+    perAddress,
+    options.windowMs ?? REGISTRATION_LIMITS.windowMs,
+    options.now ?? Date.now,
+  );
+  const refuse = (status: number, error: string, description: string, headers: Record<string, string> = {}) =>
+    ({ ok: false, status, headers, body: { error, error_description: description } }) as const;
+
+  return (address: string, contentType: string | undefined, raw: Buffer | undefined): GateAnswer => {
+    if (!(contentType ?? "").toLowerCase().startsWith("application/json")) {
+      return refuse(
+        400,
+        "invalid_client_metadata",
+        "the registration request must be JSON (application/json) [rule metadata-malformed]",
+      );
+    }
+    const wait = limit.take(address);
+    if (wait !== undefined) {
+      return refuse(
+        429,
+        "invalid_request",
+        `too many registrations from ${address}: at most ${perAddress} per hour, retry in ${wait} s [rule registration-rate-limit]`,
+        { "retry-after": String(wait) },
+      );
+    }
+    if (raw && raw.length > REGISTRATION_LIMITS.maxMetadataBytes * 2) {
+      return refuse(
+        400,
+        "invalid_client_metadata",
+        `client metadata must be at most ${REGISTRATION_LIMITS.maxMetadataBytes} bytes [rule metadata-oversized]`,
+      );
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse((raw ?? Buffer.alloc(0)).toString("utf8"));
+    } catch {
+      return refuse(400, "invalid_client_metadata", "the request body is not JSON [rule metadata-malformed]");
+    }
+    const verdict = checkRegistration(parsed, options.policy);
+    if (!verdict.ok) return refuse(400, verdict.error, verdict.description);
+    return {
+      ok: true,
+      body: { ...(parsed as Record<string, unknown>), token_endpoint_auth_method: "none" },
+      metadata: verdict.metadata,
+    };
+  };
+}
+
+export type RegistrationGate = ReturnType<typeof createRegistrationGate>;

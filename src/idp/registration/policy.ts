@@ -1,0 +1,199 @@
+/**
+ * The dynamic client registration policy (RFC 7591), the same on both identity providers: which
+ * registration requests are accepted, and what is registered. Registration is for public clients
+ * that only know this protocol (mcp-remote, Codex CLI, Gemini CLI, older MCP SDKs): no secret,
+ * authorization code with PKCE, redirect URIs on loopback (RFC 8252) or on hosts an administrator
+ * trusts, and only the `mcp:*` scopes.
+ */
+export type RegistrationMode = "off" | "loopback" | "trusted-hosts";
+
+export interface RegistrationPolicy {
+  mode: RegistrationMode;
+  /** Hosts whose https redirect URIs are accepted in trusted-hosts mode (lower case). */
+  trustedHosts: readonly string[];
+  /** Scopes a registered client may declare: the `mcp:*` scopes (plus offline_access, see below). */
+  mcpScopes: readonly string[];
+}
+
+export const REGISTRATION_LIMITS = {
+  /** Serialized metadata larger than this is refused. */
+  maxMetadataBytes: 8 * 1024,
+  maxRedirectUris: 10,
+  maxStringLength: 1000,
+  /** Registrations per source address per window. */
+  perAddress: 10,
+  windowMs: 60 * 60_000,
+  /** Registered clients that never complete a sign-in are deleted after this long. */
+  unusedClientTtlSeconds: 24 * 60 * 60,
+} as const;
+
+/**
+ * Scopes a client may declare besides `mcp:*`: the OpenID ones the provider offers, and
+ * offline_access, which mcp-remote sends. offline_access changes nothing for these public clients:
+ * like clients of metadata documents they get refresh tokens rotated at each use, that end with
+ * the sign-in session unless the user granted offline_access on the consent page.
+ */
+const OTHER_SCOPES = new Set(["openid", "profile", "offline_access"]);
+const GRANTS = new Set(["authorization_code", "refresh_token"]);
+const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+export type RegistrationVerdict =
+  | { ok: true; metadata: Record<string, unknown> }
+  | {
+      ok: false;
+      error: "invalid_client_metadata" | "invalid_redirect_uri";
+      description: string;
+      rule: string;
+    };
+
+const refuse = (
+  error: "invalid_client_metadata" | "invalid_redirect_uri",
+  rule: string,
+  description: string,
+): RegistrationVerdict => ({ ok: false, error, rule, description: `${description} [rule ${rule}]` });
+
+export const isLoopbackRedirect = (url: URL) => url.protocol === "http:" && LOOPBACK_HOSTS.has(url.hostname);
+
+export function parseTrustedHosts(value: string | undefined): string[] {
+  return (value ?? "")
+    .split(",")
+    .map((h) => h.trim().toLowerCase())
+    .filter(Boolean);
+}
+
+function checkRedirectUri(uri: unknown, policy: RegistrationPolicy): RegistrationVerdict | undefined {
+  if (typeof uri !== "string" || uri.length > REGISTRATION_LIMITS.maxStringLength) {
+    return refuse("invalid_redirect_uri", "redirect-uri-malformed", "redirect_uris must be URLs as strings");
+  }
+  const url = URL.parse(uri);
+  if (!url) return refuse("invalid_redirect_uri", "redirect-uri-malformed", `${uri} is not a URL`);
+  if (url.hash || url.username || url.password) {
+    return refuse(
+      "invalid_redirect_uri",
+      "redirect-uri-malformed",
+      `${uri} must have no fragment and no user information`,
+    );
+  }
+  if (isLoopbackRedirect(url)) return undefined;
+  if (policy.mode === "trusted-hosts" && url.protocol === "https:") {
+    if (policy.trustedHosts.includes(url.hostname.toLowerCase())) return undefined;
+    return refuse(
+      "invalid_redirect_uri",
+      "redirect-uri-host-not-trusted",
+      `${uri}: ${url.hostname} is not in DYNAMIC_CLIENT_REGISTRATION_HOSTS`,
+    );
+  }
+  return refuse(
+    "invalid_redirect_uri",
+    policy.mode === "trusted-hosts" ? "redirect-uri-not-allowed" : "redirect-uri-not-loopback",
+    policy.mode === "trusted-hosts"
+      ? `${uri}: redirect URIs must be http loopback (127.0.0.1, localhost, [::1]) or https on a trusted host`
+      : `${uri}: redirect URIs must be http loopback (http://127.0.0.1, http://localhost or http://[::1], any port)`,
+  );
+}
+
+/**
+ * Checks a registration request against the policy; on success, the metadata to register: a
+ * public client (token_endpoint_auth_method none, also when the request leaves it out), code and
+ * refresh_token grants, `native` when every redirect URI is loopback, and no `scope` member (the
+ * `mcp:*` scopes are resource scopes, granted per resource, not client metadata).
+ */
+export function checkRegistration(body: unknown, policy: RegistrationPolicy): RegistrationVerdict {
+  if (policy.mode === "off") {
+    return refuse("invalid_client_metadata", "registration-off", "dynamic client registration is off");
+  }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    return refuse("invalid_client_metadata", "metadata-malformed", "the request body must be a JSON object");
+  }
+  const metadata = body as Record<string, unknown>;
+  if (Buffer.byteLength(JSON.stringify(metadata)) > REGISTRATION_LIMITS.maxMetadataBytes) {
+    return refuse(
+      "invalid_client_metadata",
+      "metadata-oversized",
+      `client metadata must be at most ${REGISTRATION_LIMITS.maxMetadataBytes} bytes`,
+    );
+  }
+  for (const [key, value] of Object.entries(metadata)) {
+    if (typeof value === "string" && value.length > REGISTRATION_LIMITS.maxStringLength) {
+      return refuse(
+        "invalid_client_metadata",
+        "metadata-oversized",
+        `${key} must be at most ${REGISTRATION_LIMITS.maxStringLength} characters`,
+      );
+    }
+  }
+  const method = metadata.token_endpoint_auth_method ?? "none";
+  if (method !== "none") {
+    return refuse(
+      "invalid_client_metadata",
+      "confidential-client-refused",
+      `token_endpoint_auth_method ${String(method)} is refused: only public clients (none, with PKCE) may register`,
+    );
+  }
+  if (metadata.jwks !== undefined || metadata.jwks_uri !== undefined) {
+    return refuse(
+      "invalid_client_metadata",
+      "confidential-client-refused",
+      "public clients register no keys",
+    );
+  }
+  const grants = metadata.grant_types ?? ["authorization_code", "refresh_token"];
+  if (!Array.isArray(grants) || grants.some((g) => typeof g !== "string")) {
+    return refuse("invalid_client_metadata", "metadata-malformed", "grant_types must be an array of strings");
+  }
+  const refusedGrant = grants.find((g) => !GRANTS.has(g));
+  if (refusedGrant !== undefined) {
+    return refuse(
+      "invalid_client_metadata",
+      "grant-type-refused",
+      `grant type ${refusedGrant} is refused: only authorization_code and refresh_token`,
+    );
+  }
+  const responseTypes = metadata.response_types ?? ["code"];
+  if (!Array.isArray(responseTypes) || responseTypes.some((t) => t !== "code")) {
+    return refuse("invalid_client_metadata", "response-type-refused", "response_types may only be code");
+  }
+  const redirectUris = metadata.redirect_uris;
+  if (!Array.isArray(redirectUris) || redirectUris.length === 0) {
+    return refuse("invalid_redirect_uri", "redirect-uri-missing", "redirect_uris must list at least one URI");
+  }
+  if (redirectUris.length > REGISTRATION_LIMITS.maxRedirectUris) {
+    return refuse(
+      "invalid_client_metadata",
+      "metadata-oversized",
+      `at most ${REGISTRATION_LIMITS.maxRedirectUris} redirect_uris`,
+    );
+  }
+  for (const uri of redirectUris) {
+    const refusal = checkRedirectUri(uri, policy);
+    if (refusal) return refusal;
+  }
+  if (metadata.scope !== undefined) {
+    if (typeof metadata.scope !== "string") {
+      return refuse("invalid_client_metadata", "metadata-malformed", "scope must be a string");
+    }
+    const extra = metadata.scope
+      .split(" ")
+      .filter(Boolean)
+      .find((s) => !policy.mcpScopes.includes(s) && !OTHER_SCOPES.has(s));
+    if (extra !== undefined) {
+      return refuse(
+        "invalid_client_metadata",
+        "scope-not-allowed",
+        `scope ${extra} is refused: registered clients may only ask for ${policy.mcpScopes.join(", ")} (and offline_access)`,
+      );
+    }
+  }
+  const allLoopback = redirectUris.every((u) => isLoopbackRedirect(new URL(String(u))));
+  const { scope: _scope, ...rest } = metadata;
+  return {
+    ok: true,
+    metadata: {
+      ...rest,
+      token_endpoint_auth_method: "none",
+      grant_types: grants.includes("authorization_code") ? grants : ["authorization_code", ...grants],
+      response_types: ["code"],
+      application_type: allLoopback ? "native" : "web",
+    },
+  };
+}

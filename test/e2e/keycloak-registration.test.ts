@@ -1,0 +1,280 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { type Browser, chromium } from "playwright-core";
+import type { Check } from "../../src/cli/doctor/check.ts";
+import {
+  provisionRegistrationPolicies,
+  REGISTERED_CLIENTS_POLICY,
+  REGISTERED_CLIENTS_PROFILE,
+} from "../../src/idp/keycloak/registration-policies.ts";
+import { registrationPolicyOf } from "../../src/idp/registration/endpoint.ts";
+import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
+import { openStore } from "../../src/store/database.ts";
+import { runCli } from "../support/cli.ts";
+import { USERS } from "../support/idp-flow.ts";
+import {
+  type KeycloakService,
+  seedKeycloakUsers,
+  startKeycloakService,
+} from "../support/keycloak-service.ts";
+import { CHROMIUM_FLAGS } from "../support/mcp-sign-in.ts";
+import {
+  ensureMcpRemote,
+  ensurePythonMcp,
+  pathWithoutDesktopBrowser,
+  StdioPeer,
+} from "../support/real-clients.ts";
+import { createTestStore, type TestStore } from "../support/stores.ts";
+
+/**
+ * DYNAMIC_CLIENT_REGISTRATION=loopback with Keycloak 26.7 as the identity provider: start-up maps the
+ * policy onto Keycloak's client registration policies and a client policy; the gateway applies the
+ * same refusals in front of Keycloak's registration endpoint; real clients (mcp-remote, the Python
+ * MCP SDK) register, sign in on Keycloak's pages in headless Chromium and call a tool.
+ */
+const PYTHON_CLIENT = join(process.cwd(), "test", "support", "python", "registering_client.py");
+const MCP_REMOTE_METADATA = {
+  redirect_uris: ["http://localhost:3334/oauth/callback"],
+  token_endpoint_auth_method: "none",
+  grant_types: ["authorization_code", "refresh_token"],
+  response_types: ["code"],
+  client_name: "MCP CLI Proxy",
+  application_type: "native",
+  scope: "mcp:tools mcp:resources mcp:prompts offline_access",
+};
+
+describe("dynamic client registration on Keycloak (DYNAMIC_CLIENT_REGISTRATION=loopback)", () => {
+  let store: TestStore;
+  let kc: KeycloakService;
+  let browser: Browser;
+  let mcpRemote: string;
+  let python: string;
+  const homes: string[] = [];
+  const peers: StdioPeer[] = [];
+
+  before(async () => {
+    mcpRemote = ensureMcpRemote();
+    python = ensurePythonMcp();
+    store = await createTestStore("sqlite");
+    const handle = await openStore({ databaseUrl: store.databaseUrl, sqliteFile: store.sqliteFile });
+    try {
+      await loadDemo(handle.db);
+    } finally {
+      await handle.close();
+    }
+    kc = await startKeycloakService({ store, overrides: { dynamicClientRegistration: "loopback" } });
+    await seedKeycloakUsers(kc.admin);
+    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_FLAGS });
+  });
+  after(async () => {
+    for (const peer of peers) await peer.stop();
+    await browser?.close();
+    await kc?.stop();
+    await store?.drop();
+    for (const home of homes) rmSync(home, { recursive: true, force: true });
+  });
+
+  const endpoint = () => `${kc.issuer}/clients-registrations/openid-connect`;
+  const register = async (url: string, body: unknown) => {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
+
+  it("start-up set Keycloak's anonymous registration policies and the client policy (a restart changes nothing)", async () => {
+    const realm = await kc.admin.realms.findOne({ realm: kc.realm });
+    const components = await kc.admin.components.find({
+      type: "org.keycloak.services.clientregistration.policy.ClientRegistrationPolicy",
+      parent: realm?.id,
+    });
+    const trusted = components.find((c) => c.subType === "anonymous" && c.providerId === "trusted-hosts");
+    assert.deepEqual([...(trusted?.config?.["trusted-hosts"] ?? [])].sort(), [
+      "127.0.0.1",
+      "::1",
+      "localhost",
+    ]);
+    assert.deepEqual(trusted?.config?.["host-sending-registration-request-must-match"], ["false"]);
+    const scopes = components.find(
+      (c) => c.subType === "anonymous" && c.providerId === "allowed-client-templates",
+    );
+    assert.deepEqual([...(scopes?.config?.["allowed-client-scopes"] ?? [])].sort(), [
+      "mcp:prompts",
+      "mcp:resources",
+      "mcp:tools",
+    ]);
+    const policies = await kc.admin.clientPolicies.listPolicies({
+      realm: kc.realm,
+      includeGlobalPolicies: false,
+    });
+    const policy = policies.policies?.find((p) => p.name === REGISTERED_CLIENTS_POLICY);
+    assert.deepEqual(policy?.profiles, [REGISTERED_CLIENTS_PROFILE]);
+    assert.ok(
+      (kc.service.keycloak?.changes ?? []).some((c) => /client registration policy Trusted Hosts/.test(c)),
+    );
+    const again: string[] = [];
+    await provisionRegistrationPolicies(kc.admin, kc.realm, registrationPolicyOf(kc.service.config), again);
+    assert.deepEqual(again, [], "a second provisioning changes nothing");
+  });
+
+  it("advertises Keycloak's registration endpoint, /register leads there, and the gateway refuses what the policy refuses", async () => {
+    const metadata = (await (await fetch(`${kc.issuer}/.well-known/openid-configuration`)).json()) as Record<
+      string,
+      unknown
+    >;
+    assert.equal(metadata.registration_endpoint, endpoint());
+    const redirect = await fetch(`${kc.base}/register`, { method: "POST", redirect: "manual" });
+    assert.equal(redirect.status, 307);
+    assert.equal(redirect.headers.get("location"), endpoint());
+
+    const confidential = await register(endpoint(), {
+      ...MCP_REMOTE_METADATA,
+      token_endpoint_auth_method: "client_secret_basic",
+    });
+    assert.equal(confidential.status, 400);
+    assert.match(String(confidential.body.error_description), /\[rule confidential-client-refused\]/);
+    const https = await register(endpoint(), {
+      ...MCP_REMOTE_METADATA,
+      redirect_uris: ["https://app.example.com/cb"],
+    });
+    assert.equal(https.body.error, "invalid_redirect_uri");
+    assert.match(String(https.body.error_description), /\[rule redirect-uri-not-loopback\]/);
+    const scope = await register(endpoint(), { ...MCP_REMOTE_METADATA, scope: "mcp:tools admin" });
+    assert.match(String(scope.body.error_description), /\[rule scope-not-allowed\]/);
+    const other = await register(`${kc.issuer}/clients-registrations/default`, { clientId: "x" });
+    assert.equal(other.status, 403);
+
+    // Straight to Keycloak, bypassing the gateway: its own Trusted Hosts policy refuses other hosts.
+    const direct = await register(
+      `${kc.keycloak.url}/realms/${kc.realm}/clients-registrations/openid-connect`,
+      { ...MCP_REMOTE_METADATA, redirect_uris: ["https://evil.example.net/cb"] },
+    );
+    assert.ok(direct.status >= 400, JSON.stringify(direct.body));
+
+    // Accepted: a public client with PKCE S256 enforced by the client policy.
+    const accepted = await register(endpoint(), MCP_REMOTE_METADATA);
+    assert.equal(accepted.status, 201, JSON.stringify(accepted.body));
+    assert.equal(accepted.body.client_secret, undefined);
+    const [client] = await kc.admin.clients.find({ clientId: String(accepted.body.client_id), max: 1 });
+    assert.equal(client?.publicClient, true);
+    assert.equal(client?.attributes?.["pkce.code.challenge.method"], "S256");
+    assert.equal(client?.consentRequired, true, "Keycloak's Consent Required policy: the user is asked");
+  });
+
+  it("imaging doctor reports the mode and that Keycloak's metadata and /register agree", async () => {
+    const result = await runCli(["doctor", "--json"], {
+      ...kc.env,
+      IMAGING_CONFIG: "",
+      DYNAMIC_CLIENT_REGISTRATION: "loopback",
+    });
+    const check = (JSON.parse(result.stdout) as Check[]).find((c) => c.id === "dynamic-client-registration");
+    assert.equal(check?.verdict, "pass", check?.detail ?? result.stderr);
+    assert.match(
+      check?.detail ?? "",
+      /mode loopback: the issuer advertises registration_endpoint .*clients-registrations\/openid-connect, \/register leads there/,
+    );
+  });
+
+  const start = (command: string, args: string[]) => {
+    const home = mkdtempSync(join(tmpdir(), "imaging-client-home-"));
+    homes.push(home);
+    const peer = new StdioPeer(command, args, {
+      PATH: pathWithoutDesktopBrowser(),
+      HOME: home,
+      MCP_REMOTE_CONFIG_DIR: join(home, ".mcp-auth"),
+    });
+    peers.push(peer);
+    return peer;
+  };
+
+  /** Sign-in on Keycloak's page, then its consent page (registered clients require consent). */
+  const signIn = async (authorizationUrl: string) => {
+    const page = await browser.newPage();
+    try {
+      await page.goto(authorizationUrl);
+      await page.locator("#kc-form-login").waitFor({ timeout: 15_000 });
+      await page.locator('input[name="username"]').fill("alice");
+      await page.locator('input[name="password"]').fill(USERS.alice.password);
+      await page.locator("#kc-login").click();
+      const consent = page.locator('input[name="accept"], button[name="accept"]');
+      // The client's loopback callback (the gateway is on loopback too: told apart by the path).
+      const loopback = (url: URL) =>
+        (url.hostname === "localhost" || url.hostname === "127.0.0.1") && url.pathname.endsWith("/callback");
+      const reached = await Promise.race([
+        consent.waitFor({ timeout: 15_000 }).then(() => "consent" as const),
+        page.waitForURL(loopback, { timeout: 15_000 }).then(() => "callback" as const),
+      ]);
+      if (reached === "consent") {
+        await consent.first().click();
+        await page.waitForURL(loopback, { timeout: 15_000 });
+      }
+      return reached;
+    } finally {
+      await page.close();
+    }
+  };
+
+  it("mcp-remote (default flags) registers, signs in on Keycloak and calls a tool", async () => {
+    const peer = start(process.execPath, [mcpRemote, kc.mcp]);
+    const [, url] = await peer.waitForStderr(/Please authorize this client by visiting:\s*\n(\S+)/, 60_000);
+    assert.equal(
+      await signIn(url as string),
+      "consent",
+      "Keycloak asks the user's consent for a registered client",
+    );
+    await peer.waitForStderr(/Proxy established successfully/, 60_000);
+    const init = await peer.request(1, "initialize", {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: "stdio-host", version: "1.0.0" },
+    });
+    assert.ok(init.result, JSON.stringify(init));
+    peer.notify("notifications/initialized");
+    const call = await peer.request(2, "tools/call", { name: "applications", arguments: {} });
+    const result = call.result as { structuredContent?: { applications: { name: string }[] } };
+    assert.deepEqual(
+      result.structuredContent?.applications.map((a) => a.name),
+      ["claims-portal", "payments-service", "storefront-web"],
+      JSON.stringify(call),
+    );
+  });
+
+  it("the Python MCP SDK's OAuth client registers, signs in on Keycloak and calls a tool", async () => {
+    const peer = start(python, [PYTHON_CLIENT, kc.mcp]);
+    const [, url] = await peer.waitForStderr(/AUTHORIZE (\S+)/, 60_000);
+    await signIn(url as string);
+    assert.equal(await peer.exit(60_000), 0, peer.stderr);
+    const [output] = peer.messages as {
+      client_id: string;
+      result: { structuredContent: { applications: { name: string }[] } };
+    }[];
+    assert.deepEqual(
+      output?.result.structuredContent.applications.map((a) => a.name),
+      ["claims-portal", "payments-service", "storefront-web"],
+    );
+  });
+
+  it("turned off again, Keycloak refuses anonymous registration as by default, and the gateway no longer offers it", async () => {
+    const port = Number(new URL(kc.base).port);
+    // The clients' open streams would hold the gateway's shutdown.
+    for (const peer of peers) await peer.stop();
+    await kc.stop();
+    kc = await startKeycloakService({
+      store,
+      realm: kc.realm,
+      port,
+      overrides: { dynamicClientRegistration: "off" },
+    });
+    assert.ok((kc.service.keycloak?.changes ?? []).some((c) => /removed \(registration off\)/.test(c)));
+    const register404 = await fetch(`${kc.base}/register`, { method: "POST" });
+    assert.equal(register404.status, 404);
+    const refused = await register(endpoint(), MCP_REMOTE_METADATA);
+    assert.equal(refused.status, 403, JSON.stringify(refused.body));
+    assert.match(String(refused.body.error_description), /Trusted Hosts/);
+  });
+});
