@@ -167,7 +167,10 @@ describe("registered clients on Keycloak: imaging clients, expiry, unverified ma
   });
 
   it("the sweep keeps young and signed-in clients and deletes old ones that never signed in", async () => {
-    const unused = await register({ ...METADATA, client_name: "never signs in" });
+    // A long claimed name (the policy allows 1000 characters) still fits Keycloak's 255.
+    const unused = await register({ ...METADATA, client_name: "never signs in ".repeat(60) });
+    const [stored] = await kc.admin.clients.find({ clientId: unused, max: 1 });
+    assert.match(String(stored?.name), /^Unverified client “never signs in .*…” \(redirects to localhost\)$/);
     const young = await sweepKeycloakRegisteredClients(kc.admin, kc.realm, 24 * 60 * 60);
     assert.deepEqual(young.deleted, [], "nothing is 24 hours old");
     assert.deepEqual(young.used, [signedIn]);

@@ -43,11 +43,14 @@ function viewOf(client: ClientRepresentation): KeycloakRegisteredClient | undefi
   };
 }
 
+/** Keycloak keeps a client's name in 255 characters: the parts are cut to fit. */
+const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
 /** The unverified mark Keycloak's own consent page shows (it shows the client's name). */
 export function unverifiedName(name: string | undefined, redirectUris: readonly string[]): string {
   const hosts = [...new Set(redirectUris.map((uri) => URL.parse(uri)?.hostname).filter(Boolean))];
-  const claimed = name?.trim() ? `“${name.trim()}”` : "(no name)";
-  return `Unverified client ${claimed} (redirects to ${hosts.join(", ") || "?"})`;
+  const claimed = name?.trim() ? `“${cut(name.trim(), 100)}”` : "(no name)";
+  return `Unverified client ${claimed} (redirects to ${cut(hosts.join(", "), 100) || "?"})`;
 }
 
 /** Marks a client Keycloak just registered through the gateway: when, and from which address. */
