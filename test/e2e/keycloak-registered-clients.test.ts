@@ -18,6 +18,7 @@ import {
   startKeycloakService,
 } from "../support/keycloak-service.ts";
 import { CHROMIUM_FLAGS } from "../support/mcp-sign-in.ts";
+import { createTestStore, type TestStore } from "../support/stores.ts";
 
 /**
  * Registered clients on Keycloak (IDP=keycloak, DYNAMIC_CLIENT_REGISTRATION=loopback): the gateway
@@ -39,17 +40,19 @@ const METADATA = {
 describe("registered clients on Keycloak: imaging clients, expiry, unverified mark, max clients", () => {
   let kc: KeycloakService;
   let browser: Browser;
+  let store: TestStore;
+  const overrides = { dynamicClientRegistration: "loopback", dynamicClientRegistrationMaxClients: 150 };
 
   before(async () => {
-    kc = await startKeycloakService({
-      overrides: { dynamicClientRegistration: "loopback", dynamicClientRegistrationMaxClients: 150 },
-    });
+    store = await createTestStore("sqlite");
+    kc = await startKeycloakService({ store, overrides });
     await seedKeycloakUsers(kc.admin);
     browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_FLAGS });
   });
   after(async () => {
     await browser?.close();
     await kc?.stop();
+    await store?.drop();
   });
 
   const register = async (body: unknown = METADATA) => {
@@ -241,5 +244,27 @@ describe("registered clients on Keycloak: imaging clients, expiry, unverified ma
     assert.ok(refresh.status === 400 || refresh.status === 401, String(refresh.status));
     const list = await cli(["clients", "list", "--json"]);
     assert.deepEqual(JSON.parse(list.stdout), []);
+  });
+
+  it("the gateway's own sweep (at start-up, then every 10 minutes) deletes a client registered over 24 hours ago that never signed in", async () => {
+    const stale = await register({ ...METADATA, client_name: "stale" });
+    const fresh = await register({ ...METADATA, client_name: "fresh" });
+    const [client] = await kc.admin.clients.find({ clientId: stale, max: 1 });
+    assert.ok(client?.id);
+    const dayAndHourAgo = new Date(Date.now() - 25 * 60 * 60_000).toISOString();
+    await kc.admin.clients.update(
+      { id: client.id },
+      { ...client, attributes: { ...client.attributes, [REGISTERED_AT]: dayAndHourAgo } },
+    );
+    const port = Number(new URL(kc.base).port);
+    await kc.stop();
+    kc = await startKeycloakService({ store, realm: kc.realm, port, overrides });
+    let remaining = 1;
+    for (let attempt = 0; attempt < 60 && remaining > 0; attempt++) {
+      remaining = (await kc.admin.clients.find({ clientId: stale, max: 1 })).length;
+      if (remaining > 0) await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    assert.equal(remaining, 0, "the stale client was deleted by the restarted gateway");
+    assert.equal((await kc.admin.clients.find({ clientId: fresh, max: 1 })).length, 1, "a fresh one stays");
   });
 });
