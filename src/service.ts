@@ -18,6 +18,7 @@ import type { McpResource } from "./gateway/mcp-resources.ts";
 import { connectKeycloakAdmin } from "./idp/keycloak/admin.ts";
 import { describeAdminFailure } from "./idp/keycloak/errors.ts";
 import { type ProvisionResult, provisionKeycloak } from "./idp/keycloak/provision.ts";
+import { keepRegisteredClients } from "./idp/keycloak/registered-clients-expiry.ts";
 import {
   type EmbeddedIdpStartOptions,
   identityProviderRoutes,
@@ -162,6 +163,13 @@ export async function startService(
           warnings: provisioned.warnings,
           cimdSupported: provisioned.cimdSupported,
         };
+        const keeper =
+          config.dynamicClientRegistration === "off"
+            ? undefined
+            : keepRegisteredClients(await connectKeycloakAdmin(config), config.realm, (message) => {
+                if (config.logLevel !== "silent") process.stderr.write(`[keycloak] ${redactText(message)}\n`);
+              });
+        if (keeper) started.push(keeper);
         identityProvider = keycloakProxy({
           baseUrl: config.baseUrl,
           keycloakUrl: config.keycloakUrl as string,
@@ -169,6 +177,7 @@ export async function startService(
             config.dynamicClientRegistration === "off"
               ? undefined
               : createRegistrationGate({ policy: registrationPolicyOf(config), ...hooks.idp?.registration }),
+          onRegistered: keeper?.onRegistered,
         });
       } else if (usesEmbeddedIdp(config)) {
         const log = (level: string, message: string) =>

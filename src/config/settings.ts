@@ -37,6 +37,7 @@ export const settingsSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9.-]+(\s*,\s*[A-Za-z0-9.-]+)*$/, "comma-separated host names such as app.example.com")
     .optional(),
+  dynamicClientRegistrationMaxClients: z.coerce.number().int().min(1).max(100_000).default(200),
   realm: z
     .string()
     .regex(/^[A-Za-z0-9_-]+$/, "letters, digits, '-' or '_'")
@@ -207,6 +208,13 @@ export const settingDocs: readonly SettingDoc[] = [
     description:
       "Hosts whose https redirect URIs registration accepts in trusted-hosts mode (comma-separated)",
     defaultText: "none",
+  },
+  {
+    key: "dynamicClientRegistrationMaxClients",
+    env: "DYNAMIC_CLIENT_REGISTRATION_MAX_CLIENTS",
+    description:
+      "IDP=keycloak: the realm's anonymous Max Clients registration policy (Keycloak counts every client of the realm)",
+    defaultText: "200",
   },
   { key: "realm", env: "IDP_REALM", description: "Identity provider realm", defaultText: "imaging" },
   {

@@ -1,6 +1,7 @@
 import replyFrom from "@fastify/reply-from";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { OutageLog } from "../auth/log-limits.ts";
+import { unverifiedName } from "../idp/keycloak/registered-clients.ts";
 import type { RegistrationGate } from "../idp/registration/gate.ts";
 import { forwardableRequestHeaders, forwardableResponseHeaders } from "./hop-by-hop.ts";
 import { keepRawBodies, rawBodyOptions } from "./raw-body.ts";
@@ -12,6 +13,11 @@ export interface KeycloakProxyOptions {
   keycloakUrl: string;
   /** DYNAMIC_CLIENT_REGISTRATION on: the policy applied before Keycloak's registration endpoints. */
   registrationGate?: RegistrationGate | undefined;
+  /**
+   * Called with each client Keycloak registered through the gateway, before the client gets the answer:
+   * records it (src/idp/keycloak/registered-clients.ts) so that it may be listed, revoked and expire.
+   */
+  onRegistered?: ((clientId: string, sourceAddress: string) => Promise<void>) | undefined;
 }
 
 /** Keycloak's client registration endpoints: /realms/{realm}/clients-registrations/{provider}[/...]. */
@@ -111,6 +117,15 @@ export function keycloakProxy(options: KeycloakProxyOptions) {
       // Keycloak's Trusted Hosts policy checks every URL of a client, not only its redirect URIs: the
       // informative ones (mcp-remote names its GitHub page) are left out rather than trusted.
       const { client_uri, logo_uri, policy_uri, tos_uri, initiate_login_uri, ...registered } = verdict.body;
+      // Keycloak's consent page shows the client's name: it says there that the name is unverified
+      // and where the client redirects.
+      const redirectUris = Array.isArray(registered.redirect_uris)
+        ? registered.redirect_uris.map(String)
+        : [];
+      registered.client_name = unverifiedName(
+        typeof registered.client_name === "string" ? registered.client_name : undefined,
+        redirectUris,
+      );
       return reply.from(`${upstreamPath}${request.url.slice("/auth".length)}`, {
         body: Buffer.from(JSON.stringify(registered)),
         contentType: "application/json",
@@ -119,7 +134,36 @@ export function keycloakProxy(options: KeycloakProxyOptions) {
           ...forwarded,
           "x-forwarded-for": [headers["x-forwarded-for"], request.ip].filter(Boolean).join(", "),
         }),
+        rewriteHeaders: (headers) => forwardableResponseHeaders(headers),
+        onResponse: (_request, _reply, answer) => {
+          void recordRegistration(reply, answer.stream, request.ip);
+        },
       });
+    };
+    /** Keycloak's answer to a registration, passed on once the new client is recorded. */
+    const recordRegistration = async (reply: FastifyReply, stream: AsyncIterable<Buffer>, ip: string) => {
+      const chunks: Buffer[] = [];
+      try {
+        for await (const chunk of stream) chunks.push(chunk);
+      } catch {
+        return reply.code(502).type("application/json").send({
+          error: "temporarily_unavailable",
+          error_description: "The identity provider's answer was cut off; try again.",
+        });
+      }
+      const answer = Buffer.concat(chunks);
+      if (reply.statusCode === 201 && options.onRegistered) {
+        try {
+          const { client_id } = JSON.parse(answer.toString("utf8")) as { client_id?: unknown };
+          if (typeof client_id === "string") await options.onRegistered(client_id, ip);
+        } catch (error) {
+          // Registered but unrecorded: usable, yet neither listed by `imaging clients` nor expired.
+          app.log.error(
+            `a client registered with Keycloak could not be recorded: ${(error as Error).message}`,
+          );
+        }
+      }
+      return reply.send(answer);
     };
     for (const prefix of ["/auth/realms", "/auth/resources"]) {
       app.all(prefix, guarded);

@@ -1,4 +1,9 @@
 import type { Command } from "commander";
+import {
+  findKeycloakRegisteredClient,
+  listKeycloakRegisteredClients,
+  revokeKeycloakRegisteredClient,
+} from "../../idp/keycloak/registered-clients.ts";
 import { REGISTRATION_LIMITS } from "../../idp/registration/policy.ts";
 import {
   findRegisteredClient,
@@ -7,15 +12,24 @@ import {
   revokeRegisteredClient,
 } from "../../store/registered-clients.ts";
 import { settingsFrom, withStore } from "../context.ts";
+import { withKeycloakAdmin } from "../idp-context.ts";
 import { CliError, emit, table } from "../output.ts";
 
 const when = (date: Date | null) => (date ? date.toISOString() : "never");
-const expiresOf = (client: RegisteredClient) =>
+/** What both identity providers know of a registered client. */
+type Listed = Pick<
+  RegisteredClient,
+  "clientId" | "clientName" | "redirectUris" | "createdAt" | "lastUsedAt"
+> & {
+  sourceAddress: string | null;
+};
+
+const expiresOf = (client: Listed) =>
   client.lastUsedAt
     ? null
     : new Date(client.createdAt.getTime() + REGISTRATION_LIMITS.unusedClientTtlSeconds * 1000);
 
-const view = (client: RegisteredClient) => ({
+const view = (client: Listed) => ({
   clientId: client.clientId,
   clientName: client.clientName,
   redirectUris: client.redirectUris,
@@ -25,20 +39,31 @@ const view = (client: RegisteredClient) => ({
   expiresAt: expiresOf(client)?.toISOString() ?? null,
 });
 
-/** The embedded provider keeps registered clients in the store; Keycloak keeps its own. */
-function refuseKeycloak(options: { dataDir?: string; config?: string }): void {
-  if (settingsFrom(options).idp === "keycloak") {
-    throw new CliError(
-      "with IDP=keycloak, registered clients live in Keycloak: see Clients in its admin console (realm of KEYCLOAK_REALM)",
-    );
-  }
-}
+type Options = { json?: boolean; dataDir?: string; config?: string };
+
+/** The embedded provider keeps registered clients in the store; Keycloak in the realm (Admin API). */
+const onKeycloak = (options: Options) => settingsFrom(options).idp === "keycloak";
+
+const listClients = (options: Options): Promise<Listed[]> =>
+  onKeycloak(options)
+    ? withKeycloakAdmin(options, ({ admin, realm }) => listKeycloakRegisteredClients(admin, realm))
+    : withStore(options, (store) => listRegisteredClients(store.db));
+
+const findClient = (options: Options, clientId: string): Promise<Listed | undefined> =>
+  onKeycloak(options)
+    ? withKeycloakAdmin(options, ({ admin, realm }) => findKeycloakRegisteredClient(admin, realm, clientId))
+    : withStore(options, async (store) => (await findRegisteredClient(store.db, clientId)) ?? undefined);
+
+const revokeClient = (options: Options, clientId: string): Promise<boolean> =>
+  onKeycloak(options)
+    ? withKeycloakAdmin(options, ({ admin, realm }) => revokeKeycloakRegisteredClient(admin, realm, clientId))
+    : withStore(options, async (store) => Boolean(await revokeRegisteredClient(store.db, clientId)));
 
 export function registerClients(program: Command): void {
   const clients = program
     .command("clients")
     .description(
-      "Clients registered dynamically (DYNAMIC_CLIENT_REGISTRATION) with the embedded identity provider",
+      "Clients registered dynamically (DYNAMIC_CLIENT_REGISTRATION), in the embedded identity provider or Keycloak",
     );
   const common = (c: Command) =>
     c
@@ -46,31 +71,27 @@ export function registerClients(program: Command): void {
       .option("--config <file>", "JSON config file")
       .option("--json", "print JSON");
 
-  common(clients.command("list").description("List registered clients")).action(
-    async (options: { json?: boolean; dataDir?: string; config?: string }) => {
-      refuseKeycloak(options);
-      const list = await withStore(options, (store) => listRegisteredClients(store.db));
-      emit(Boolean(options.json), list.map(view), () =>
-        list.length === 0
-          ? "No registered client."
-          : table(
-              ["CLIENT ID", "NAME", "REDIRECT URIS", "CREATED", "LAST USED"],
-              list.map((c) => [
-                c.clientId,
-                c.clientName ?? "-",
-                c.redirectUris.join(" "),
-                c.createdAt.toISOString(),
-                c.lastUsedAt ? c.lastUsedAt.toISOString() : `never (expires ${when(expiresOf(c))})`,
-              ]),
-            ),
-      );
-    },
-  );
+  common(clients.command("list").description("List registered clients")).action(async (options: Options) => {
+    const list = await listClients(options);
+    emit(Boolean(options.json), list.map(view), () =>
+      list.length === 0
+        ? "No registered client."
+        : table(
+            ["CLIENT ID", "NAME", "REDIRECT URIS", "CREATED", "LAST USED"],
+            list.map((c) => [
+              c.clientId,
+              c.clientName ?? "-",
+              c.redirectUris.join(" "),
+              c.createdAt.toISOString(),
+              c.lastUsedAt ? c.lastUsedAt.toISOString() : `never (expires ${when(expiresOf(c))})`,
+            ]),
+          ),
+    );
+  });
 
   common(clients.command("show").description("Show one registered client").argument("<client-id>")).action(
-    async (clientId: string, options: { json?: boolean; dataDir?: string; config?: string }) => {
-      refuseKeycloak(options);
-      const client = await withStore(options, (store) => findRegisteredClient(store.db, clientId));
+    async (clientId: string, options: Options) => {
+      const client = await findClient(options, clientId);
       if (!client) throw new CliError(`No registered client '${clientId}' (see: imaging clients list)`);
       const shown = view(client);
       emit(Boolean(options.json), shown, () =>
@@ -78,7 +99,7 @@ export function registerClients(program: Command): void {
           `Client ID:      ${shown.clientId}`,
           `Name:           ${shown.clientName ?? "-"} (unverified: chosen by the client)`,
           `Redirect URIs:  ${shown.redirectUris.join("\n                ")}`,
-          `Registered from ${shown.registeredFrom} at ${shown.createdAt}`,
+          `Registered from ${shown.registeredFrom ?? "an unknown address"} at ${shown.createdAt}`,
           `Last used:      ${shown.lastUsedAt ?? "never"}`,
           ...(shown.expiresAt
             ? [`Expires:        ${shown.expiresAt} unless a sign-in completes before`]
@@ -93,9 +114,8 @@ export function registerClients(program: Command): void {
       .command("revoke")
       .description("Delete a registered client: its sign-ins and refresh tokens end at once")
       .argument("<client-id>"),
-  ).action(async (clientId: string, options: { json?: boolean; dataDir?: string; config?: string }) => {
-    refuseKeycloak(options);
-    const found = await withStore(options, (store) => revokeRegisteredClient(store.db, clientId));
+  ).action(async (clientId: string, options: Options) => {
+    const found = await revokeClient(options, clientId);
     if (!found) throw new CliError(`No registered client '${clientId}' (see: imaging clients list)`);
     emit(
       Boolean(options.json),

@@ -21,7 +21,8 @@ const same = (a: readonly string[] | undefined, b: readonly string[]) =>
  * the embedded provider, mapped onto what Keycloak has:
  * - anonymous Client Registration Policies: Trusted Hosts accepts any sender but only redirect URIs on
  *   loopback (and the trusted hosts); Allowed Client Scopes allows the `mcp:*` scopes (and the realm's
- *   default ones, offline_access among them); Keycloak's Max Clients limit stays as the realm has it;
+ *   default ones, offline_access among them); Max Clients Limit is DYNAMIC_CLIENT_REGISTRATION_MAX_CLIENTS
+ *   (default 200, Keycloak's own default; Keycloak counts every client of the realm);
  * - a client policy for anonymous registrations (condition client-updater-context ByAnonymous) whose
  *   profile enforces PKCE S256 and rejects the implicit and password grants.
  * Every step reads first and writes only what differs; other components, profiles and policies stay.
@@ -54,6 +55,15 @@ export async function provisionRegistrationPolicies(
   const wanted: { providerId: string; name: string; config: Record<string, string[]> }[] = [
     { providerId: "trusted-hosts", name: "Trusted Hosts", config: trustedHosts },
     { providerId: "allowed-client-templates", name: "Allowed Client Scopes", config: scopes },
+    ...(policy.maxClients === undefined
+      ? []
+      : [
+          {
+            providerId: "max-clients",
+            name: "Max Clients Limit",
+            config: { "max-clients": [String(policy.maxClients)] },
+          },
+        ]),
   ];
   for (const want of wanted) {
     const found = anonymous.filter((c) => c.providerId === want.providerId);

@@ -4,12 +4,16 @@ import { parseTrustedHosts, type RegistrationPolicy } from "./policy.ts";
 
 /** The registration policy the settings describe. */
 export function registrationPolicyOf(
-  config: Pick<RuntimeConfig, "dynamicClientRegistration" | "dynamicClientRegistrationHosts">,
+  config: Pick<
+    RuntimeConfig,
+    "dynamicClientRegistration" | "dynamicClientRegistrationHosts" | "dynamicClientRegistrationMaxClients"
+  >,
 ): RegistrationPolicy {
   return {
     mode: config.dynamicClientRegistration,
     trustedHosts: parseTrustedHosts(config.dynamicClientRegistrationHosts),
     mcpScopes: MCP_SCOPES,
+    maxClients: config.dynamicClientRegistrationMaxClients,
   };
 }
 

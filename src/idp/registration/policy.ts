@@ -13,6 +13,8 @@ export interface RegistrationPolicy {
   trustedHosts: readonly string[];
   /** Scopes a registered client may declare: the `mcp:*` scopes (plus offline_access, see below). */
   mcpScopes: readonly string[];
+  /** IDP=keycloak: the realm's anonymous Max Clients registration policy (every client of the realm counts). */
+  maxClients?: number | undefined;
 }
 
 export const REGISTRATION_LIMITS = {
