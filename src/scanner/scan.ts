@@ -12,8 +12,8 @@ import { countVulnerablePackages, latestAnalysisAt } from "../store/analysis-sum
 import { type ChangeCount, IngestError, ingestAnalysis } from "../store/ingest.ts";
 import type { Database } from "../store/schema.ts";
 import { VERSION } from "../version.ts";
-import type { PackageRef } from "./analysis.ts";
 import { type AnalysisDocument, analysisDocumentOf } from "./analysis-document.ts";
+import { type FactsOptions, gatherPackageFacts } from "./facts/index.ts";
 import {
   type InputReader,
   type InventoryPackage,
@@ -23,7 +23,6 @@ import {
 } from "./inventory.ts";
 import { mavenReader } from "./maven/reader.ts";
 import { npmReader } from "./npm/reader.ts";
-import type { RegistryFetcher } from "./registry/cached-fetch.ts";
 import { sbomReader } from "./sbom/reader.ts";
 import { walkFiles } from "./walk.ts";
 
@@ -165,23 +164,9 @@ export function unrecordedSummary(document: AnalysisDocument, scan: ScanResult):
   };
 }
 
-/** Registry facts for the scanned packages (scanner-data's gatherPackageFacts has this signature). */
-export type FactsGatherer = (
-  db: Kysely<Database>,
-  packages: PackageRef[],
-  options: {
-    fetcher: RegistryFetcher;
-    npmRegistryUrl: string;
-    mavenRepositoryUrl: string;
-    offline: boolean;
-    progress?: (message: string) => void;
-  },
-) => Promise<{ withFacts: number; missing: { ecosystem: string; name: string; reason: string }[] }>;
-
 export interface RecordOptions {
-  /** Seam for the merge: scanner-data's gatherPackageFacts; without it, no registry facts are gathered. */
-  gatherFacts?: FactsGatherer;
-  factsOptions: Parameters<FactsGatherer>[2];
+  /** How the published versions and release dates of the scanned packages are read (the registries). */
+  factsOptions: FactsOptions;
 }
 
 /** Records the analysis in the store: all or nothing, and never before the application's latest one. */
@@ -199,11 +184,8 @@ export async function recordAnalysis(
         `so ${analyzedAt} cannot be added after it`,
     );
   }
-  let factsMissing: ScanSummary["factsMissing"];
-  if (options.gatherFacts) {
-    options.factsOptions.progress?.(`gathering package facts for ${document.packages.length} packages`);
-    factsMissing = (await options.gatherFacts(db, document.packages, options.factsOptions)).missing;
-  }
+  options.factsOptions.progress?.(`gathering package facts for ${document.packages.length} packages`);
+  const factsMissing = (await gatherPackageFacts(db, document.packages, options.factsOptions)).missing;
   options.factsOptions.progress?.("recording the analysis");
   const result = await ingestAnalysis(db, document.application, document);
   return {
@@ -212,6 +194,6 @@ export async function recordAnalysis(
     vulnerablePackages: await countVulnerablePackages(db, document.application, result.seq),
     seq: result.seq,
     changes: { packages: result.packages, externalObjects: result.objects, references: result.references },
-    ...(factsMissing ? { factsMissing } : {}),
+    factsMissing,
   };
 }

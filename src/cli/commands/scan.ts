@@ -2,7 +2,6 @@ import { writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { Command } from "commander";
-import { gatherPackageFacts } from "../../scanner/facts/index.ts";
 import { createRegistryFetcher, redactUrl } from "../../scanner/registry/cached-fetch.ts";
 import {
   analysisDocument,
@@ -112,7 +111,6 @@ async function scan(path: string, options: ScanCliOptions): Promise<ScanSummary>
   if (options.output !== undefined) return unrecordedSummary(document, result);
   return withStore(options, (store) =>
     recordAnalysis(store.db, document, result, {
-      gatherFacts: gatherPackageFacts,
       factsOptions: { ...context },
     }),
   );
