@@ -16,7 +16,7 @@ import { createCimdClient } from "../../src/store/cimd.ts";
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
 import type { Database } from "../../src/store/schema.ts";
 import { createUser } from "../../src/store/users.ts";
-import { freePort } from "./service.ts";
+import { freePort, internalPortsBeside } from "./service.ts";
 import type { TestStore } from "./stores.ts";
 
 /**
@@ -104,9 +104,7 @@ export async function startIdpService(
       dataDir: store.dataDir,
       databaseUrl: store.databaseUrl,
       port,
-      restPort: 0,
-      mcpAnalysisPort: 0,
-      mcpGatekeeperPort: 0,
+      ...(await internalPortsBeside(port)),
       bindAddress: "127.0.0.1",
       publicUrl: base,
       logLevel: "silent",

@@ -20,7 +20,7 @@ import {
   uniqueRealm,
   useKeycloak,
 } from "./keycloak.ts";
-import { freePort } from "./service.ts";
+import { freePort, internalPortsBeside } from "./service.ts";
 import { createTestStore, type TestStore } from "./stores.ts";
 
 export interface KeycloakService {
@@ -71,9 +71,7 @@ export async function startKeycloakService(
       dataDir: store.dataDir,
       databaseUrl: store.databaseUrl,
       port,
-      restPort: 0,
-      mcpAnalysisPort: 0,
-      mcpGatekeeperPort: 0,
+      ...(await internalPortsBeside(port)),
       bindAddress: "127.0.0.1",
       publicUrl: base,
       logLevel: "silent",

@@ -48,3 +48,17 @@ export async function freePort(): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
 }
+
+/**
+ * Ports for a service's internal parts when its gateway keeps a fixed port across restarts: with port 0
+ * they bind first, and the system may hand one of them the gateway port a restart just freed.
+ */
+export async function internalPortsBeside(gatewayPort: number) {
+  const pick = async (): Promise<number> => {
+    for (;;) {
+      const candidate = await freePort();
+      if (candidate !== gatewayPort) return candidate;
+    }
+  };
+  return { restPort: await pick(), mcpAnalysisPort: await pick(), mcpGatekeeperPort: await pick() };
+}
