@@ -22,6 +22,7 @@ import {
 } from "../support/keycloak-service.ts";
 import { CHROMIUM_FLAGS } from "../support/mcp-sign-in.ts";
 import {
+  applicationsThroughProxy,
   ensureMcpRemote,
   ensurePythonMcp,
   pathWithoutDesktopBrowser,
@@ -227,21 +228,11 @@ describe("dynamic client registration on Keycloak (DYNAMIC_CLIENT_REGISTRATION=l
       "consent",
       "Keycloak asks the user's consent for a registered client",
     );
-    await peer.waitForStderr(/Proxy established successfully/, 60_000);
-    const init = await peer.request(1, "initialize", {
-      protocolVersion: "2025-06-18",
-      capabilities: {},
-      clientInfo: { name: "stdio-host", version: "1.0.0" },
-    });
-    assert.ok(init.result, JSON.stringify(init));
-    peer.notify("notifications/initialized");
-    const call = await peer.request(2, "tools/call", { name: "applications", arguments: {} });
-    const result = call.result as { structuredContent?: { applications: { name: string }[] } };
-    assert.deepEqual(
-      result.structuredContent?.applications.map((a) => a.name),
-      ["claims-portal", "payments-service", "storefront-web"],
-      JSON.stringify(call),
-    );
+    assert.deepEqual(await applicationsThroughProxy(peer), [
+      "claims-portal",
+      "payments-service",
+      "storefront-web",
+    ]);
   });
 
   it("the Python MCP SDK's OAuth client registers, signs in on Keycloak and calls a tool", async () => {

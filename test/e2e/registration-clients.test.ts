@@ -8,6 +8,7 @@ import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import { type IdpService, seedUsers, startIdpService, USERS } from "../support/idp-flow.ts";
 import { CHROMIUM_FLAGS } from "../support/mcp-sign-in.ts";
 import {
+  applicationsThroughProxy,
   ensureMcpRemote,
   ensurePythonMcp,
   pathWithoutDesktopBrowser,
@@ -99,21 +100,11 @@ describe("clients that only register sign in (embedded provider, DYNAMIC_CLIENT_
     const peer = start(process.execPath, [mcpRemote, idp.mcp]);
     const [, url] = await peer.waitForStderr(/Please authorize this client by visiting:\s*\n(\S+)/, 60_000);
     await signIn(url as string, /MCP CLI Proxy|mcp-remote/i);
-    await peer.waitForStderr(/Proxy established successfully/, 60_000);
-    const init = await peer.request(1, "initialize", {
-      protocolVersion: "2025-06-18",
-      capabilities: {},
-      clientInfo: { name: "stdio-host", version: "1.0.0" },
-    });
-    assert.ok(init.result, JSON.stringify(init));
-    peer.notify("notifications/initialized");
-    const call = await peer.request(2, "tools/call", { name: "applications", arguments: {} });
-    const result = call.result as { structuredContent?: { applications: { name: string }[] } };
-    assert.deepEqual(
-      result.structuredContent?.applications.map((a) => a.name),
-      ["claims-portal", "payments-service", "storefront-web"],
-      JSON.stringify(call),
-    );
+    assert.deepEqual(await applicationsThroughProxy(peer), [
+      "claims-portal",
+      "payments-service",
+      "storefront-web",
+    ]);
   });
 
   it("the Python MCP SDK's OAuth client (no metadata URL) registers, signs in and calls a tool", async () => {

@@ -164,3 +164,22 @@ export class StdioPeer {
     clearTimeout(timer);
   }
 }
+
+/**
+ * As an AI client's host does through mcp-remote once it says the proxy is up: initialize, then call
+ * the `applications` tool; the names it lists (the initialize answer is checked on the way).
+ */
+export async function applicationsThroughProxy(peer: StdioPeer): Promise<string[] | undefined> {
+  await peer.waitForStderr(/Proxy established successfully/, 60_000);
+  const init = await peer.request(1, "initialize", {
+    protocolVersion: "2025-06-18",
+    capabilities: {},
+    clientInfo: { name: "stdio-host", version: "1.0.0" },
+  });
+  if (!init.result) throw new Error(`initialize failed: ${JSON.stringify(init)}`);
+  peer.notify("notifications/initialized");
+  const call = await peer.request(2, "tools/call", { name: "applications", arguments: {} });
+  const result = call.result as { structuredContent?: { applications: { name: string }[] } } | undefined;
+  if (!result?.structuredContent) throw new Error(`tools/call answered: ${JSON.stringify(call)}`);
+  return result.structuredContent.applications.map((a) => a.name);
+}
