@@ -51,6 +51,10 @@ const OPEN_PATHS = new Set(["/rest/openapi.json", "/rest/health"]);
 export async function buildRestApp(options: RestAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: options.logger ?? false,
+    // A JSON body with a "__proto__" or "constructor.prototype" key is valid JSON (the schema of an
+    // analysis upload allows extra keys): the keys are dropped, not the request refused as "not JSON".
+    onProtoPoisoning: "remove",
+    onConstructorPoisoning: "remove",
     // Parameter rules live in params.ts so each 400 names the rule; schemas document and serialize.
     ajv: { customOptions: { strict: false } },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },

@@ -6,6 +6,7 @@ import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { type CallToolResult, Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { type RunningMcpService, startMcpService } from "../../src/mcp/http-service.ts";
+import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import type { RunningService } from "../../src/service.ts";
 import { createApiKey } from "../../src/store/api-keys.ts";
 import { runCli } from "../support/cli.ts";
@@ -310,3 +311,45 @@ for (const kind of STORE_KINDS) {
     });
   });
 }
+
+describe("affected functions in the demo data (sqlite)", () => {
+  let store: TestStore;
+  let issuer: TestIssuer;
+  let service: RunningService;
+  let token: string;
+
+  before(async () => {
+    issuer = await startTestIssuer();
+    store = await createTestStore("sqlite");
+    service = await startTestService(store, { issuer: issuer.issuer }, async (handle) => {
+      await loadDemo(handle.db);
+    });
+    token = await issuer.sign({ sub: "alice", roles: ["admin"], applications: [] });
+  });
+  after(async () => {
+    await service?.stop();
+    await issuer?.close();
+    await store?.drop();
+  });
+
+  const references = async (cve: string) => {
+    const response = await fetch(
+      `${service.gatewayUrl}/rest/applications/storefront-web/insights/cve/${cve}/references?date=2024-03-05T00:00:00Z`,
+      { headers: { authorization: `Bearer ${token}` } },
+    );
+    assert.equal(response.status, 200);
+    return (await response.json()) as Reference[];
+  };
+
+  it("storefront-web's lodash 4.17.15: CVE-2020-8203 names lodash.baseSet, which no call reaches directly", async () => {
+    const list = await references("CVE-2020-8203");
+    assert.ok(list.length > 5);
+    assert.ok(list.some((r) => r.target.fullName === "lodash.zipObjectDeep"));
+    for (const r of list) {
+      assert.deepEqual(r.affectedFunctions, ["lodash.baseSet"]);
+      assert.equal(r.reachesAffectedFunction, false);
+    }
+    // CVE-2021-23337's current GHSA revision names no function: nothing to tell.
+    assert.ok((await references("CVE-2021-23337")).every((r) => r.reachesAffectedFunction === null));
+  });
+});

@@ -7,6 +7,8 @@ import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { Ajv } from "ajv";
 import addFormats from "ajv-formats";
+// @ts-expect-error: the package ships no type declarations
+import addDraft2019Formats from "ajv-formats-draft2019";
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
 import { ingestAnalysis } from "../../src/store/ingest.ts";
 import { runCli } from "../support/cli.ts";
@@ -37,6 +39,8 @@ const schemaDir = join(
 const loadSchema = (file: string) => JSON.parse(readFileSync(join(schemaDir, file), "utf8")) as object;
 const ajv = new Ajv({ strict: false, allErrors: true });
 addFormats.default(ajv);
+// iri-reference, idn-email...: the formats the 1.6 schema uses beyond draft-07 (as the library does).
+addDraft2019Formats(ajv);
 // The renamed $refs resolve against the schema's $id: the referred schemas are put at those addresses.
 for (const file of ["spdx.SNAPSHOT.schema.json", "jsf-0.82.SNAPSHOT.schema.json"]) {
   ajv.addSchema({ ...loadSchema(file), $id: `http://cyclonedx.org/schema/${file}` });

@@ -6,7 +6,9 @@
  * caller → callee frames of one reference, preferring one that reaches a function an advisory names).
  *
  * Written as plain JSON: @cyclonedx/cyclonedx-library (10.3) has no model for evidence occurrences or
- * call stacks; its validator, with the official 1.6 schema it ships, checks every document written.
+ * call stacks. The tests check the documents against the 1.6 JSON schema it ships; the export does not
+ * (the schema's uniqueItems on components and vulnerabilities make validation quadratic: seconds for a
+ * few thousand components).
  */
 import { randomUUID } from "node:crypto";
 import { PackageURL } from "packageurl-js";
