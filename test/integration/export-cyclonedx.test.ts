@@ -1,27 +1,20 @@
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { Ajv } from "ajv";
-import addFormats from "ajv-formats";
-// @ts-expect-error: the package ships no type declarations
-import addDraft2019Formats from "ajv-formats-draft2019";
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
 import { ingestAnalysis } from "../../src/store/ingest.ts";
 import { runCli } from "../support/cli.ts";
+import { validateCycloneDx as validate } from "../support/cyclonedx-schema.ts";
 import { lodashAnalysis } from "../support/lodash-analysis.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 
 /**
  * `imaging export cyclonedx` on an analysis with objects and references (shaped as the code extractors
  * write them) and real GHSA records naming affected functions (test/fixtures/osv/SOURCES.md). Every
- * document is checked against the CycloneDX 1.6 JSON schema compiled here, apart from the exporter's own
- * check: the schema files as @cyclonedx/cyclonedx-library ships them from CycloneDX/specification —
- * the official ones, with the file names of their $refs changed and unknown `"format": "string"` removed
- * (its res/schema/README.md); 1.6 requires bomFormat and specVersion, as the official file does.
+ * document is checked against the CycloneDX 1.6 JSON schema (test/support/cyclonedx-schema.ts).
  */
 const OSV = fileURLToPath(new URL("../fixtures/osv/", import.meta.url));
 const RECORDS = [
@@ -30,22 +23,6 @@ const RECORDS = [
   join(OSV, "affected-functions", "GHSA-4xc9-xhrj-v574.json"),
   join(OSV, "GHSA-jfh8-c2jp-5v3q.json"),
 ];
-
-const schemaDir = join(
-  dirname(createRequire(import.meta.url).resolve("@cyclonedx/cyclonedx-library/package.json")),
-  "res",
-  "schema",
-);
-const loadSchema = (file: string) => JSON.parse(readFileSync(join(schemaDir, file), "utf8")) as object;
-const ajv = new Ajv({ strict: false, allErrors: true });
-addFormats.default(ajv);
-// iri-reference, idn-email...: the formats the 1.6 schema uses beyond draft-07 (as the library does).
-addDraft2019Formats(ajv);
-// The renamed $refs resolve against the schema's $id: the referred schemas are put at those addresses.
-for (const file of ["spdx.SNAPSHOT.schema.json", "jsf-0.82.SNAPSHOT.schema.json"]) {
-  ajv.addSchema({ ...loadSchema(file), $id: `http://cyclonedx.org/schema/${file}` });
-}
-const validate = ajv.compile(loadSchema("bom-1.6.SNAPSHOT.schema.json"));
 
 type Bom = {
   bomFormat: string;

@@ -7,8 +7,7 @@
  *
  * Written as plain JSON: @cyclonedx/cyclonedx-library (10.3) has no model for evidence occurrences or
  * call stacks. The tests check the documents against the 1.6 JSON schema it ships; the export does not
- * (the schema's uniqueItems on components and vulnerabilities make validation quadratic: seconds for a
- * few thousand components).
+ * (the schema's uniqueItems on components and vulnerabilities make validation quadratic in their number).
  */
 import { randomUUID } from "node:crypto";
 import { PackageURL } from "packageurl-js";
@@ -57,19 +56,28 @@ function coordinates(p: Pick<ExportedPackage, "ecosystem" | "name">): { group: s
     : { group: null, name: p.name };
 }
 
-/** A frame of an object: its module or class, the function when the object is a member. */
+/** Types that enclose code rather than being a callable of it (`JV_CLASS`, `JS_MODULE`...). */
+const ENCLOSING = /(CLASS|INTERFACE|ENUM|MODULE|FILE|PACKAGE)$/;
+const FIELD = /FIELD$/;
+
+/**
+ * A frame of an object: a class or module is the frame's module; a method or function is the frame's
+ * function in the module its full name names; a field is a frame of its class (fields are not called).
+ */
 function frame(
-  object: { name: string; fullName: string; mangling?: string },
+  object: { name: string; fullName: string; typeId: string; mangling?: string },
   namespace: (module: string) => string | undefined,
 ): Json {
-  const member = object.name !== "" && object.fullName.endsWith(`.${object.name}`);
+  const member =
+    !ENCLOSING.test(object.typeId) && object.name !== "" && object.fullName.endsWith(`.${object.name}`);
   const module = member ? object.fullName.slice(0, -(object.name.length + 1)) : object.fullName;
   const pkg = namespace(module);
+  const callable = member && !FIELD.test(object.typeId);
   return {
     ...(pkg ? { package: pkg } : {}),
     module,
-    ...(member ? { function: object.name } : {}),
-    ...(object.mangling ? { parameters: [object.mangling] } : {}),
+    ...(callable ? { function: object.name } : {}),
+    ...(callable && object.mangling ? { parameters: [object.mangling] } : {}),
   };
 }
 
