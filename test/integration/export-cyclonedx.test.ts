@@ -221,6 +221,29 @@ for (const kind of STORE_KINDS) {
       assert.deepEqual(readdirSync(work), ["webshop.cdx.json"], "no temporary file left");
     });
 
+    it("reads back: imaging scan of the exported SBOM finds the same package versions", async () => {
+      const bomFile = join(work, "roundtrip.cdx.json");
+      const exported = await runCli(["export", "cyclonedx", "--app", "webshop", "--output", bomFile], env());
+      assert.equal(exported.code, 0, exported.stderr);
+      const analysisFile = join(work, "roundtrip-analysis.json");
+      const scanned = await runCli(
+        ["scan", bomFile, "--app", "copy", "--offline", "--output", analysisFile],
+        env(),
+      );
+      assert.equal(scanned.code, 0, scanned.stderr);
+      const document = JSON.parse(readFileSync(analysisFile, "utf8")) as {
+        packages: { ecosystem: string; name: string; version: string }[];
+      };
+      assert.deepEqual(
+        document.packages.map((p) => `${p.ecosystem}:${p.name}@${p.version}`).sort(),
+        lodashAnalysis("2024-06-01T10:00:00Z", false)
+          .packages.map((p) => `${p.ecosystem}:${p.name}@${p.version}`)
+          .sort(),
+      );
+      rmSync(bomFile);
+      rmSync(analysisFile);
+    });
+
     it("bad input: one readable line, nothing written", async () => {
       await refused(["--app", "nowhere"], /^imaging: no application named 'nowhere'$/);
       await refused(
