@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
 import { ingestAnalysis } from "../../src/store/ingest.ts";
 import { runCli } from "../support/cli.ts";
+import { ensureCycloneDxPython, READ_CYCLONEDX } from "../support/cyclonedx-python.ts";
 import { validateCycloneDx as validate } from "../support/cyclonedx-schema.ts";
 import { lodashAnalysis } from "../support/lodash-analysis.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
@@ -242,6 +244,53 @@ for (const kind of STORE_KINDS) {
       );
       rmSync(bomFile);
       rmSync(analysisFile);
+    });
+
+    it("cyclonedx-python-lib validates it and reads components, evidence and vulnerabilities", {
+      timeout: 300_000,
+    }, async () => {
+      const python = ensureCycloneDxPython();
+      const file = join(work, "python.cdx.json");
+      const exported = await runCli(
+        ["export", "cyclonedx", "--app", "webshop", "--date", "2024-02-01T00:00:00Z", "--output", file],
+        env(),
+      );
+      assert.equal(exported.code, 0, exported.stderr);
+      const read = JSON.parse(execFileSync(python, [READ_CYCLONEDX, file], { encoding: "utf8" })) as {
+        error: string | null;
+        components: { purl: string; occurrences: string[]; frames: (string | null)[][] }[];
+        vulnerabilities: { id: string; affects: string[] }[];
+      };
+      rmSync(file);
+      assert.equal(read.error, null);
+      assert.deepEqual(
+        read.components.map((c) => c.purl),
+        [
+          "pkg:maven/org.apache.logging.log4j/log4j-core@2.14.1",
+          "pkg:npm/%40babel/traverse@7.22.20",
+          "pkg:npm/lodash-es@4.17.20",
+          "pkg:npm/lodash.defaultsdeep@4.6.0",
+          "pkg:npm/lodash@4.17.4",
+        ],
+      );
+      const lodash = read.components.find((c) => c.purl === "pkg:npm/lodash@4.17.4");
+      assert.deepEqual(lodash?.occurrences, [
+        "src/config.js.config -> lodash.defaultsDeep",
+        "src/config.js.config -> lodash.merge",
+        "src/render.js.render -> lodash.template",
+        "src/store.js.store -> lodash.set",
+        "src/util.js.util -> lodash.get",
+      ]);
+      assert.deepEqual(lodash?.frames, [
+        ["lodash", "lodash", "defaultsDeep"],
+        [null, "src/config.js", "config"],
+      ]);
+      assert.deepEqual(read.vulnerabilities, [
+        { id: "CVE-2018-16487", affects: ["pkg:npm/lodash@4.17.4"] },
+        { id: "CVE-2019-10744", affects: ["pkg:npm/lodash.defaultsdeep@4.6.0", "pkg:npm/lodash@4.17.4"] },
+        { id: "CVE-2021-23337", affects: ["pkg:npm/lodash-es@4.17.20", "pkg:npm/lodash@4.17.4"] },
+        { id: "CVE-2021-44228", affects: ["pkg:maven/org.apache.logging.log4j/log4j-core@2.14.1"] },
+      ]);
     });
 
     it("bad input: one readable line, nothing written", async () => {
