@@ -86,6 +86,17 @@ export interface Interaction {
   target: ExternalObject;
 }
 
+/** A reference to a package a CVE affects, marked by the advisory's affected functions. */
+export interface CveReference {
+  affectedFunctions: string[];
+  ecosystem: string;
+  package: string;
+  reachesAffectedFunction: boolean | null;
+  reachedFunctions: string[];
+  source: ApplicationObject;
+  target: ExternalObject;
+}
+
 export interface ExternalObjectMatch extends ExternalObject {
   package: string;
 }
@@ -209,6 +220,11 @@ export interface RestClient {
     query: Paging & { date?: string; severity?: readonly string[] },
   ): Promise<CveInsight[]>;
   listCveOccurrences(name: string, cve: string, query: Paging & { date?: string }): Promise<CveOccurrence[]>;
+  listCveReferences(
+    name: string,
+    cve: string,
+    query: Paging & { date?: string; reachesAffectedFunction?: boolean },
+  ): Promise<CveReference[]>;
   listPackages(
     name: string,
     query: Paging & { date?: string; vulnerable?: boolean; q?: string },
@@ -272,6 +288,12 @@ export function createRestClient(options: RestClientOptions): RestClient {
       get(`${app(name)}/insights/cve`, { ...paging(q), date: q.date, severity: q.severity?.join(",") }),
     listCveOccurrences: (name, cve, q) =>
       get(`${app(name)}/insights/cve/${encodeURIComponent(cve)}/occurrences`, { ...paging(q), date: q.date }),
+    listCveReferences: (name, cve, q) =>
+      get(`${app(name)}/insights/cve/${encodeURIComponent(cve)}/references`, {
+        ...paging(q),
+        date: q.date,
+        reachesAffectedFunction: q.reachesAffectedFunction,
+      }),
     listPackages: (name, q) =>
       get(`${app(name)}/packages`, { ...paging(q), date: q.date, vulnerable: q.vulnerable, q: q.q }),
     listInteractions: (name, q) =>

@@ -5,6 +5,7 @@ import type { JwtVerifier } from "../auth/jwt-verifier.ts";
 import type { Database } from "../store/schema.ts";
 import { allowedMethods } from "./allowed-methods.ts";
 import { createAuthenticator } from "./authenticate.ts";
+import { cveReferenceSchema } from "./cve-reference-schema.ts";
 import {
   comparisonSchema,
   gateEvaluationSchema,
@@ -23,6 +24,7 @@ import { problemSchema, sendProblem } from "./problem.ts";
 import { type AnalysisUploadOptions, analysisRoutes } from "./routes/analyses.ts";
 import { applicationRoutes } from "./routes/applications.ts";
 import { compareRoutes } from "./routes/compare.ts";
+import { cveReferenceRoutes } from "./routes/cve-references.ts";
 import { gateRoutes } from "./routes/gates.ts";
 import { insightRoutes } from "./routes/insights.ts";
 import { packageRoutes } from "./routes/packages.ts";
@@ -49,6 +51,10 @@ const OPEN_PATHS = new Set(["/rest/openapi.json", "/rest/health"]);
 export async function buildRestApp(options: RestAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: options.logger ?? false,
+    // A JSON body with a "__proto__" or "constructor.prototype" key is valid JSON (the schema of an
+    // analysis upload allows extra keys): the keys are dropped, not the request refused as "not JSON".
+    onProtoPoisoning: "remove",
+    onConstructorPoisoning: "remove",
     // Parameter rules live in params.ts so each 400 names the rule; schemas document and serialize.
     ajv: { customOptions: { strict: false } },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
@@ -77,6 +83,7 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
     gateEvaluationSchema,
     gateHistoryEntrySchema,
     comparisonSchema,
+    cveReferenceSchema,
   ]) {
     app.addSchema(schema);
   }
@@ -131,6 +138,7 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
   applicationRoutes(app, { db: options.db });
   analysisRoutes(app, { db: options.db }, options.analyses ?? { maxBytes: 64 * 1024 * 1024 });
   insightRoutes(app, { db: options.db });
+  cveReferenceRoutes(app, { db: options.db });
   packageRoutes(app, { db: options.db });
   gateRoutes(app, { db: options.db });
   compareRoutes(app, { db: options.db });

@@ -52,7 +52,13 @@ export interface AdvisoryInput {
   cvssScore: number | null;
   summary: string;
   publishedAt: string | null;
-  affected: { ecosystem: Ecosystem; package: string; ranges: AffectedRange[] }[];
+  affected: {
+    ecosystem: Ecosystem;
+    package: string;
+    ranges: AffectedRange[];
+    /** Functions the advisory names as vulnerable (OSV `affected_functions`), as written in the record. */
+    functions?: string[];
+  }[];
 }
 
 /** One OSV record as `imaging advisories import` reads it (see scanner/advisories/osv-record.ts). */

@@ -6,6 +6,7 @@
  */
 import type { Kysely, Transaction } from "kysely";
 import type { OsvRecordInput } from "../scanner/analysis.ts";
+import { detachAffectedFunctions, insertAffectedFunctions } from "./affected-functions.ts";
 import { chunks } from "./batch.ts";
 import { ensurePackage, rangeColumns, recomputePackagesFacts } from "./catalog.ts";
 import type { Database } from "./schema.ts";
@@ -49,7 +50,10 @@ export async function applyOsvRecord(
   };
   // A revision under the same advisory key keeps the advisory row (and its id); otherwise it may go.
   const staying = record.withdrawn || advisory.affected.length === 0 ? null : advisory.id;
-  if (stored) await detachRecord(db, record.osvId, stored.vulnerability_id, staying, touched);
+  if (stored) {
+    await detachAffectedFunctions(db, record.osvId);
+    await detachRecord(db, record.osvId, stored.vulnerability_id, staying, touched);
+  }
 
   if (record.withdrawn || advisory.affected.length === 0) {
     const values = { ...row, vulnerability_id: null };
@@ -100,6 +104,11 @@ export async function applyOsvRecord(
       .values(ranges.slice(i, i + 200))
       .execute();
   }
+  await insertAffectedFunctions(
+    db,
+    [{ recordId: record.osvId, vulnerabilityId, affected: advisory.affected }],
+    packageIds,
+  );
   if (created) {
     // A new advisory has this record only: its attributes are the record's, set at creation.
     await insertAliases(db, vulnerabilityId, advisory.aliases);
@@ -269,6 +278,15 @@ async function insertFresh(
   );
   for (const batch of chunks(ranges, 200))
     await db.insertInto("vulnerability_ranges").values(batch).execute();
+  await insertAffectedFunctions(
+    db,
+    records.map((r) => ({
+      recordId: r.osvId,
+      vulnerabilityId: vulnerabilityOf(r),
+      affected: r.advisory.affected,
+    })),
+    packageIds,
+  );
   // One row per alias in a statement (PostgreSQL refuses to update a row twice in one upsert): the last wins.
   const aliases = new Map<string, number>();
   for (const r of records) for (const alias of r.advisory.aliases) aliases.set(alias, vulnerabilityOf(r));

@@ -79,6 +79,19 @@ for (const kind of STORE_KINDS) {
       try {
         assert.equal((await findVulnerability(handle.db, "GHSA-jfh8-c2jp-5v3q"))?.cveId, "CVE-2021-44228");
         assert.equal((await findVulnerability(handle.db, "CVE-2021-23337"))?.severity, "HIGH");
+        // Affected functions come along: GHSA-p6mc-m468-83gw names lodash.baseSet in lodash and lodash-es.
+        const functions = await handle.db
+          .withTables<{
+            affected_functions: { id: number; record_id: string; function: string; member: string };
+          }>()
+          .selectFrom("affected_functions")
+          .select(["record_id", "function", "member"])
+          .orderBy("id")
+          .execute();
+        assert.deepEqual(
+          functions.map((f) => `${f.record_id} ${f.function} ${f.member}`),
+          ["GHSA-p6mc-m468-83gw lodash.baseSet baseSet", "GHSA-p6mc-m468-83gw lodash.baseSet baseSet"],
+        );
       } finally {
         await handle.close();
       }

@@ -16,6 +16,7 @@ const ANALYSIS_TOOLS = [
   "applications",
   "cve_insights",
   "cve_occurrences",
+  "cve_references",
   "objects",
   "package_interactions",
   "packages",

@@ -160,6 +160,17 @@ for (const kind of STORE_KINDS) {
       });
     });
 
+    it("a document with a __proto__ or constructor key is JSON like any other: the key is dropped", async () => {
+      const text = JSON.stringify(document("2024-04-01T00:00:00Z", "2.17.1")).replace(
+        '"ecosystem":"npm"',
+        '"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}},"ecosystem":"npm"',
+      );
+      const response = await post(text);
+      assert.equal(response.status, 201, await response.clone().text());
+      assert.equal(((await response.json()) as { packages: number }).packages, 2);
+      assert.equal(({} as { polluted?: boolean }).polluted, undefined);
+    });
+
     it("400 naming the field of an invalid document", async () => {
       const bad = {
         ...document("2025-01-01T00:00:00Z", "2.17.1"),

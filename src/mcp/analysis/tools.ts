@@ -24,6 +24,7 @@ import {
   SEVERITIES,
   table,
 } from "../tool-kit.ts";
+import { cveReferences } from "./cve-references-tool.ts";
 
 export const ANALYSIS_INSTRUCTIONS = [
   "Answers questions about the applications analyzed by the imaging platform: their packages " +
@@ -31,7 +32,8 @@ export const ANALYSIS_INSTRUCTIONS = [
   "Start with `applications` to learn the exact application names, then `application` for an application's " +
     "analysis history. `cve_insights` lists the CVEs affecting an application (most severe first); " +
     "`cve_occurrences` shows, for one CVE, the affected package versions, the upgrade to choose and the " +
-    "external objects (classes, methods, functions) of those packages that the application refers to. " +
+    "external objects (classes, methods, functions) of those packages that the application refers to; " +
+    "`cve_references` marks the references that reach the functions the advisory names as vulnerable. " +
     "`packages` lists dependencies with their vulnerabilities and safer versions; `package_interactions` " +
     "shows which application objects call a package; `objects` searches external objects by name.",
   "Every answer is as of the latest analysis unless `date` is given (ISO 8601, e.g. 2024-03-01T00:00:00Z): " +
@@ -546,6 +548,7 @@ export const analysisTools: readonly AnyToolSpec[] = [
   application,
   cveInsights,
   cveOccurrences,
+  cveReferences,
   packages,
   packageInteractions,
   objects,

@@ -50,10 +50,22 @@ const rangeSchema = z
     }
   });
 
+/**
+ * Where a database names the vulnerable functions of a package: GHSA writes
+ * `ecosystem_specific.affected_functions` (`lodash.template`, `(lodash).defaultsDeep`); a database may
+ * put the same list under `database_specific`.
+ */
+const functionsHolder = z
+  .object({ affected_functions: z.array(text).optional() })
+  .loose()
+  .optional();
+
 const affectedSchema = z.object({
   package: z.object({ ecosystem: text, name: text }).optional(),
   ranges: z.array(rangeSchema).optional(),
   versions: z.array(z.string()).optional(),
+  ecosystem_specific: functionsHolder,
+  database_specific: functionsHolder,
 });
 
 /** The fields of the OSV schema the platform reads; others are ignored. */
@@ -144,7 +156,10 @@ function firstLine(details: string): string {
  * OSV exports list hundreds of versions their ranges also cover).
  */
 function affectedOf(osv: OsvRecord): AdvisoryInput["affected"] {
-  const byPackage = new Map<string, { ecosystem: Ecosystem; package: string; ranges: AffectedRange[] }>();
+  const byPackage = new Map<
+    string,
+    { ecosystem: Ecosystem; package: string; ranges: AffectedRange[]; functions?: string[] }
+  >();
   for (const entry of osv.affected ?? []) {
     const ecosystem = entry.package ? ecosystemOf(entry.package.ecosystem) : null;
     if (!ecosystem || !entry.package) continue;
@@ -162,6 +177,11 @@ function affectedOf(osv: OsvRecord): AdvisoryInput["affected"] {
     }
     const listed = [...new Set(entry.versions ?? [])].filter((v) => !isAffected(ecosystem, v, spans));
     target.ranges.push(...spans, ...listed.map((version) => ({ version })));
+    const functions = [
+      ...(entry.ecosystem_specific?.affected_functions ?? []),
+      ...(entry.database_specific?.affected_functions ?? []),
+    ].map((f) => f.trim());
+    if (functions.length > 0) target.functions = [...new Set([...(target.functions ?? []), ...functions])];
   }
   return [...byPackage.values()];
 }

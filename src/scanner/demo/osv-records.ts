@@ -21,6 +21,7 @@ export function demoOsvRecord(advisory: AdvisoryInput): Record<string, unknown> 
     summary: advisory.summary,
     affected: advisory.affected.map((a) => ({
       package: { ecosystem: a.ecosystem === "maven" ? "Maven" : "npm", name: a.package },
+      ...(a.functions ? { ecosystem_specific: { affected_functions: a.functions } } : {}),
       ranges: a.ranges.map((r) => ({
         type: "ECOSYSTEM",
         events: [
