@@ -1,0 +1,222 @@
+/**
+ * JavaScript/TypeScript code → external objects (members of npm packages the application uses) and the
+ * references from the application's functions, methods and modules to them.
+ *
+ *   sources ─► extract (worker threads) ─► link through the application's own modules ─► version per
+ *   importing file (lockfile) ─► objects + references
+ */
+import type { ExternalObjectInput, ReferenceInput } from "../../analysis.ts";
+import type { InventoryPackage, InventoryWarning } from "../../inventory.ts";
+import { type ExtractOptions, extractFiles } from "./extract-files.ts";
+import type { ApplicationScope, FileFacts, ImportedValue, UseKind } from "./facts.ts";
+import { PackageVersions } from "./package-versions.ts";
+import { isJavaScriptSource } from "./sources.ts";
+
+export interface CodeExtraction {
+  objects: ExternalObjectInput[];
+  references: ReferenceInput[];
+  warnings: InventoryWarning[];
+}
+
+export interface JavaScriptStats {
+  files: number;
+  lines: number;
+  bytes: number;
+  /** Files not extracted: minified code, or outside the application's packages (templates, examples). */
+  skipped: number;
+  failed: number;
+}
+
+export interface JavaScriptOptions extends ExtractOptions {
+  progress?: (message: string) => void;
+}
+
+const TYPES = {
+  module: { type: "JavaScript Module", typeId: "JS_MODULE" },
+  function: { type: "JavaScript Function", typeId: "JS_FUNCTION" },
+  method: { type: "JavaScript Method", typeId: "JS_METHOD" },
+  // Also an application class: its `extends`, `implements` and decorators refer to packages.
+  class: { type: "JavaScript Class", typeId: "JS_CLASS" },
+  object: { type: "JavaScript Object", typeId: "JS_OBJECT" },
+  type: { type: "TypeScript Type", typeId: "TS_TYPE" },
+} as const;
+
+/** What a member is, from how the application uses it: `new`/`extends` → class, a call → function. */
+const RANK: Record<UseKind, number> = { import: 0, type: 0, read: 1, call: 2, new: 3, extends: 3 };
+
+const LOCAL_EXTENSIONS = ["", ".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"];
+
+/**
+ * `files`: the walk's relative paths under `root`; `packages`: the scan's inventory (an object's package
+ * must be one of them, at the version the importing file's location resolves).
+ */
+export async function extractJavaScript(
+  root: string,
+  files: readonly string[],
+  packages: readonly InventoryPackage[],
+  options: JavaScriptOptions = {},
+): Promise<CodeExtraction & { stats: JavaScriptStats }> {
+  const versions = new PackageVersions(root, files, packages);
+  const candidates = files.filter(isJavaScriptSource);
+  const sources = candidates.filter((file) => versions.belongs(file));
+  const stats: JavaScriptStats = {
+    files: 0,
+    lines: 0,
+    bytes: 0,
+    skipped: candidates.length - sources.length,
+    failed: 0,
+  };
+  if (sources.length === 0) return { objects: [], references: [], warnings: [], stats };
+  options.progress?.(`extracting package uses from ${sources.length} JavaScript/TypeScript files`);
+  const facts = await extractFiles(root, sources, options);
+  const warnings: InventoryWarning[] = [];
+  const byFile = new Map<string, FileFacts>();
+  for (const f of facts) {
+    if (f.error) {
+      stats.failed++;
+      warnings.push({
+        file: f.file,
+        line: f.error.line,
+        message: `does not parse (${f.error.message}); its package uses are not listed`,
+      });
+      continue;
+    }
+    if (f.skipped) {
+      stats.skipped++;
+      continue;
+    }
+    stats.files++;
+    stats.lines += f.lines;
+    stats.bytes += f.bytes;
+    byFile.set(f.file, f);
+  }
+  const linker = new Linker(byFile);
+  const objects = new Map<string, ExternalObjectInput & { rank: number }>();
+  const references = new Map<string, ReferenceInput>();
+  for (const f of byFile.values()) {
+    for (const use of f.uses) {
+      const value = use.value.kind === "package" ? use.value : linker.resolve(f.file, use.value);
+      if (value?.kind !== "package") continue;
+      const version = versions.versionFor(f.file, value.name);
+      if (version === undefined) continue;
+      const kind = use.use === "import" || value.path.length === 0 ? "module" : use.use;
+      const object = externalObject(value.name, version, kind === "module" ? [] : value.path, kind);
+      const seen = objects.get(object.id);
+      if (!seen) objects.set(object.id, object);
+      else if (object.rank > seen.rank) objects.set(object.id, { ...object });
+      const from = applicationObject(f.file, use.from);
+      references.set(`${from.id}\u0000${object.id}`, { from, to: object.id });
+    }
+  }
+  return {
+    objects: [...objects.values()].map(({ rank: _, ...o }) => o).sort((a, b) => a.id.localeCompare(b.id)),
+    references: [...references.values()].sort(
+      (a, b) => a.from.id.localeCompare(b.from.id) || a.to.localeCompare(b.to),
+    ),
+    warnings,
+    stats,
+  };
+}
+
+function externalObject(
+  name: string,
+  version: string,
+  path: string[],
+  kind: UseKind | "module",
+): ExternalObjectInput & { rank: number } {
+  const fullName = path.length === 0 ? name : `${name}.${path.join(".")}`;
+  const typed =
+    kind === "module"
+      ? TYPES.module
+      : kind === "type"
+        ? TYPES.type
+        : kind === "new" || kind === "extends"
+          ? TYPES.class
+          : kind === "call"
+            ? TYPES.function
+            : TYPES.object;
+  // A type use is its own object: a TypeScript type is not the runtime value of the same name.
+  const suffix = kind === "type" ? ":type" : "";
+  return {
+    id: `npm:${name}@${version}:${fullName}${suffix}`,
+    package: `npm:${name}`,
+    name: path.length === 0 ? name : (path[path.length - 1] as string),
+    fullName,
+    mangling: "",
+    ...typed,
+    rank: kind === "module" ? 0 : RANK[kind],
+  };
+}
+
+function applicationObject(file: string, scope: ApplicationScope): ReferenceInput["from"] {
+  const fullName = scope.kind === "module" ? `[${file}]` : `[${file}].${scope.qualifiedName}`;
+  return { id: fullName, name: scope.name, fullName, ...TYPES[scope.kind] };
+}
+
+/** Follows values imported from the application's own modules to the package members they re-export. */
+class Linker {
+  private readonly files: ReadonlyMap<string, FileFacts>;
+  constructor(files: ReadonlyMap<string, FileFacts>) {
+    this.files = files;
+  }
+
+  private target(fromFile: string, specifier: string): FileFacts | undefined {
+    const base = fromFile.includes("/") ? fromFile.slice(0, fromFile.lastIndexOf("/")) : "";
+    const parts = base === "" ? [] : base.split("/");
+    for (const segment of specifier.split("/")) {
+      if (segment === "." || segment === "") continue;
+      if (segment === "..") {
+        if (parts.length === 0) return undefined;
+        parts.pop();
+      } else parts.push(segment);
+    }
+    const path = parts.join("/");
+    // TypeScript sources import their compiled names (`./utils.js` for utils.ts).
+    const stems = [path];
+    const compiled = /\.([cm]?)js$/.exec(path);
+    if (compiled) stems.push(`${path.slice(0, -compiled[0].length)}`);
+    for (const stem of stems) {
+      for (const extension of LOCAL_EXTENSIONS) {
+        const found = this.files.get(`${stem}${extension}`);
+        if (found) return found;
+      }
+      for (const extension of LOCAL_EXTENSIONS.slice(1)) {
+        const found = this.files.get(`${stem}/index${extension}`);
+        if (found) return found;
+      }
+    }
+    return undefined;
+  }
+
+  /** The package member a local value is, or undefined (one of the application's own objects). */
+  resolve(fromFile: string, value: ImportedValue, depth = 0): ImportedValue | undefined {
+    if (value.kind === "package") return value;
+    if (depth > 32) return undefined; // re-export cycles
+    const target = this.target(fromFile, value.specifier);
+    if (!target) return undefined;
+    const follow = (next: ImportedValue, rest: readonly string[]) =>
+      this.resolve(target.file, withPath(next, [...next.path, ...rest]), depth + 1);
+    const [first, ...rest] = value.path;
+    const { named, own, whole, stars } = target.exports;
+    if (first === undefined) return whole && follow(whole, []);
+    const ownNames = own;
+    const imported = Object.hasOwn(named, first) ? named[first] : undefined;
+    if (imported) return follow(imported, rest);
+    if (ownNames.includes(first)) return undefined;
+    if (whole) return follow(whole, first === "default" ? rest : value.path);
+    // A default import of a CommonJS module (`module.exports = {...}`) is its exports object.
+    if (first === "default")
+      return rest.length === 0 ? undefined : this.resolve(fromFile, { ...value, path: rest }, depth + 1);
+    for (const star of stars) {
+      if (first === "default") break;
+      const found = follow(star, value.path);
+      if (found) return found;
+    }
+    return undefined;
+  }
+}
+
+function withPath(value: ImportedValue, path: string[]): ImportedValue {
+  if (value.interop && path[0] === "default" && value.path.length === 0) path = path.slice(1);
+  return { ...value, path, interop: false };
+}
