@@ -856,7 +856,7 @@ class FileWalker {
         object = unwrap(object.object);
       }
       if (object.type !== "Identifier") this.visit(object, scope);
-      this.visitNamed(right, scope, memberName(left));
+      this.visitNamed(right, scope, target === "" ? "module.exports" : memberName(left));
       return;
     }
     this.visitPattern(left, scope);
