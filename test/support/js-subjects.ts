@@ -52,3 +52,32 @@ export function publishedApplication(
 export function jsonServer(): string {
   return publishedApplication("json-server@0.17.4");
 }
+
+/**
+ * npm workspaces whose two packages need different lodash versions (4.17.15 and 4.17.21), locked by npm
+ * itself: one copy is hoisted to node_modules/lodash, the other nested under its workspace.
+ */
+export function twoLodashMonorepo(): string {
+  const dir = join(SUBJECTS_DIR, "two-lodash-monorepo");
+  if (existsSync(dir)) return dir;
+  const work = `${dir}.partial`;
+  rmSync(work, { recursive: true, force: true });
+  const write = (file: string, json: unknown) => {
+    mkdirSync(join(work, file, ".."), { recursive: true });
+    writeFileSync(join(work, file), `${JSON.stringify(json, null, 2)}\n`);
+  };
+  write("package.json", { name: "two-lodash", private: true, workspaces: ["packages/*"] });
+  write("packages/api/package.json", {
+    name: "@two/api",
+    version: "1.0.0",
+    dependencies: { lodash: "4.17.15" },
+  });
+  write("packages/web/package.json", {
+    name: "@two/web",
+    version: "1.0.0",
+    dependencies: { lodash: "4.17.21", express: "4.21.2" },
+  });
+  npm(work, ["install", "--package-lock-only"]);
+  renameSync(work, dir);
+  return dir;
+}

@@ -1,0 +1,74 @@
+/**
+ * `imaging scan` on JavaScript/TypeScript sources of a monorepo locked by npm: each file's lodash is the
+ * copy Node.js would load from its folder (nested node_modules), and a file that does not parse is a
+ * warning naming it while the scan goes on.
+ */
+import assert from "node:assert/strict";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import { dirname, join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import type { AnalysisDocument } from "../../src/scanner/analysis-document.ts";
+import { runCli } from "../support/cli.ts";
+import { twoLodashMonorepo } from "../support/js-subjects.ts";
+
+describe("imaging scan on a monorepo's JavaScript and TypeScript sources", () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(os.tmpdir(), "imaging-scan-js-"));
+    cpSync(twoLodashMonorepo(), dir, { recursive: true });
+    const write = (file: string, text: string) => {
+      mkdirSync(dirname(join(dir, file)), { recursive: true });
+      writeFileSync(join(dir, file), text);
+    };
+    write(
+      "packages/api/src/merge.js",
+      `const _ = require("lodash");\nexports.combine = (a, b) => _.merge(a, b);\n`,
+    );
+    write(
+      "packages/web/src/server.ts",
+      `import express, { type Request } from "express";\nimport { template } from "lodash";\n` +
+        `export function start(): void {\n  const app = express();\n  app.get("/", (req: Request, res) => res.send(template("<%= x %>")({ x: req.path })));\n}\n`,
+    );
+    write("packages/web/src/broken.js", `const ok = require("lodash");\nfunction (\n`);
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("names each file's lodash at the version its location resolves, and warns about the broken file", async () => {
+    const lock = JSON.parse(readFileSync(join(dir, "package-lock.json"), "utf8"));
+    const nested = ["packages/api/node_modules/lodash", "packages/web/node_modules/lodash"].filter(
+      (path) => lock.packages[path],
+    );
+    assert.equal(nested.length, 1, "npm nests one of the two lodash copies under its workspace");
+    const output = join(dir, "analysis.json");
+    const result = await runCli(["scan", dir, "--app", "two", "--output", output, "--json", "--offline"]);
+    assert.equal(result.code, 0, result.stderr);
+    const summary = JSON.parse(result.stdout) as {
+      warnings: { file: string; line?: number; message: string }[];
+    };
+    assert.deepEqual(
+      summary.warnings.map((w) => `${w.file}:${w.line}`),
+      ["packages/web/src/broken.js:2"],
+    );
+    assert.match(summary.warnings[0]?.message ?? "", /does not parse/);
+    const document = JSON.parse(readFileSync(output, "utf8")) as AnalysisDocument;
+    const lines = document.references.map((r) => `${r.from.fullName} -> ${r.to}`).sort();
+    assert.deepEqual(lines, [
+      "[packages/api/src/merge.js] -> npm:lodash@4.17.15:lodash",
+      "[packages/api/src/merge.js].combine -> npm:lodash@4.17.15:lodash.merge",
+      `[packages/web/src/server.ts] -> npm:express@4.21.2:express`,
+      "[packages/web/src/server.ts] -> npm:lodash@4.17.21:lodash",
+      "[packages/web/src/server.ts].start -> npm:express@4.21.2:express",
+      "[packages/web/src/server.ts].start -> npm:express@4.21.2:express.Request:type",
+      "[packages/web/src/server.ts].start -> npm:lodash@4.17.21:lodash.template",
+    ]);
+    const packages = new Set(document.packages.map((p) => `${p.name}@${p.version}`));
+    for (const object of document.objects) {
+      const [, nameAtVersion] = /^npm:(.+?@[^:]+):/.exec(object.id) ?? [];
+      assert.ok(
+        nameAtVersion && packages.has(nameAtVersion),
+        `${object.id} is one of the analysis's packages`,
+      );
+    }
+  });
+});
