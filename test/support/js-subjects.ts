@@ -81,3 +81,8 @@ export function twoLodashMonorepo(): string {
   renameSync(work, dir);
   return dir;
 }
+
+/** typeorm 0.3.20 as published: about 1,000 JavaScript files (CommonJS and browser ES modules), locked by npm. */
+export function typeorm(): string {
+  return publishedApplication("typeorm@0.3.20");
+}

@@ -267,3 +267,31 @@ describe("linking files of an application", () => {
     assert.equal(result.stats.skipped, 2, "the minified file and the template");
   });
 });
+
+describe("exports of one file", () => {
+  it("compiled re-exports: __exportStar (bare and through tslib), Object.defineProperty getters, module.exports", () => {
+    const facts = extractSource(
+      "lib/index.js",
+      `const tslib_1 = require("tslib");
+       tslib_1.__exportStar(require("./util"), exports);
+       __exportStar(require("lodash/fp"), exports);
+       var lodash_1 = require("lodash");
+       Object.defineProperty(exports, "merge", { enumerable: true, get: function () { return lodash_1.merge; } });
+       exports.get = lodash_1.get;
+       function own() {}
+       exports.own = own;`,
+    );
+    assert.deepEqual(facts.exports.stars, [
+      { kind: "local", specifier: "./util", path: [] },
+      { kind: "package", name: "lodash", path: ["fp"] },
+    ]);
+    assert.deepEqual(Object.keys(facts.exports.named).sort(), ["get", "merge"]);
+    assert.deepEqual(facts.exports.named.merge, {
+      kind: "package",
+      name: "lodash",
+      path: ["merge"],
+      interop: false,
+    });
+    assert.deepEqual(facts.exports.own, ["own"]);
+  });
+});

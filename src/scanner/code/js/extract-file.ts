@@ -778,7 +778,14 @@ class FileWalker {
         return;
       }
     }
-    if (callee.type === "Identifier" && EXPORT_STAR_HELPERS.has(callee.name) && node.arguments[0]) {
+    // `__exportStar(require(x), exports)`, or `tslib_1.__exportStar(...)` with importHelpers.
+    const helper =
+      callee.type === "Identifier"
+        ? callee.name
+        : callee.type === "MemberExpression"
+          ? memberName(callee)
+          : undefined;
+    if (helper !== undefined && EXPORT_STAR_HELPERS.has(helper) && node.arguments[0]) {
       this.exportSites.push({ name: null, node: node.arguments[0], star: true });
     }
     this.compiledReExport(node, scope);

@@ -7,7 +7,7 @@
  */
 import type { ExternalObjectInput, ReferenceInput } from "../../analysis.ts";
 import type { InventoryPackage, InventoryWarning } from "../../inventory.ts";
-import { type ExtractOptions, extractFiles } from "./extract-files.ts";
+import { defaultWorkerCount, type ExtractOptions, extractFiles } from "./extract-files.ts";
 import type { ApplicationScope, FileFacts, ImportedValue, UseKind } from "./facts.ts";
 import { PackageVersions } from "./package-versions.ts";
 import { isJavaScriptSource } from "./sources.ts";
@@ -25,6 +25,8 @@ export interface JavaScriptStats {
   /** Files not extracted: minified code, or outside the application's packages (templates, examples). */
   skipped: number;
   failed: number;
+  /** Worker threads the extraction used (0: this thread only). */
+  workers: number;
 }
 
 export interface JavaScriptOptions extends ExtractOptions {
@@ -65,10 +67,15 @@ export async function extractJavaScript(
     bytes: 0,
     skipped: candidates.length - sources.length,
     failed: 0,
+    workers: 0,
   };
   if (sources.length === 0) return { objects: [], references: [], warnings: [], stats };
-  options.progress?.(`extracting package uses from ${sources.length} JavaScript/TypeScript files`);
-  const facts = await extractFiles(root, sources, options);
+  stats.workers = options.workers ?? defaultWorkerCount(root, sources);
+  options.progress?.(
+    `extracting package uses from ${sources.length} JavaScript/TypeScript files` +
+      (stats.workers > 0 ? ` on ${stats.workers} worker threads` : ""),
+  );
+  const facts = await extractFiles(root, sources, { workers: stats.workers });
   const warnings: InventoryWarning[] = [];
   const byFile = new Map<string, FileFacts>();
   for (const f of facts) {

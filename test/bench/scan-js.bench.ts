@@ -1,0 +1,220 @@
+/**
+ * Benchmark of the JavaScript/TypeScript extraction (npm run bench:scan:js): a real ~1,000-file
+ * application (typeorm 0.3.20 as published, locked by npm; test/support/js-subjects.ts), each mode in a
+ * fresh Node.js process so its peak memory is its own, rounds alternated:
+ * - inventory only: scanPath() on the lockfile alone (Scanner I, no code read): the baseline;
+ * - extraction, one thread: extractJavaScript() with no worker;
+ * - extraction, workers: extractJavaScript() as `imaging scan` runs it (worker threads for a large input);
+ * - whole scan in process: scanPath() on the directory (walk, lockfile, extraction, linking);
+ * - `imaging scan --output`: the whole command in its own process (Node.js start-up included).
+ * Wall and CPU time (all threads) per round, lines per second of each, and peak RSS (maxRSS).
+ * Worker and single-thread extraction must find the same references, or the run fails.
+ *
+ * Knobs: BENCH_SCAN_JS_ROUNDS (3). The test suite runs runJsScanBench() at a tiny scale on
+ * firebase-tools 8.4.0 (test/integration/scan-js-bench.test.ts).
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { extractJavaScript } from "../../src/scanner/code/js/index.ts";
+import { createRegistryFetcher } from "../../src/scanner/registry/cached-fetch.ts";
+import { INPUT_READERS, scanPath } from "../../src/scanner/scan.ts";
+import { walkFiles } from "../../src/scanner/walk.ts";
+import { typeorm } from "../support/js-subjects.ts";
+
+const ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
+const CLI = join(ROOT, "src", "cli", "main.ts");
+const SELF = fileURLToPath(import.meta.url);
+
+export const MODES = ["inventory", "extract-1-thread", "extract-workers", "scan-in-process", "cli"] as const;
+export type Mode = (typeof MODES)[number];
+
+export interface RoundResult {
+  wallMs: number;
+  cpuMs: number;
+  maxRssMb: number;
+  /** Extraction modes: what was found (equal across modes). */
+  files?: number;
+  lines?: number;
+  references?: number;
+  workers?: number;
+}
+
+export interface JsScanBenchReport {
+  input: string;
+  rounds: number;
+  files: number;
+  lines: number;
+  workers: number;
+  results: Record<Mode, RoundResult[]>;
+}
+
+async function scanOptions(scratch: string) {
+  return {
+    readers: INPUT_READERS,
+    fetcher: createRegistryFetcher({ cacheDir: join(scratch, "cache"), offline: true }),
+    offline: true,
+    npmRegistryUrl: "https://registry.npmjs.org",
+    mavenRepositoryUrl: "https://repo.maven.apache.org/maven2",
+    mavenLocalRepository: join(scratch, "m2"),
+    progress: () => {},
+  };
+}
+
+/** One mode, measured inside this (fresh) process. */
+async function measure(mode: Mode, input: string): Promise<RoundResult> {
+  const scratch = mkdtempSync(join(os.tmpdir(), "imaging-scan-js-bench-"));
+  try {
+    const options = await scanOptions(scratch);
+    const inventory =
+      mode === "inventory" ? undefined : await scanPath(join(input, "package-lock.json"), options);
+    const wall = performance.now();
+    const cpu = process.cpuUsage();
+    let found: Partial<RoundResult> = {};
+    if (mode === "inventory") await scanPath(join(input, "package-lock.json"), options);
+    else if (mode === "scan-in-process") {
+      const result = await scanPath(input, options);
+      found = { references: result.references.length };
+    } else {
+      const workers = mode === "extract-1-thread" ? 0 : undefined;
+      const result = await extractJavaScript(input, walkFiles(input, input), inventory?.packages ?? [], {
+        ...(workers === undefined ? {} : { workers }),
+      });
+      found = {
+        files: result.stats.files,
+        lines: result.stats.lines,
+        references: result.references.length,
+        workers: result.stats.workers,
+      };
+    }
+    const used = process.cpuUsage(cpu);
+    return {
+      wallMs: performance.now() - wall,
+      cpuMs: (used.user + used.system) / 1000,
+      maxRssMb: process.resourceUsage().maxRSS / 1024,
+      ...found,
+    };
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+function inChild(mode: Mode, input: string): RoundResult {
+  if (mode === "cli") {
+    const scratch = mkdtempSync(join(os.tmpdir(), "imaging-scan-js-bench-"));
+    try {
+      const start = performance.now();
+      // GNU time prints the child's CPU seconds and peak RSS (KiB) on stderr.
+      const run = spawnSync(
+        "/usr/bin/time",
+        [
+          "-f",
+          "%U %S %M",
+          process.execPath,
+          CLI,
+          "scan",
+          input,
+          "--app",
+          "bench",
+          "--offline",
+          "--output",
+          join(scratch, "analysis.json"),
+          "--data-dir",
+          scratch,
+        ],
+        { encoding: "utf8" },
+      );
+      const wallMs = performance.now() - start;
+      if (run.status !== 0) throw new Error(`imaging scan failed: ${run.stderr}`);
+      const [user = "0", system = "0", rss = "0"] = run.stderr.trim().split("\n").pop()?.split(" ") ?? [];
+      return { wallMs, cpuMs: (Number(user) + Number(system)) * 1000, maxRssMb: Number(rss) / 1024 };
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  }
+  const out = execFileSync(process.execPath, [SELF, "--child", mode, input], {
+    encoding: "utf8",
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  return JSON.parse(out.trim().split("\n").pop() as string) as RoundResult;
+}
+
+export async function runJsScanBench(input: string, rounds: number): Promise<JsScanBenchReport> {
+  const results = Object.fromEntries(MODES.map((m) => [m, [] as RoundResult[]])) as Record<
+    Mode,
+    RoundResult[]
+  >;
+  for (let round = 0; round < rounds; round++) {
+    for (const mode of MODES) results[mode].push(inChild(mode, input));
+  }
+  const single = results["extract-1-thread"][0] as RoundResult;
+  for (const mode of ["extract-workers", "scan-in-process"] as const) {
+    for (const r of results[mode]) {
+      if (r.references !== single.references) {
+        throw new Error(`${mode} found ${r.references} references, one thread ${single.references}`);
+      }
+    }
+  }
+  return {
+    input,
+    rounds,
+    files: single.files ?? 0,
+    lines: single.lines ?? 0,
+    workers: results["extract-workers"][0]?.workers ?? 0,
+    results,
+  };
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+};
+
+const LABELS: Record<Mode, string> = {
+  inventory: "inventory only (lockfile, no code: the baseline)",
+  "extract-1-thread": "extraction, one thread",
+  "extract-workers": "extraction, worker threads (as `imaging scan` runs it)",
+  "scan-in-process": "whole scan in process (walk, lockfile, extraction, linking)",
+  cli: "`imaging scan --output` (whole command, Node.js start-up included)",
+};
+
+export function describeReport(report: JsScanBenchReport): string {
+  const load = os.loadavg().map((l) => l.toFixed(1));
+  const lines = [
+    `Input: ${report.input} — ${report.files} files, ${report.lines} lines extracted; ${report.rounds} rounds.`,
+    `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB; load average at the end ${load.join(" / ")}.`,
+    "",
+    "| mode | wall ms (median, min–max) | CPU ms (median) | lines/s (wall) | lines per CPU-second | peak RSS MB |",
+    "|---|---|---|---|---|---|",
+  ];
+  const baseline = median(report.results.inventory.map((r) => r.wallMs));
+  for (const mode of MODES) {
+    const rows = report.results[mode];
+    const wall = median(rows.map((r) => r.wallMs));
+    const cpu = median(rows.map((r) => r.cpuMs));
+    const extracting = mode !== "inventory";
+    lines.push(
+      `| ${LABELS[mode]} | ${wall.toFixed(0)} (${Math.min(...rows.map((r) => r.wallMs)).toFixed(0)}–${Math.max(...rows.map((r) => r.wallMs)).toFixed(0)}) | ${cpu.toFixed(0)} | ${extracting ? Math.round((report.lines / wall) * 1000).toLocaleString("en") : "—"} | ${extracting ? Math.round((report.lines / cpu) * 1000).toLocaleString("en") : "—"} | ${median(rows.map((r) => r.maxRssMb)).toFixed(0)} |`,
+    );
+  }
+  const one = median(report.results["extract-1-thread"].map((r) => r.wallMs));
+  const workers = median(report.results["extract-workers"].map((r) => r.wallMs));
+  lines.push(
+    "",
+    `Worker threads vs one thread (wall): ${(one / workers).toFixed(2)}×. Whole scan vs inventory only: ` +
+      `${(median(report.results["scan-in-process"].map((r) => r.wallMs)) / baseline).toFixed(1)}× the baseline's time.`,
+  );
+  return lines.join("\n");
+}
+
+const args = process.argv.slice(2);
+if (args[0] === "--child") {
+  const result = await measure(args[1] as Mode, args[2] as string);
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+} else if (process.argv[1] && resolve(process.argv[1]) === SELF) {
+  const rounds = Number(process.env.BENCH_SCAN_JS_ROUNDS ?? 3);
+  const report = await runJsScanBench(typeorm(), rounds);
+  console.log(describeReport(report));
+}
