@@ -10,23 +10,31 @@
  * Wall and CPU time (all threads) per round, lines per second of each, and peak RSS (maxRSS).
  * Worker and single-thread extraction must find the same references, or the run fails.
  *
- * Knobs: BENCH_SCAN_JS_ROUNDS (3). The test suite runs runJsScanBench() at a tiny scale on
- * firebase-tools 8.4.0 (test/integration/scan-js-bench.test.ts).
+ * The build (dist/, what the `imaging` command runs) is measured: the benchmark builds it first. The
+ * test suite's tiny run (test/integration/scan-js-bench.test.ts, on firebase-tools 8.4.0) measures the
+ * TypeScript sources instead, which Node.js's type stripping makes slower to load (main thread and
+ * every worker).
+ *
+ * Knobs: BENCH_SCAN_JS_ROUNDS (3).
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import { join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { extractJavaScript } from "../../src/scanner/code/js/index.ts";
-import { createRegistryFetcher } from "../../src/scanner/registry/cached-fetch.ts";
-import { INPUT_READERS, scanPath } from "../../src/scanner/scan.ts";
-import { walkFiles } from "../../src/scanner/walk.ts";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import type { extractJavaScript as ExtractJavaScript } from "../../src/scanner/code/js/index.ts";
+import type { createRegistryFetcher as CreateRegistryFetcher } from "../../src/scanner/registry/cached-fetch.ts";
+import type { INPUT_READERS as InputReaders, scanPath as ScanPath } from "../../src/scanner/scan.ts";
+import type { walkFiles as WalkFiles } from "../../src/scanner/walk.ts";
 import { typeorm } from "../support/js-subjects.ts";
 
 const ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
-const CLI = join(ROOT, "src", "cli", "main.ts");
 const SELF = fileURLToPath(import.meta.url);
+
+export type CodeSource = "dist" | "src";
+const modulePath = (source: CodeSource, path: string) =>
+  pathToFileURL(join(ROOT, source, `${path}.${source === "dist" ? "js" : "ts"}`)).href;
+const cliPath = (source: CodeSource) => join(ROOT, source, "cli", `main.${source === "dist" ? "js" : "ts"}`);
 
 export const MODES = ["inventory", "extract-1-thread", "extract-workers", "scan-in-process", "cli"] as const;
 export type Mode = (typeof MODES)[number];
@@ -44,6 +52,7 @@ export interface RoundResult {
 
 export interface JsScanBenchReport {
   input: string;
+  source: CodeSource;
   rounds: number;
   files: number;
   lines: number;
@@ -51,10 +60,34 @@ export interface JsScanBenchReport {
   results: Record<Mode, RoundResult[]>;
 }
 
-async function scanOptions(scratch: string) {
+interface Code {
+  extractJavaScript: typeof ExtractJavaScript;
+  createRegistryFetcher: typeof CreateRegistryFetcher;
+  INPUT_READERS: typeof InputReaders;
+  scanPath: typeof ScanPath;
+  walkFiles: typeof WalkFiles;
+}
+
+async function load(source: CodeSource): Promise<Code> {
+  const [js, registry, scan, walk] = await Promise.all([
+    import(modulePath(source, "scanner/code/js/index")),
+    import(modulePath(source, "scanner/registry/cached-fetch")),
+    import(modulePath(source, "scanner/scan")),
+    import(modulePath(source, "scanner/walk")),
+  ]);
   return {
-    readers: INPUT_READERS,
-    fetcher: createRegistryFetcher({ cacheDir: join(scratch, "cache"), offline: true }),
+    extractJavaScript: js.extractJavaScript,
+    createRegistryFetcher: registry.createRegistryFetcher,
+    INPUT_READERS: scan.INPUT_READERS,
+    scanPath: scan.scanPath,
+    walkFiles: walk.walkFiles,
+  };
+}
+
+function scanOptions(code: Code, scratch: string) {
+  return {
+    readers: code.INPUT_READERS,
+    fetcher: code.createRegistryFetcher({ cacheDir: join(scratch, "cache"), offline: true }),
     offline: true,
     npmRegistryUrl: "https://registry.npmjs.org",
     mavenRepositoryUrl: "https://repo.maven.apache.org/maven2",
@@ -64,10 +97,12 @@ async function scanOptions(scratch: string) {
 }
 
 /** One mode, measured inside this (fresh) process. */
-async function measure(mode: Mode, input: string): Promise<RoundResult> {
+async function measure(mode: Mode, input: string, source: CodeSource): Promise<RoundResult> {
   const scratch = mkdtempSync(join(os.tmpdir(), "imaging-scan-js-bench-"));
   try {
-    const options = await scanOptions(scratch);
+    const code = await load(source);
+    const { scanPath, walkFiles, extractJavaScript } = code;
+    const options = scanOptions(code, scratch);
     const inventory =
       mode === "inventory" ? undefined : await scanPath(join(input, "package-lock.json"), options);
     const wall = performance.now();
@@ -101,7 +136,7 @@ async function measure(mode: Mode, input: string): Promise<RoundResult> {
   }
 }
 
-function inChild(mode: Mode, input: string): RoundResult {
+function inChild(mode: Mode, input: string, source: CodeSource): RoundResult {
   if (mode === "cli") {
     const scratch = mkdtempSync(join(os.tmpdir(), "imaging-scan-js-bench-"));
     try {
@@ -113,7 +148,7 @@ function inChild(mode: Mode, input: string): RoundResult {
           "-f",
           "%U %S %M",
           process.execPath,
-          CLI,
+          cliPath(source),
           "scan",
           input,
           "--app",
@@ -134,20 +169,34 @@ function inChild(mode: Mode, input: string): RoundResult {
       rmSync(scratch, { recursive: true, force: true });
     }
   }
-  const out = execFileSync(process.execPath, [SELF, "--child", mode, input], {
+  const out = execFileSync(process.execPath, [SELF, "--child", mode, input, source], {
     encoding: "utf8",
     maxBuffer: 16 * 1024 * 1024,
   });
   return JSON.parse(out.trim().split("\n").pop() as string) as RoundResult;
 }
 
-export async function runJsScanBench(input: string, rounds: number): Promise<JsScanBenchReport> {
+export async function runJsScanBench(
+  input: string,
+  rounds: number,
+  source: CodeSource = "dist",
+): Promise<JsScanBenchReport> {
+  if (source === "dist") {
+    execFileSync(
+      process.execPath,
+      [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"],
+      {
+        cwd: ROOT,
+        stdio: "inherit",
+      },
+    );
+  }
   const results = Object.fromEntries(MODES.map((m) => [m, [] as RoundResult[]])) as Record<
     Mode,
     RoundResult[]
   >;
   for (let round = 0; round < rounds; round++) {
-    for (const mode of MODES) results[mode].push(inChild(mode, input));
+    for (const mode of MODES) results[mode].push(inChild(mode, input, source));
   }
   const single = results["extract-1-thread"][0] as RoundResult;
   for (const mode of ["extract-workers", "scan-in-process"] as const) {
@@ -159,6 +208,7 @@ export async function runJsScanBench(input: string, rounds: number): Promise<JsS
   }
   return {
     input,
+    source,
     rounds,
     files: single.files ?? 0,
     lines: single.lines ?? 0,
@@ -183,7 +233,7 @@ const LABELS: Record<Mode, string> = {
 export function describeReport(report: JsScanBenchReport): string {
   const load = os.loadavg().map((l) => l.toFixed(1));
   const lines = [
-    `Input: ${report.input} — ${report.files} files, ${report.lines} lines extracted; ${report.rounds} rounds.`,
+    `Input: ${report.input} — ${report.files} files, ${report.lines} lines extracted; ${report.rounds} rounds; measured: ${report.source}/.`,
     `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB; load average at the end ${load.join(" / ")}.`,
     "",
     "| mode | wall ms (median, min–max) | CPU ms (median) | lines/s (wall) | lines per CPU-second | peak RSS MB |",
@@ -211,7 +261,7 @@ export function describeReport(report: JsScanBenchReport): string {
 
 const args = process.argv.slice(2);
 if (args[0] === "--child") {
-  const result = await measure(args[1] as Mode, args[2] as string);
+  const result = await measure(args[1] as Mode, args[2] as string, (args[3] ?? "dist") as CodeSource);
   process.stdout.write(`${JSON.stringify(result)}\n`);
 } else if (process.argv[1] && resolve(process.argv[1]) === SELF) {
   const rounds = Number(process.env.BENCH_SCAN_JS_ROUNDS ?? 3);

@@ -6,7 +6,7 @@ import { firebaseTools } from "../support/scan-subjects.ts";
 
 describe("bench:scan:js at a tiny scale", () => {
   it("times every mode in its own process; worker threads and one thread find the same references", async () => {
-    const report = await runJsScanBench(firebaseTools().published, 1);
+    const report = await runJsScanBench(firebaseTools().published, 1, "src");
     assert.ok(report.files > 250, `firebase-tools 8.4.0 has ~270 JavaScript files, got ${report.files}`);
     assert.ok(report.lines > 20_000, String(report.lines));
     for (const mode of MODES) {

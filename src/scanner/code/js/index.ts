@@ -163,12 +163,23 @@ function applicationObject(file: string, scope: ApplicationScope): ReferenceInpu
 /** Follows values imported from the application's own modules to the package members they re-export. */
 class Linker {
   private readonly files: ReadonlyMap<string, FileFacts>;
+  /** Specifier resolutions by folder and specifier, and value resolutions by file and value. */
+  private readonly targets = new Map<string, FileFacts | undefined>();
+  private readonly values = new Map<string, ImportedValue | undefined>();
   constructor(files: ReadonlyMap<string, FileFacts>) {
     this.files = files;
   }
 
   private target(fromFile: string, specifier: string): FileFacts | undefined {
     const base = fromFile.includes("/") ? fromFile.slice(0, fromFile.lastIndexOf("/")) : "";
+    const key = `${base}\u0000${specifier}`;
+    if (this.targets.has(key)) return this.targets.get(key);
+    const found = this.findTarget(base, specifier);
+    this.targets.set(key, found);
+    return found;
+  }
+
+  private findTarget(base: string, specifier: string): FileFacts | undefined {
     const parts = base === "" ? [] : base.split("/");
     for (const segment of specifier.split("/")) {
       if (segment === "." || segment === "") continue;
@@ -199,6 +210,19 @@ class Linker {
   resolve(fromFile: string, value: ImportedValue, depth = 0): ImportedValue | undefined {
     if (value.kind === "package") return value;
     if (depth > 32) return undefined; // re-export cycles
+    if (depth > 0) return this.follow(fromFile, value, depth);
+    const key = `${fromFile}\u0000${value.specifier}\u0000${value.interop === true}\u0000${value.path.join("\u0000")}`;
+    if (this.values.has(key)) return this.values.get(key);
+    const found = this.follow(fromFile, value, depth);
+    this.values.set(key, found);
+    return found;
+  }
+
+  private follow(
+    fromFile: string,
+    value: ImportedValue & { kind: "local" },
+    depth: number,
+  ): ImportedValue | undefined {
     const target = this.target(fromFile, value.specifier);
     if (!target) return undefined;
     const follow = (next: ImportedValue, rest: readonly string[]) =>
