@@ -6,6 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { extractJavaScript } from "../../src/scanner/code/js/index.ts";
+import { walkFiles } from "../../src/scanner/walk.ts";
 import { readOracle, scanOffline, scoreModules } from "../support/js-oracle.ts";
 import { jsonServer } from "../support/js-subjects.ts";
 import { firebaseTools } from "../support/scan-subjects.ts";
@@ -51,5 +53,17 @@ describe("JavaScript references against hand-checked modules of real application
       typeId: "JS_FUNCTION",
       mangling: "",
     });
+  });
+
+  it("worker threads find exactly what one thread finds (firebase-tools)", async () => {
+    const dir = firebaseTools().published;
+    const { packages } = await scanOffline(dir);
+    const files = walkFiles(dir, dir);
+    const one = await extractJavaScript(dir, files, packages, { workers: 0 });
+    const two = await extractJavaScript(dir, files, packages, { workers: 2 });
+    assert.equal(two.stats.workers, 2);
+    assert.deepEqual(two.objects, one.objects);
+    assert.deepEqual(two.references, one.references);
+    assert.deepEqual(two.stats.lines, one.stats.lines);
   });
 });

@@ -11,6 +11,7 @@ import { after, before, describe, it } from "node:test";
 import type { AnalysisDocument } from "../../src/scanner/analysis-document.ts";
 import { runCli } from "../support/cli.ts";
 import { twoLodashMonorepo } from "../support/js-subjects.ts";
+import { workspaceMonorepo } from "../support/scan-subjects.ts";
 
 describe("imaging scan on a monorepo's JavaScript and TypeScript sources", () => {
   let dir: string;
@@ -69,6 +70,46 @@ describe("imaging scan on a monorepo's JavaScript and TypeScript sources", () =>
         nameAtVersion && packages.has(nameAtVersion),
         `${object.id} is one of the analysis's packages`,
       );
+    }
+  });
+
+  it("pnpm workspaces: each file gets what its importer declares, nothing it does not", async () => {
+    const pnpmDir = mkdtempSync(join(os.tmpdir(), "imaging-scan-js-pnpm-"));
+    try {
+      cpSync(workspaceMonorepo().pnpm, pnpmDir, { recursive: true });
+      writeFileSync(
+        join(pnpmDir, "packages/api/index.js"),
+        `const _ = require("lodash");\nconst ms = require("ms");\nexports.wait = (t) => _.delay(() => {}, ms(t));\n`,
+      );
+      // web declares minimist and the api workspace, not lodash: pnpm does not link lodash there.
+      writeFileSync(
+        join(pnpmDir, "packages/web/index.mjs"),
+        `import minimist from "minimist";\nimport { wait } from "@shop/api";\nimport _ from "lodash";\n` +
+          `export function main(argv) { wait(minimist(argv).t); return _.noop(); }\n`,
+      );
+      const output = join(pnpmDir, "analysis.json");
+      const result = await runCli([
+        "scan",
+        pnpmDir,
+        "--app",
+        "shop",
+        "--output",
+        output,
+        "--json",
+        "--offline",
+      ]);
+      assert.equal(result.code, 0, result.stderr);
+      const document = JSON.parse(readFileSync(output, "utf8")) as AnalysisDocument;
+      assert.deepEqual(document.references.map((r) => `${r.from.fullName} -> ${r.to}`).sort(), [
+        "[packages/api/index.js] -> npm:lodash@4.17.15:lodash",
+        "[packages/api/index.js] -> npm:ms@2.1.1:ms",
+        "[packages/api/index.js].wait -> npm:lodash@4.17.15:lodash.delay",
+        "[packages/api/index.js].wait -> npm:ms@2.1.1:ms",
+        "[packages/web/index.mjs] -> npm:minimist@1.2.5:minimist",
+        "[packages/web/index.mjs].main -> npm:minimist@1.2.5:minimist",
+      ]);
+    } finally {
+      rmSync(pnpmDir, { recursive: true, force: true });
     }
   });
 });

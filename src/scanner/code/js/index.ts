@@ -157,7 +157,10 @@ function externalObject(
 
 function applicationObject(file: string, scope: ApplicationScope): ReferenceInput["from"] {
   const fullName = scope.kind === "module" ? `[${file}]` : `[${file}].${scope.qualifiedName}`;
-  return { id: fullName, name: scope.name, fullName, ...TYPES[scope.kind] };
+  // The type is part of the id: a class and a function may share a qualified name in one file, and the
+  // store refuses one id described twice with different attributes.
+  const typed = TYPES[scope.kind];
+  return { id: `${typed.typeId}:${fullName}`, name: scope.name, fullName, ...typed };
 }
 
 /** Follows values imported from the application's own modules to the package members they re-export. */

@@ -118,11 +118,13 @@ export class PackageVersions {
       return undefined;
     }
     if (lock.importers) {
+      // pnpm links into a workspace's node_modules only what it declares (and the root's, above it).
       for (let at = relative; ; at = parentOf(at)) {
         const version = lock.importers.get(at)?.get(name);
-        if (version !== undefined) return version;
+        if (version !== undefined) return inventory.some((p) => p.version === version) ? version : undefined;
         if (at === "") break;
       }
+      return undefined;
     }
     if (inventory.length === 1) return inventory[0]?.version;
     return (inventory.find((p) => p.direct) ?? inventory[0])?.version;
