@@ -4,7 +4,9 @@
  * fresh Node.js process so its peak memory is its own, rounds alternated:
  * - inventory only: scanPath() on the lockfile alone (Scanner I, no code read): the baseline;
  * - extraction, one thread: extractJavaScript() with no worker;
- * - extraction, workers: extractJavaScript() as `imaging scan` runs it (worker threads for a large input);
+ * - extraction, workers: extractJavaScript() on this thread plus one worker per extra core, as `imaging
+ *   scan` runs it for a large input when those cores are idle (it stays on one thread when the load
+ *   average already fills them);
  * - whole scan in process: scanPath() on the directory (walk, lockfile, extraction, linking);
  * - `imaging scan --output`: the whole command in its own process (Node.js start-up included).
  * Wall and CPU time (all threads) per round, lines per second of each, and peak RSS (maxRSS).
@@ -22,7 +24,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import type { defaultWorkerCount as DefaultWorkerCount } from "../../src/scanner/code/js/extract-files.ts";
 import type { extractJavaScript as ExtractJavaScript } from "../../src/scanner/code/js/index.ts";
+import type { isJavaScriptSource as IsJavaScriptSource } from "../../src/scanner/code/js/sources.ts";
 import type { createRegistryFetcher as CreateRegistryFetcher } from "../../src/scanner/registry/cached-fetch.ts";
 import type { INPUT_READERS as InputReaders, scanPath as ScanPath } from "../../src/scanner/scan.ts";
 import type { walkFiles as WalkFiles } from "../../src/scanner/walk.ts";
@@ -62,6 +66,8 @@ export interface JsScanBenchReport {
 
 interface Code {
   extractJavaScript: typeof ExtractJavaScript;
+  defaultWorkerCount: typeof DefaultWorkerCount;
+  isJavaScriptSource: typeof IsJavaScriptSource;
   createRegistryFetcher: typeof CreateRegistryFetcher;
   INPUT_READERS: typeof InputReaders;
   scanPath: typeof ScanPath;
@@ -69,14 +75,18 @@ interface Code {
 }
 
 async function load(source: CodeSource): Promise<Code> {
-  const [js, registry, scan, walk] = await Promise.all([
+  const [js, files, sources, registry, scan, walk] = await Promise.all([
     import(modulePath(source, "scanner/code/js/index")),
+    import(modulePath(source, "scanner/code/js/extract-files")),
+    import(modulePath(source, "scanner/code/js/sources")),
     import(modulePath(source, "scanner/registry/cached-fetch")),
     import(modulePath(source, "scanner/scan")),
     import(modulePath(source, "scanner/walk")),
   ]);
   return {
     extractJavaScript: js.extractJavaScript,
+    defaultWorkerCount: files.defaultWorkerCount,
+    isJavaScriptSource: sources.isJavaScriptSource,
     createRegistryFetcher: registry.createRegistryFetcher,
     INPUT_READERS: scan.INPUT_READERS,
     scanPath: scan.scanPath,
@@ -110,10 +120,14 @@ async function measure(mode: Mode, input: string, source: CodeSource): Promise<R
     let found: Partial<RoundResult> = {};
     if (mode === "inventory") await scanPath(join(input, "package-lock.json"), options);
     else if (mode === "scan-in-process") {
+      // The threads `imaging scan` chooses here and now (the load average decides on a busy machine).
+      const workers = code.defaultWorkerCount(input, walkFiles(input, input).filter(code.isJavaScriptSource));
       const result = await scanPath(input, options);
-      found = { references: result.references.length };
+      found = { references: result.references.length, workers };
     } else {
-      const workers = mode === "extract-1-thread" ? 0 : undefined;
+      // One thread, or this thread plus one worker per extra core (what an idle machine gets by default).
+      const workers =
+        mode === "extract-1-thread" ? 0 : Math.min(Math.max(os.availableParallelism() - 1, 1), 3);
       const result = await extractJavaScript(input, walkFiles(input, input), inventory?.packages ?? [], {
         ...(workers === undefined ? {} : { workers }),
       });
@@ -225,8 +239,8 @@ const median = (values: number[]) => {
 const LABELS: Record<Mode, string> = {
   inventory: "inventory only (lockfile, no code: the baseline)",
   "extract-1-thread": "extraction, one thread",
-  "extract-workers": "extraction, worker threads (as `imaging scan` runs it)",
-  "scan-in-process": "whole scan in process (walk, lockfile, extraction, linking)",
+  "extract-workers": "extraction, this thread + worker threads (one per extra core)",
+  "scan-in-process": "whole scan in process (walk, lockfile, extraction, linking; threads chosen by load)",
   cli: "`imaging scan --output` (whole command, Node.js start-up included)",
 };
 
@@ -236,17 +250,19 @@ export function describeReport(report: JsScanBenchReport): string {
     `Input: ${report.input} — ${report.files} files, ${report.lines} lines extracted; ${report.rounds} rounds; measured: ${report.source}/.`,
     `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB; load average at the end ${load.join(" / ")}.`,
     "",
-    "| mode | wall ms (median, min–max) | CPU ms (median) | lines/s (wall) | lines per CPU-second | peak RSS MB |",
-    "|---|---|---|---|---|---|",
+    "| mode | worker threads | wall ms (median, min–max) | CPU ms (median) | lines/s (wall) | lines per CPU-second | peak RSS MB |",
+    "|---|---|---|---|---|---|---|",
   ];
   const baseline = median(report.results.inventory.map((r) => r.wallMs));
+  const threads = (rows: RoundResult[]) =>
+    rows[0]?.workers === undefined ? "—" : [...new Set(rows.map((r) => r.workers))].join(", ");
   for (const mode of MODES) {
     const rows = report.results[mode];
     const wall = median(rows.map((r) => r.wallMs));
     const cpu = median(rows.map((r) => r.cpuMs));
     const extracting = mode !== "inventory";
     lines.push(
-      `| ${LABELS[mode]} | ${wall.toFixed(0)} (${Math.min(...rows.map((r) => r.wallMs)).toFixed(0)}–${Math.max(...rows.map((r) => r.wallMs)).toFixed(0)}) | ${cpu.toFixed(0)} | ${extracting ? Math.round((report.lines / wall) * 1000).toLocaleString("en") : "—"} | ${extracting ? Math.round((report.lines / cpu) * 1000).toLocaleString("en") : "—"} | ${median(rows.map((r) => r.maxRssMb)).toFixed(0)} |`,
+      `| ${LABELS[mode]} | ${threads(rows)} | ${wall.toFixed(0)} (${Math.min(...rows.map((r) => r.wallMs)).toFixed(0)}–${Math.max(...rows.map((r) => r.wallMs)).toFixed(0)}) | ${cpu.toFixed(0)} | ${extracting ? Math.round((report.lines / wall) * 1000).toLocaleString("en") : "—"} | ${extracting ? Math.round((report.lines / cpu) * 1000).toLocaleString("en") : "—"} | ${median(rows.map((r) => r.maxRssMb)).toFixed(0)} |`,
     );
   }
   const one = median(report.results["extract-1-thread"].map((r) => r.wallMs));

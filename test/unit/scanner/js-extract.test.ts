@@ -8,6 +8,7 @@ import os from "node:os";
 import { dirname, join } from "node:path";
 import { after, describe, it } from "node:test";
 import { extractSource } from "../../../src/scanner/code/js/extract-file.ts";
+import { defaultWorkerCount } from "../../../src/scanner/code/js/extract-files.ts";
 import { extractJavaScript } from "../../../src/scanner/code/js/index.ts";
 import type { InventoryPackage } from "../../../src/scanner/inventory.ts";
 
@@ -293,5 +294,21 @@ describe("exports of one file", () => {
       interop: false,
     });
     assert.deepEqual(facts.exports.own, ["own"]);
+  });
+});
+
+describe("worker threads for the extraction", () => {
+  const root = mkdtempSync(join(os.tmpdir(), "imaging-js-workers-"));
+  after(() => rmSync(root, { recursive: true, force: true }));
+
+  it("only for a large input, and only as many as there are idle extra cores", () => {
+    const files = Array.from({ length: 40 }, (_, i) => `f${i}.js`);
+    files.forEach((file, i) => writeFileSync(join(root, file), "x".repeat(i < 39 ? 16 : 5 * 1024 * 1024)));
+    const idle2 = { cores: 2, load: 0.2 };
+    assert.equal(defaultWorkerCount(root, files.slice(0, 39), idle2), 0, "small input");
+    assert.equal(defaultWorkerCount(root, files.slice(30), idle2), 0, "few files, even large ones");
+    assert.equal(defaultWorkerCount(root, files, idle2), 1, "2 cores: this thread and one worker");
+    assert.equal(defaultWorkerCount(root, files, { cores: 8, load: 1 }), 3, "at most three workers");
+    assert.equal(defaultWorkerCount(root, files, { cores: 2, load: 1.5 }), 0, "no idle core");
   });
 });

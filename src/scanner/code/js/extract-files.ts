@@ -1,10 +1,10 @@
 /**
- * Extracts many files: in this thread for a small input, else also on worker threads (one per extra
+ * Extracts many files: in this thread for a small input, else also on worker threads (one per idle extra
  * core, up to three) pulling batches from the same queue, so a 2-core machine parses on both cores while
  * paying one extra JIT warm-up and parser start rather than two.
  */
 import { statSync } from "node:fs";
-import { availableParallelism } from "node:os";
+import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
 import { setImmediate as yieldToEvents } from "node:timers/promises";
 import { Worker } from "node:worker_threads";
@@ -26,8 +26,21 @@ const WORKER_URL = new URL(
   import.meta.url,
 );
 
-export function defaultWorkerCount(root: string, files: readonly string[]): number {
+/**
+ * Worker threads for extracting `files`: none for a small input, else one per extra core (at most 3) that
+ * is idle. A worker costs a third more CPU in all (its start, its own JIT warm-up, copying the facts
+ * back), which only pays when a core would otherwise sit idle: on a machine whose load already fills
+ * every core, the threads would only compete with each other (measured in docs/benchmarks.md).
+ */
+export function defaultWorkerCount(
+  root: string,
+  files: readonly string[],
+  machine: { cores: number; load: number } = { cores: availableParallelism(), load: loadavg()[0] ?? 0 },
+): number {
   if (files.length <= BATCH_FILES) return 0;
+  const idle = Math.floor(machine.cores - machine.load);
+  const wanted = Math.min(machine.cores - 1, idle, 3);
+  if (wanted < 1) return 0;
   let bytes = 0;
   for (const file of files) {
     try {
@@ -35,7 +48,7 @@ export function defaultWorkerCount(root: string, files: readonly string[]): numb
     } catch {
       // unreadable: reported when extracted
     }
-    if (bytes >= WORKER_THRESHOLD_BYTES) return Math.min(Math.max(availableParallelism() - 1, 1), 3);
+    if (bytes >= WORKER_THRESHOLD_BYTES) return wanted;
   }
   return 0;
 }
