@@ -124,6 +124,20 @@ describe("extracting package uses from one file", () => {
     ]);
   });
 
+  it("TypeScript declarations' names, keys and parameters are not uses of an import of the same name", () => {
+    const uses = usesOf(`
+      import { merge, get } from "lodash";
+      interface Options { merge: boolean; get(get: string): void; [merge: string]: unknown }
+      type Fn = (merge: string) => void;
+      type Ctor = new (get: number) => Options;
+      declare function apply(merge: string): void;
+      abstract class Base { abstract run(merge: string): void }
+      function isMerge<get>(merge: unknown): merge is string { return true; }
+      export const ok = merge;
+    `);
+    assert.deepEqual(uses, ["<module> -> lodash.merge:read", "<module> -> lodash:import"]);
+  });
+
   it("compiled output: TypeScript and Babel interop helpers, (0, x.y)() calls, .call/.apply", () => {
     const uses = usesOf(
       `

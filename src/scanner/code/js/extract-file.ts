@@ -595,6 +595,43 @@ class FileWalker {
       case "JSXIdentifier":
       case "TSEnumMember":
         return;
+      // Type-level declarations: their names, keys and parameters declare, they do not refer.
+      case "TSPropertySignature":
+        if (node.computed) this.visit(node.key, scope);
+        if (node.typeAnnotation) this.visit(node.typeAnnotation, scope);
+        return;
+      case "TSMethodSignature":
+      case "TSFunctionType":
+      case "TSConstructorType":
+      case "TSCallSignatureDeclaration":
+      case "TSConstructSignatureDeclaration":
+      case "TSDeclareFunction":
+      case "TSEmptyBodyFunctionExpression":
+        if (node.computed && node.key) this.visit(node.key, scope);
+        if (node.typeParameters) this.visit(node.typeParameters, scope);
+        for (const param of node.params ?? []) this.visitPattern(param, scope);
+        if (node.returnType) this.visit(node.returnType, scope);
+        return;
+      case "TSIndexSignature":
+        for (const param of node.parameters ?? []) this.visitPattern(param, scope);
+        if (node.typeAnnotation) this.visit(node.typeAnnotation, scope);
+        return;
+      case "TSTypeParameter":
+        if (node.constraint) this.visit(node.constraint, scope);
+        if (node.default) this.visit(node.default, scope);
+        return;
+      case "TSTypePredicate":
+        if (node.typeAnnotation) this.visit(node.typeAnnotation, scope);
+        return;
+      case "TSInterfaceDeclaration":
+        if (node.typeParameters) this.visit(node.typeParameters, scope);
+        this.visitAll(node.extends, scope);
+        this.visit(node.body, scope);
+        return;
+      case "TSTypeAliasDeclaration":
+        if (node.typeParameters) this.visit(node.typeParameters, scope);
+        this.visit(node.typeAnnotation, scope);
+        return;
       case "TSEnumDeclaration":
         for (const member of node.body?.members ?? node.members ?? []) {
           if (member.initializer) this.visit(member.initializer, scope);
