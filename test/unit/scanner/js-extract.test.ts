@@ -177,6 +177,14 @@ describe("extracting package uses from one file", () => {
     assert.deepEqual(uses, ["load -> lodash.merge:read", "load -> lodash:import"]);
   });
 
+  it("a CommonJS file may return at its top level", () => {
+    const uses = usesOf(
+      `if (typeof Symbol !== "function") { return; }\nrequire("lodash").noop();\n`,
+      "lib/shim.js",
+    );
+    assert.deepEqual(uses, ["<module> -> lodash.noop:call", "<module> -> lodash:import"]);
+  });
+
   it("a file that does not parse reports its line and contributes nothing", () => {
     const facts = extractSource("src/broken.js", "const ok = 1;\nconst = require('lodash');\n");
     assert.equal(facts.error?.line, 2);

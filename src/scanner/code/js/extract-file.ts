@@ -200,13 +200,22 @@ export function extractSource(file: string, source: string): FileFacts {
   const { lang, sourceType } = languageOf(file);
   let program: AstNode;
   try {
-    const parsed = parseSync(file, source, {
-      lang,
-      sourceType,
-      preserveParens: false,
-      ...(RAW_TRANSFER ? { experimentalRawTransfer: true } : {}),
-    } as Parameters<typeof parseSync>[2]);
-    const error = parsed.errors.find((e) => e.severity === "Error");
+    const parse = (as: typeof sourceType) =>
+      parseSync(file, source, {
+        lang,
+        sourceType: as,
+        preserveParens: false,
+        ...(RAW_TRANSFER ? { experimentalRawTransfer: true } : {}),
+      } as Parameters<typeof parseSync>[2]);
+    const failed = (result: ReturnType<typeof parseSync>) =>
+      result.errors.find((e) => e.severity === "Error");
+    let parsed = parse(sourceType);
+    // A CommonJS file may `return` at its top level (Node.js wraps it in a function): a script refuses it.
+    if (sourceType === "unambiguous" && failed(parsed)) {
+      const commonjs = parse("commonjs");
+      if (!failed(commonjs)) parsed = commonjs;
+    }
+    const error = failed(parsed);
     if (error) {
       const at = error.labels[0]?.start ?? 0;
       return {
