@@ -8,6 +8,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import os from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
 import type { AnalysisDocument } from "../../src/scanner/analysis-document.ts";
 import { runCli } from "../support/cli.ts";
 import { twoLodashMonorepo } from "../support/js-subjects.ts";
@@ -110,6 +111,56 @@ describe("imaging scan on a monorepo's JavaScript and TypeScript sources", () =>
       ]);
     } finally {
       rmSync(pnpmDir, { recursive: true, force: true });
+    }
+  });
+
+  it("a package installed with its own type declarations gives its functions' signatures", async () => {
+    const app = mkdtempSync(join(os.tmpdir(), "imaging-scan-js-types-"));
+    try {
+      // fflate 0.8.3 as npm installed it for this repository (its own lib/index.d.ts), copied beside the app.
+      const installed = fileURLToPath(new URL("../../node_modules/fflate", import.meta.url));
+      cpSync(installed, join(app, "node_modules", "fflate"), { recursive: true });
+      writeFileSync(
+        join(app, "package.json"),
+        JSON.stringify({ name: "zipper", dependencies: { fflate: "0.8.3" } }),
+      );
+      writeFileSync(
+        join(app, "package-lock.json"),
+        JSON.stringify({
+          name: "zipper",
+          lockfileVersion: 3,
+          packages: {
+            "": { name: "zipper", dependencies: { fflate: "0.8.3" } },
+            "node_modules/fflate": { version: "0.8.3" },
+          },
+        }),
+      );
+      writeFileSync(
+        join(app, "zip.mjs"),
+        `import { gzipSync, strToU8 } from "fflate";\nimport * as ff from "fflate";\n` +
+          `export const pack = (text) => gzipSync(strToU8(text), { level: 9 });\nexport const z = () => new ff.Gzip();\n`,
+      );
+      const output = join(app, "analysis.json");
+      const result = await runCli([
+        "scan",
+        app,
+        "--app",
+        "zipper",
+        "--output",
+        output,
+        "--json",
+        "--offline",
+      ]);
+      assert.equal(result.code, 0, result.stderr);
+      const document = JSON.parse(readFileSync(output, "utf8")) as AnalysisDocument;
+      const byName = new Map(document.objects.map((o) => [o.fullName, o]));
+      assert.equal(byName.get("fflate.gzipSync")?.mangling, "gzipSync(data, opts)");
+      assert.equal(byName.get("fflate.strToU8")?.mangling, "strToU8(str, latin1)");
+      assert.equal(byName.get("fflate.Gzip")?.typeId, "JS_CLASS");
+      assert.equal(byName.get("fflate.Gzip")?.mangling, "");
+      assert.equal(byName.get("fflate")?.mangling, "");
+    } finally {
+      rmSync(app, { recursive: true, force: true });
     }
   });
 });

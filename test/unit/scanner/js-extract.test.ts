@@ -10,6 +10,7 @@ import { after, describe, it } from "node:test";
 import { extractSource } from "../../../src/scanner/code/js/extract-file.ts";
 import { defaultWorkerCount } from "../../../src/scanner/code/js/extract-files.ts";
 import { extractJavaScript } from "../../../src/scanner/code/js/index.ts";
+import { signaturesOf } from "../../../src/scanner/code/js/signatures.ts";
 import type { InventoryPackage } from "../../../src/scanner/inventory.ts";
 
 /** `from -> package.member:use` lines of one source file, sorted. */
@@ -332,5 +333,23 @@ describe("worker threads for the extraction", () => {
     assert.equal(defaultWorkerCount(root, files, idle2), 1, "2 cores: this thread and one worker");
     assert.equal(defaultWorkerCount(root, files, { cores: 8, load: 1 }), 3, "at most three workers");
     assert.equal(defaultWorkerCount(root, files, { cores: 2, load: 1.5 }), 0, "no idle core");
+  });
+});
+
+describe("signatures from a package's type declarations", () => {
+  it("export =, a namespace merged with it, named exports, rest parameters, `this` left out", () => {
+    const signatures = signaturesOf(
+      `declare function main(a: number, ...rest: string[]): void;
+       declare function main(a: string): void;
+       declare namespace main { function sub(x?: string, { deep }?: { deep: boolean }): void; const v: number }
+       export = main;`,
+      "index.d.ts",
+    );
+    assert.deepEqual(Object.fromEntries(signatures), { "": "main(a, ...rest)", sub: "sub(x, options)" });
+    const named = signaturesOf(
+      `declare function f(this: Window, a: number = 1): void; export { f as g }; export declare function h(): void;`,
+      "index.d.ts",
+    );
+    assert.deepEqual(Object.fromEntries(named), { g: "g(a)", h: "h()" });
   });
 });

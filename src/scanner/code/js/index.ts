@@ -10,6 +10,7 @@ import type { InventoryPackage, InventoryWarning } from "../../inventory.ts";
 import { defaultWorkerCount, type ExtractOptions, extractFiles } from "./extract-files.ts";
 import type { ApplicationScope, FileFacts, ImportedValue, UseKind } from "./facts.ts";
 import { PackageVersions } from "./package-versions.ts";
+import { SignatureReader } from "./signatures.ts";
 import { isJavaScriptSource } from "./sources.ts";
 
 export interface CodeExtraction {
@@ -98,7 +99,7 @@ export async function extractJavaScript(
     byFile.set(f.file, f);
   }
   const linker = new Linker(byFile);
-  const objects = new Map<string, ExternalObjectInput & { rank: number }>();
+  const objects = new Map<string, ExternalObjectInput & { rank: number; from: string; version: string }>();
   const references = new Map<string, ReferenceInput>();
   for (const f of byFile.values()) {
     for (const use of f.uses) {
@@ -107,16 +108,30 @@ export async function extractJavaScript(
       const version = versions.versionFor(f.file, value.name);
       if (version === undefined) continue;
       const kind = use.use === "import" || value.path.length === 0 ? "module" : use.use;
-      const object = externalObject(value.name, version, kind === "module" ? [] : value.path, kind);
+      const object = {
+        ...externalObject(value.name, version, kind === "module" ? [] : value.path, kind),
+        from: f.file,
+        version,
+      };
       const seen = objects.get(object.id);
       if (!seen) objects.set(object.id, object);
-      else if (object.rank > seen.rank) objects.set(object.id, { ...object });
+      else if (object.rank > seen.rank) objects.set(object.id, { ...object, from: seen.from });
       const from = applicationObject(f.file, use.from);
       references.set(`${from.id}\u0000${object.id}`, { from, to: object.id });
     }
   }
+  // Signatures from the packages' own type declarations, when the packages are installed.
+  const signatures = new SignatureReader(root);
+  for (const object of objects.values()) {
+    const member = object.fullName.slice(object.package.length - "npm:".length + 1);
+    if (object.typeId === TYPES.function.typeId && !member.includes(".")) {
+      object.mangling = signatures.signature(object.from, object.package.slice(4), object.version, member);
+    }
+  }
   return {
-    objects: [...objects.values()].map(({ rank: _, ...o }) => o).sort((a, b) => a.id.localeCompare(b.id)),
+    objects: [...objects.values()]
+      .map(({ rank: _, from: __, version: ___, ...o }) => o)
+      .sort((a, b) => a.id.localeCompare(b.id)),
     references: [...references.values()].sort(
       (a, b) => a.from.id.localeCompare(b.from.id) || a.to.localeCompare(b.to),
     ),
