@@ -326,7 +326,9 @@ describe("worker threads for the extraction", () => {
 
   it("only for a large input, and only as many as there are idle extra cores", () => {
     const files = Array.from({ length: 40 }, (_, i) => `f${i}.js`);
-    files.forEach((file, i) => writeFileSync(join(root, file), "x".repeat(i < 39 ? 16 : 5 * 1024 * 1024)));
+    for (const [i, file] of files.entries()) {
+      writeFileSync(join(root, file), "x".repeat(i < 39 ? 16 : 5 * 1024 * 1024));
+    }
     const idle2 = { cores: 2, load: 0.2 };
     assert.equal(defaultWorkerCount(root, files.slice(0, 39), idle2), 0, "small input");
     assert.equal(defaultWorkerCount(root, files.slice(30), idle2), 0, "few files, even large ones");
