@@ -9,8 +9,8 @@
  * re-assignments, destructuring, interop helpers), so a local variable that shadows an import is never
  * the package.
  */
-import { builtinModules } from "node:module";
 import { parseSync, rawTransferSupported, visitorKeys } from "oxc-parser";
+import { type AstNode, isFunction, keyName, memberName, stringOf, unwrap } from "./ast.ts";
 import type {
   ApplicationScope,
   FileFacts,
@@ -19,13 +19,11 @@ import type {
   UseKind,
   ValueUse,
 } from "./facts.ts";
-
-// biome-ignore lint/suspicious/noExplicitAny: the ESTree + TS-ESTree union is walked generically by its visitor keys.
-type AstNode = { type: string; start: number; end: number } & Record<string, any>;
+import { extend, importedValueOf } from "./imported-value.ts";
+import { type Binding, Scope } from "./scope.ts";
 
 const KEYS = visitorKeys as Record<string, readonly string[]>;
 const RAW_TRANSFER = rawTransferSupported();
-const BUILTINS = new Set(builtinModules.filter((m) => !m.startsWith("_")));
 
 /** Helpers Babel, TypeScript and esbuild emit around `require()`: `.default` of their result is the module. */
 const INTEROP_HELPERS = new Set([
@@ -42,129 +40,10 @@ const INTEROP_HELPERS = new Set([
 const EXPORT_STAR_HELPERS = new Set(["__exportStar", "__export", "_exportStar"]);
 const FUNCTION_PROTOTYPE = new Set(["call", "apply", "bind"]);
 
-interface Binding {
-  /** Expressions assigned to the name, each with the member path taken from it (destructuring). */
-  sources: { node: AstNode; path: string[] }[];
-  imported?: ImportedValue;
-  value?: ImportedValue | null;
-  computing?: boolean;
-}
-
-class Scope {
-  readonly names = new Map<string, Binding>();
-  readonly parent: Scope | null;
-  readonly isFunction: boolean;
-  constructor(parent: Scope | null, isFunction: boolean) {
-    this.parent = parent;
-    this.isFunction = isFunction;
-  }
-  declare(name: string): Binding {
-    let binding = this.names.get(name);
-    if (!binding) {
-      binding = { sources: [] };
-      this.names.set(name, binding);
-    }
-    return binding;
-  }
-  lookup(name: string): Binding | undefined {
-    for (let scope: Scope | null = this; scope; scope = scope.parent) {
-      const found = scope.names.get(name);
-      if (found) return found;
-    }
-    return undefined;
-  }
-  functionScope(): Scope {
-    let scope: Scope = this;
-    while (!scope.isFunction && scope.parent) scope = scope.parent;
-    return scope;
-  }
-}
-
 interface Site {
   node: AstNode;
   use: UseKind;
   from: ApplicationScope;
-}
-
-/** `lodash/fp/merge.js` → lodash, [fp, merge]; `node:fs`, builtins, `#internal` → undefined. */
-export function importedValueOf(specifier: string): ImportedValue | undefined {
-  if (specifier.startsWith(".") || specifier.startsWith("/")) {
-    return { kind: "local", specifier, path: [] };
-  }
-  if (specifier.startsWith("node:") || specifier.startsWith("#") || specifier === "") return undefined;
-  const parts = specifier.split("/");
-  const nameParts = specifier.startsWith("@") ? 2 : 1;
-  if (parts.length < nameParts || parts.slice(0, nameParts).some((p) => p === "")) return undefined;
-  const name = parts.slice(0, nameParts).join("/");
-  if (BUILTINS.has(name) || BUILTINS.has(specifier)) return undefined;
-  if (name.includes(":")) return undefined; // webpack loaders, virtual modules
-  const path = parts
-    .slice(nameParts)
-    .map((p) => p.replace(/\.(c|m)?js$/, ""))
-    .filter((p) => p !== "" && p !== "index");
-  return { kind: "package", name, path };
-}
-
-function extend(value: ImportedValue, members: readonly string[]): ImportedValue {
-  let path = value.path;
-  let interop = value.interop === true;
-  for (const member of members) {
-    if (interop && path.length === 0 && member === "default") {
-      interop = false;
-      continue;
-    }
-    interop = false;
-    path = [...path, member];
-  }
-  return { ...value, path, interop };
-}
-
-function stringOf(node: AstNode | null | undefined): string | undefined {
-  if (!node) return undefined;
-  if (node.type === "Literal" && typeof node.value === "string") return node.value;
-  if (node.type === "TemplateLiteral" && node.expressions.length === 0) return node.quasis[0]?.value.cooked;
-  return undefined;
-}
-
-/** The member a MemberExpression names (`a.b`, `a["b"]`); undefined when computed from a variable. */
-function memberName(node: AstNode): string | undefined {
-  if (!node.computed) return node.property.type === "Identifier" ? node.property.name : undefined;
-  return stringOf(node.property);
-}
-
-/** The name of a property key (`foo`, `"foo"`, `[computed]` → undefined). */
-function keyName(node: AstNode, computed: boolean): string | undefined {
-  if (!computed && node.type === "Identifier") return node.name;
-  if (node.type === "PrivateIdentifier") return `#${node.name}`;
-  const text = stringOf(node);
-  if (text !== undefined) return text;
-  if (node.type === "Literal" && typeof node.value === "number") return String(node.value);
-  return undefined;
-}
-
-const WRAPPERS = new Set([
-  "ParenthesizedExpression",
-  "TSAsExpression",
-  "TSSatisfiesExpression",
-  "TSNonNullExpression",
-  "TSTypeAssertion",
-  "TSInstantiationExpression",
-  "ChainExpression",
-]);
-
-function unwrap(node: AstNode): AstNode {
-  let current = node;
-  while (WRAPPERS.has(current.type)) current = current.expression;
-  return current;
-}
-
-function isFunction(node: AstNode | null | undefined): boolean {
-  return (
-    !!node &&
-    (node.type === "FunctionExpression" ||
-      node.type === "ArrowFunctionExpression" ||
-      node.type === "FunctionDeclaration")
-  );
 }
 
 function lineAt(source: string, offset: number): number {

@@ -10,9 +10,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseSync } from "oxc-parser";
-
-// biome-ignore lint/suspicious/noExplicitAny: declaration files are read generically, like extract-file.ts.
-type AstNode = { type: string } & Record<string, any>;
+import type { AstNode } from "./ast.ts";
 
 const parentOf = (folder: string) => (folder.includes("/") ? folder.slice(0, folder.lastIndexOf("/")) : "");
 
