@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import { after, describe, it } from "node:test";
 import { extractSource } from "../../../src/scanner/code/js/extract-file.ts";
 import { defaultWorkerCount } from "../../../src/scanner/code/js/extract-files.ts";
-import { extractJavaScript } from "../../../src/scanner/code/js/index.ts";
+import { boundedId, extractJavaScript } from "../../../src/scanner/code/js/index.ts";
 import { signaturesOf } from "../../../src/scanner/code/js/signatures.ts";
 import type { InventoryPackage } from "../../../src/scanner/inventory.ts";
 
@@ -353,5 +353,17 @@ describe("signatures from a package's type declarations", () => {
       "index.d.ts",
     );
     assert.deepEqual(Object.fromEntries(named), { g: "g(a)", h: "h()" });
+  });
+});
+
+describe("object ids", () => {
+  it("stay within the analysis document's 1,024 characters, distinct and stable", () => {
+    const short = "JS_FUNCTION:[src/a.js].f";
+    assert.equal(boundedId(short), short);
+    const long = `JS_FUNCTION:[${"deep/".repeat(300)}a.js].f`;
+    const other = `${long}g`;
+    assert.equal(boundedId(long).length, 1024);
+    assert.equal(boundedId(long), boundedId(long));
+    assert.notEqual(boundedId(long), boundedId(other));
   });
 });

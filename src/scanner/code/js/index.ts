@@ -5,6 +5,7 @@
  *   sources ─► extract (worker threads) ─► link through the application's own modules ─► version per
  *   importing file (lockfile) ─► objects + references
  */
+import { createHash } from "node:crypto";
 import type { ExternalObjectInput, ReferenceInput } from "../../analysis.ts";
 import type { InventoryPackage, InventoryWarning } from "../../inventory.ts";
 import { defaultWorkerCount, type ExtractOptions, extractFiles } from "./extract-files.ts";
@@ -160,7 +161,7 @@ function externalObject(
   // A type use is its own object: a TypeScript type is not the runtime value of the same name.
   const suffix = kind === "type" ? ":type" : "";
   return {
-    id: `npm:${name}@${version}:${fullName}${suffix}`,
+    id: boundedId(`npm:${name}@${version}:${fullName}${suffix}`),
     package: `npm:${name}`,
     name: path.length === 0 ? name : (path[path.length - 1] as string),
     fullName,
@@ -170,12 +171,18 @@ function externalObject(
   };
 }
 
+/** The analysis document caps ids at 1,024 characters: a longer one keeps its start and a digest of the whole. */
+export function boundedId(id: string): string {
+  if (id.length <= 1024) return id;
+  return `${id.slice(0, 959)}#${createHash("sha256").update(id).digest("hex")}`;
+}
+
 function applicationObject(file: string, scope: ApplicationScope): ReferenceInput["from"] {
   const fullName = scope.kind === "module" ? `[${file}]` : `[${file}].${scope.qualifiedName}`;
   // The type is part of the id: a class and a function may share a qualified name in one file, and the
   // store refuses one id described twice with different attributes.
   const typed = TYPES[scope.kind];
-  return { id: `${typed.typeId}:${fullName}`, name: scope.name, fullName, ...typed };
+  return { id: boundedId(`${typed.typeId}:${fullName}`), name: scope.name, fullName, ...typed };
 }
 
 /** Follows values imported from the application's own modules to the package members they re-export. */
