@@ -3,17 +3,21 @@
  * platform: the real GHSA record of CVE-2020-8203 (lodash prototype pollution, fixed in 4.17.20) imported
  * with `imaging advisories import`, firebase-tools 8.4.0 (lodash pinned to 4.17.15) scanned from "CI" with
  * `imaging scan --server`, then the occurrences operation and the package's interactions asked through
- * the gateway: the exact lodash functions the application calls, and which of its functions call them.
+ * the gateway: the exact lodash functions the application calls, and which of its functions call them;
+ * then the MCP analysis server's cve_occurrences tool, as an AI client signed in as a viewer calls it.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { type CallToolResult, Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { type RunningMcpService, startMcpService } from "../../src/mcp/http-service.ts";
 import type { RunningService } from "../../src/service.ts";
 import { createApiKey } from "../../src/store/api-keys.ts";
 import { runCli } from "../support/cli.ts";
 import { firebaseTools } from "../support/scan-subjects.ts";
 import { startTestService } from "../support/service.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
+import { startTestIssuer, type TestIssuer } from "../support/test-issuer.ts";
 
 const ADVISORY = new URL("../fixtures/osv/GHSA-p6mc-m468-83gw.json", import.meta.url).pathname;
 const APP = "firebase-cli";
@@ -29,7 +33,9 @@ interface ExternalObject {
 
 describe("a scanned npm application's lodash calls answer the occurrences operation (scan --server)", () => {
   let store: TestStore;
+  let issuer: TestIssuer;
   let service: RunningService;
+  let mcp: RunningMcpService;
   let adminKey: string;
   let viewerKey: string;
 
@@ -37,13 +43,16 @@ describe("a scanned npm application's lodash calls answer the occurrences operat
     store = await createTestStore("sqlite");
     const imported = await runCli(["advisories", "import", ADVISORY, "--json", "--data-dir", store.dataDir]);
     assert.equal(imported.code, 0, imported.stderr);
-    service = await startTestService(store, {}, async (handle) => {
+    issuer = await startTestIssuer();
+    service = await startTestService(store, { issuer: issuer.issuer }, async (handle) => {
       adminKey = (await createApiKey(handle.db, { user: "ci", role: "admin", applications: [] })).key;
       viewerKey = (await createApiKey(handle.db, { user: "dev", role: "viewer", applications: [APP] })).key;
     });
   });
   after(async () => {
+    await mcp?.close();
     await service?.stop();
+    await issuer?.close();
     await store?.drop();
   });
 
@@ -116,5 +125,32 @@ describe("a scanned npm application's lodash calls answer the occurrences operat
       i.source.fullName.startsWith("[lib/functionsConfig.js].materializeConfig._materializeVariable"),
     );
     assert.equal(materialize?.source.typeId, "JS_FUNCTION");
+  });
+
+  it("the MCP analysis server's cve_occurrences tool names the same lodash functions to an AI client", async () => {
+    mcp = await startMcpService({ kind: "analysis", host: "127.0.0.1", port: 0, restUrl: service.restUrl });
+    const token = await issuer.sign({ sub: "dev", roles: ["viewer"], applications: [APP] });
+    const client = new Client({ name: "scan-js-e2e", version: "1.0.0" });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(mcp.endpoint), {
+        requestInit: { headers: { authorization: `Bearer ${token}` } },
+      }),
+    );
+    try {
+      const result = (await client.callTool({
+        name: "cve_occurrences",
+        arguments: { application: APP, cve: "CVE-2020-8203" },
+      })) as CallToolResult;
+      assert.notEqual(result.isError, true, JSON.stringify(result.content));
+      const structured = result.structuredContent as {
+        packages: { name: string; version: string; objects: { fullName: string }[] }[];
+      };
+      const lodash = structured.packages.find((p) => p.name === "lodash");
+      assert.equal(lodash?.version, "4.17.15");
+      const names = lodash?.objects.map((o) => o.fullName) ?? [];
+      assert.ok(names.includes("lodash.set") && names.includes("lodash.get"), names.join(", "));
+    } finally {
+      await client.close();
+    }
   });
 });
