@@ -12,7 +12,9 @@ import { countVulnerablePackages, latestAnalysisAt } from "../store/analysis-sum
 import { type ChangeCount, IngestError, ingestAnalysis } from "../store/ingest.ts";
 import type { Database } from "../store/schema.ts";
 import { VERSION } from "../version.ts";
+import type { ExternalObjectInput, ReferenceInput } from "./analysis.ts";
 import { type AnalysisDocument, analysisDocumentOf } from "./analysis-document.ts";
+import { extractJavaScript } from "./code/js/index.ts";
 import { type FactsOptions, gatherPackageFacts } from "./facts/index.ts";
 import {
   type InputReader,
@@ -40,6 +42,9 @@ export interface ScanResult {
   inputs: { reader: string; file: string }[];
   /** Deduplicated by ecosystem, name and version: dev only when dev everywhere, direct when direct anywhere. */
   packages: InventoryPackage[];
+  /** External objects the application's code uses, and the references to them (code extractors). */
+  objects: ExternalObjectInput[];
+  references: ReferenceInput[];
   warnings: InventoryWarning[];
 }
 
@@ -95,7 +100,12 @@ export async function scanPath(path: string, options: ScanOptions): Promise<Scan
   }
   const packages = dedupe(found);
   options.progress(`${packages.length} packages (${packages.filter((p) => p.dev).length} dev only)`);
-  return { inputs, packages, warnings };
+  // Code extractors read source code only in a scanned directory (a lone lockfile has none beside it).
+  const code = isDirectory
+    ? await extractJavaScript(root, files, packages, { progress: options.progress })
+    : { objects: [], references: [], warnings: [] };
+  warnings.push(...code.warnings);
+  return { inputs, packages, objects: code.objects, references: code.references, warnings };
 }
 
 function dedupe(found: readonly InventoryPackage[]): InventoryPackage[] {
@@ -125,7 +135,7 @@ export function analysisDocument(
   const packages = scan.packages.map(({ ecosystem, name, version }) => ({ ecosystem, name, version }));
   return analysisDocumentOf(
     application,
-    { analyzedAt, packages, objects: [], references: [] },
+    { analyzedAt, packages, objects: scan.objects, references: scan.references },
     { scanner: { name: "imaging-services", version: VERSION }, warnings: scan.warnings },
   );
 }
