@@ -11,10 +11,12 @@
  *
  * - nginx (the Debian package; test/bench/nginx-proxy.ts), its own generated configuration on a free
  *   loopback port, in front of the same MCP server: the reference proxy path (platform token, no checks).
+ * - the bare Node.js proxy (test/bench/node-floor-proxy.ts: node:http + the gateway's forwarding code, no
+ *   framework, no check), in front of the same MCP server: the floor of a Node.js hop.
  *
  * 1. Checks the answers: every path must return the demo applications, byte for byte the same body
  *    (which every response under load is then compared with).
- * 2. Unloaded latency: one client, sequential requests, alternating direct, gateway and nginx blocks.
+ * 2. Unloaded latency: one client, sequential requests, alternating blocks of every path.
  * 3. Side by side: BENCH_GATEWAY_CONNECTIONS connections for BENCH_GATEWAY_SECONDS per run, alternated
  *    direct, gateway, nginx, nginx, gateway, direct... (BENCH_GATEWAY_ROUNDS rounds) to cancel drift; the
  *    CPU of each proxy per request it served.
@@ -159,7 +161,7 @@ const mcpHeaders = (token: string): Record<string, string> => ({
 });
 
 interface Target {
-  key: "direct" | "gateway" | "nginx" | "baseline";
+  key: "direct" | "gateway" | "nginx" | "floor" | "baseline";
   title: string;
   url: string;
   /** Headers for the next run (the direct token is refreshed when it would expire during a run). */
@@ -457,6 +459,7 @@ interface CpuMark {
   at: number;
   gateway: number;
   baseline: number;
+  floor: number;
   backend: number;
   nginx: number;
   bench: number;
@@ -467,6 +470,8 @@ interface CpuUse {
   gateway: number;
   /** The baseline gateway (BENCH_GATEWAY_BASELINE), 0 without. */
   baseline: number;
+  /** The bare Node.js proxy (test/bench/node-floor-proxy.ts). */
+  floor: number;
   backend: number;
   /** nginx's master and worker. */
   nginx: number;
@@ -478,6 +483,7 @@ interface CpuUse {
 interface Pids {
   gateway: number;
   baseline: number | undefined;
+  floor: number;
   backend: number;
   nginx: () => number[];
 }
@@ -488,6 +494,7 @@ function cpuMark(pids: Pids): CpuMark {
     at: performance.now(),
     gateway: cpuSeconds(pids.gateway),
     baseline: pids.baseline ? cpuSeconds(pids.baseline) : 0,
+    floor: cpuSeconds(pids.floor),
     backend: cpuSeconds(pids.backend),
     nginx: pids.nginx().reduce((sum, pid) => sum + cpuSeconds(pid), 0),
     bench: (own.user + own.system) / 1e6,
@@ -501,16 +508,18 @@ function cpuBetween(a: CpuMark, b: CpuMark): CpuUse {
   const pct = (seconds: number) => round((100 * seconds) / wall, 0);
   const gateway = b.gateway - a.gateway;
   const baseline = b.baseline - a.baseline;
+  const floor = b.floor - a.floor;
   const backend = b.backend - a.backend;
   const nginx = b.nginx - a.nginx;
   const bench = b.bench - a.bench;
   return {
     gateway: pct(gateway),
     baseline: pct(baseline),
+    floor: pct(floor),
     backend: pct(backend),
     nginx: pct(nginx),
     bench: pct(bench),
-    other: Math.max(0, pct(b.machine - a.machine - gateway - baseline - backend - nginx - bench)),
+    other: Math.max(0, pct(b.machine - a.machine - gateway - baseline - floor - backend - nginx - bench)),
   };
 }
 
@@ -556,12 +565,19 @@ async function load(
   connections: number,
   seconds: number,
   expectBody: string,
-  processes: { gateway: Child; backend: Child; nginx: RunningNginx; baseline: Child | undefined },
+  processes: {
+    gateway: Child;
+    backend: Child;
+    nginx: RunningNginx;
+    floor: ChildProcess;
+    baseline: Child | undefined;
+  },
   keepSamples = false,
 ): Promise<LoadResult> {
   const pids: Pids = {
     gateway: processes.gateway.pid,
     baseline: processes.baseline?.pid,
+    floor: processes.floor.pid ?? 0,
     backend: processes.backend.pid,
     nginx: processes.nginx.pids,
   };
@@ -603,7 +619,9 @@ async function load(
         ? after.nginx - before.nginx
         : target.key === "baseline"
           ? after.baseline - before.baseline
-          : 0;
+          : target.key === "floor"
+            ? after.floor - before.floor
+            : 0;
   const run: LoadResult = {
     label,
     target: target.key,
@@ -632,7 +650,7 @@ async function load(
     `${label.padEnd(28)} ${target.title.padEnd(8)} ${String(run.requestsPerSecond).padStart(8)} req/s  ` +
       `p50 ${run.latencyP50Ms} ms  p99 ${run.latencyP99Ms} ms  mean ${run.latencyMeanMs} ms  ` +
       `non-2xx ${run.non2xx} errors ${run.errors} timeouts ${run.timeouts} wrong bodies ${run.mismatches}  ` +
-      `CPU gw ${run.cpu.gateway} %${processes.baseline ? ` baseline ${run.cpu.baseline} %` : ""} nginx ${run.cpu.nginx} % backend ${run.cpu.backend} % bench ${run.cpu.bench} % other ${run.cpu.other} %  ` +
+      `CPU gw ${run.cpu.gateway} %${processes.baseline ? ` baseline ${run.cpu.baseline} %` : ""} floor ${run.cpu.floor} % nginx ${run.cpu.nginx} % backend ${run.cpu.backend} % bench ${run.cpu.bench} % other ${run.cpu.other} %  ` +
       `${run.proxyCpuSeconds ? `proxy ${run.proxyCpuMsPerRequest} ms CPU/request  ` : ""}` +
       `gateway RSS max ${run.gatewayRssMaxMB} MB${run.gatewayLogs ? `  gateway logged ${run.gatewayLogKinds}` : ""}`,
   );
@@ -770,6 +788,7 @@ interface Report {
     direct: PathSummary;
     gateway: PathSummary;
     nginx: PathSummary;
+    floor: PathSummary;
     baseline?: PathSummary;
     p50Ratio: number;
     throughputRatio: number;
@@ -812,7 +831,10 @@ function summarize(runs: LoadResult[], key: Target["key"]): PathSummary {
 }
 
 /** What a proxy adds to the direct path's unloaded median, ms. */
-function addedP50(report: Pick<Report, "sequential">, key: "gateway" | "nginx" | "baseline"): number {
+function addedP50(
+  report: Pick<Report, "sequential">,
+  key: "gateway" | "nginx" | "floor" | "baseline",
+): number {
   const p50 = (k: Target["key"]) => report.sequential.find((r) => r.target === k)?.p50Ms ?? Number.NaN;
   return round(p50(key) - p50("direct"), 3);
 }
@@ -865,7 +887,8 @@ function renderResults(report: Report): string {
     `The same request, answer checked on every response (${report.responseBytes}-byte JSON body). ` +
       "Paths: direct (the platform token straight to the MCP server), gateway (the MCP token through the " +
       "gateway: origin, token, scope, exchange cache, session binding), nginx (the platform token through " +
-      "nginx, which checks nothing). " +
+      "nginx, which checks nothing), floor (the platform token through a bare Node.js proxy: node:http and the " +
+      "gateway's own forwarding code, test/bench/node-floor-proxy.ts, no framework and no check). " +
       '"proxy CPU/request": CPU ms of the proxy of that path (gateway, or nginx master + worker) ÷ requests. ' +
       'CPU in % of one core over the run: the gateway child, nginx, the REST + MCP child ("backend") and the bench ' +
       "process (autocannon's worker thread and the identity provider), and everything else on the machine " +
@@ -874,7 +897,7 @@ function renderResults(report: Report): string {
     "| run | path | requests/s | latency p50 / p99 ms | mean ms | proxy CPU/request ms | gateway CPU | nginx CPU | backend CPU | bench CPU | other CPU | failed |",
     "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ...rows,
-    ...(["direct", "gateway", "nginx", "baseline"] as const).flatMap((key) => {
+    ...(["direct", "gateway", "nginx", "floor", "baseline"] as const).flatMap((key) => {
       const path = sum[key];
       return path
         ? [
@@ -885,7 +908,8 @@ function renderResults(report: Report): string {
     "",
     `Gateway / direct: p50 × ${sum.p50Ratio.toFixed(2)}, throughput ${round(sum.throughputRatio * 100, 1)} %. ` +
       `CPU per proxied request: gateway ${sum.gateway.proxyCpuMsPerRequest} ms, nginx ${sum.nginx.proxyCpuMsPerRequest} ms ` +
-      `(× ${sum.cpuVsNginx.toFixed(2)})` +
+      `(× ${sum.cpuVsNginx.toFixed(2)}); the bare Node.js proxy (floor) ${sum.floor.proxyCpuMsPerRequest} ms ` +
+      `(× ${round(sum.floor.proxyCpuMsPerRequest / sum.nginx.proxyCpuMsPerRequest, 2).toFixed(2)} nginx's)` +
       (sum.baseline
         ? `; baseline gateway (${report.baselineRoot}) ${sum.baseline.proxyCpuMsPerRequest} ms, ` +
           `${sum.baseline.requestsPerSecond} req/s, unloaded it adds ${addedP50(report, "baseline")} ms.`
@@ -902,7 +926,7 @@ function renderResults(report: Report): string {
           ),
           "",
           `When nothing queues, the gateway adds ${addedP50(report, "gateway")} ms at the median, nginx ` +
-            `${addedP50(report, "nginx")} ms.`,
+            `${addedP50(report, "nginx")} ms, the bare Node.js proxy ${addedP50(report, "floor")} ms.`,
           "",
         ]
       : []),
@@ -1039,7 +1063,23 @@ async function main(): Promise<void> {
       upstream: backendSummary.mcp.analysis,
     });
     killers.add(nginx.kill);
-    const processes = { gateway, backend, nginx, baseline };
+    const floorPort = await freePort();
+    const floor = spawn(
+      process.execPath,
+      [
+        ...CLI_NODE_ARGS,
+        join(ROOT, "test", "bench", "node-floor-proxy.ts"),
+        String(floorPort),
+        backendSummary.mcp.analysis,
+      ],
+      { cwd: ROOT, env: cleanEnv({}), stdio: ["ignore", "pipe", "inherit"] },
+    );
+    killers.add(() => floor.kill("SIGKILL"));
+    await new Promise<void>((resolveListening, reject) => {
+      floor.once("exit", (code) => reject(new Error(`the bare Node.js proxy exited (${code})`)));
+      floor.stdout?.once("data", () => resolveListening());
+    });
+    const processes = { gateway, backend, nginx, floor, baseline };
     log(
       `gateway ${gatewaySummary.gateway} (pid ${gateway.pid}); MCP ${backendSummary.mcp.analysis}, REST ` +
         `${backendSummary.rest} (pid ${backend.pid}); ${nginx.version} ${nginx.url} (pid ${nginx.pid})`,
@@ -1085,6 +1125,12 @@ async function main(): Promise<void> {
         key: "nginx",
         title: "nginx",
         url: `${nginx.url}/mcp`,
+        headers: async (runSeconds) => mcpHeaders(await directToken(runSeconds)),
+      },
+      {
+        key: "floor",
+        title: "floor",
+        url: `http://127.0.0.1:${floorPort}/mcp`,
         headers: async (runSeconds) => mcpHeaders(await directToken(runSeconds)),
       },
     ];
@@ -1150,6 +1196,7 @@ async function main(): Promise<void> {
     await verify(viaNginx, backendSummary.demo);
     // 5. The stop, right after the load: each child must exit on SIGTERM (graceful, bounded).
     await nginx.stop();
+    floor.kill("SIGTERM");
     if (baseline) await stopChild(baseline);
     const stopSeconds = { gateway: await stopChild(gateway), backend: await stopChild(backend) };
     log(
@@ -1161,6 +1208,7 @@ async function main(): Promise<void> {
       direct: summarize(sideBySide, "direct"),
       gateway: summarize(sideBySide, "gateway"),
       nginx: summarize(sideBySide, "nginx"),
+      floor: summarize(sideBySide, "floor"),
       ...(baseline ? { baseline: summarize(sideBySide, "baseline") } : {}),
       p50Ratio: 0,
       throughputRatio: 0,
@@ -1266,7 +1314,7 @@ const budgetMs =
   1000 *
   (240 +
     2 * SETTINGS.warmupSeconds +
-    SETTINGS.rounds * (BASELINE_ROOT ? 4 : 3) * (SETTINGS.seconds + 1) +
+    SETTINGS.rounds * (BASELINE_ROOT ? 5 : 4) * (SETTINGS.seconds + 1) +
     3 * SETTINGS.warmupSeconds +
     SETTINGS.soakSeconds +
     SETTINGS.sequential / 50);

@@ -1,6 +1,6 @@
 /**
- * npm run bench:gateway at a tiny scale: the benchmark's own code keeps working end to end — the three
- * paths (direct, gateway, nginx) answer right under load, each proxy's CPU per request is measured, the
+ * npm run bench:gateway at a tiny scale: the benchmark's own code keeps working end to end — the four
+ * paths (direct, gateway, nginx, the bare Node.js proxy) answer right under load, each proxy's CPU per request is measured, the
  * children stop on SIGTERM. No timing is asserted. nginx must be installed (.ci/run installs it).
  */
 import assert from "node:assert/strict";
@@ -29,7 +29,7 @@ describe("bench:gateway at a tiny scale", { timeout: 300_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), "imaging-gateway-bench-tiny-"));
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it("measures direct, gateway and nginx side by side with right answers, CPU per request per proxy, and a clean stop", async () => {
+  it("measures direct, gateway, nginx and a bare Node.js proxy side by side with right answers, CPU per request per proxy, and a clean stop", async () => {
     assert.ok(findNginx(), NGINX_MISSING);
     const reportFile = join(dir, "report.json");
     const child = spawn(process.execPath, [BENCH], {
@@ -61,23 +61,28 @@ describe("bench:gateway at a tiny scale", { timeout: 300_000 }, () => {
       sideBySide: Run[];
       soak: Run;
       sequential: { target: string; requests: number }[];
-      summary: Record<"direct" | "gateway" | "nginx", { proxyCpuMsPerRequest: number }>;
+      summary: Record<"direct" | "gateway" | "nginx" | "floor", { proxyCpuMsPerRequest: number }>;
       stopSeconds: { gateway: number; backend: number };
     };
     assert.match(report.nginxVersion, /^nginx\/\d+\.\d+/);
-    assert.deepEqual(report.sideBySide.map((r) => r.target).sort(), ["direct", "gateway", "nginx"]);
+    assert.deepEqual(report.sideBySide.map((r) => r.target).sort(), ["direct", "floor", "gateway", "nginx"]);
     for (const run of [...report.sideBySide, report.soak]) {
       assert.ok(run.total > 0, `${run.target}: requests were served`);
       assert.equal(run.non2xx + run.errors + run.timeouts + run.mismatches, 0, `${run.target}: no failure`);
     }
     assert.ok(report.summary.gateway.proxyCpuMsPerRequest > 0, "the gateway's CPU per request is measured");
     assert.ok(report.summary.nginx.proxyCpuMsPerRequest > 0, "nginx's CPU per request is measured");
+    assert.ok(
+      report.summary.floor.proxyCpuMsPerRequest > 0,
+      "the bare Node.js proxy's CPU per request is measured",
+    );
     assert.deepEqual(
       report.sequential.map((r) => [r.target, r.requests]),
       [
         ["direct", 40],
         ["gateway", 40],
         ["nginx", 40],
+        ["floor", 40],
       ],
     );
     // Infinity (killed after 15 s) serializes as null.
