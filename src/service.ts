@@ -33,7 +33,7 @@ import { buildRestApp } from "./rest/app.ts";
 import type { GatherFacts } from "./rest/routes/analyses.ts";
 import { gatherPackageFacts } from "./scanner/facts/index.ts";
 import { createRegistryFetcher } from "./scanner/registry/cached-fetch.ts";
-import { drainListener, ShutdownSequence, type StopStep } from "./shutdown.ts";
+import { drainListener, ShutdownSequence, type StopStep, trackConnections } from "./shutdown.ts";
 import { openStore, type StoreHandle } from "./store/database.ts";
 import { secureDataDirectory } from "./store/file-modes.ts";
 import { PLATFORM_AUDIENCE, VERSION } from "./version.ts";
@@ -60,6 +60,8 @@ export interface RunningService {
    * (default SHUTDOWN_TIMEOUT) is nearly over is cut. Later calls return the same promise.
    */
   stop(timeoutMs?: number): Promise<void>;
+  /** How long each step of the stop took (filled as it runs). */
+  stopDurations: readonly { name: string; ms: number }[];
 }
 
 /**
@@ -85,10 +87,10 @@ interface StartedPart {
 }
 
 /** A Fastify listener's stop: Fastify's close (new requests 503, preClose hooks, close), drained. */
-const stopApp =
-  (app: FastifyInstance): StopStep =>
-  (deadline) =>
-    drainListener(app.server, app.close(), deadline);
+const stopApp = (app: FastifyInstance): StopStep => {
+  const sockets = trackConnections(app.server);
+  return (deadline) => drainListener(app.server, app.close(), deadline, sockets);
+};
 
 /**
  * Composition root. By default every part runs here: the REST API, both MCP servers on their internal
@@ -255,7 +257,18 @@ export async function startService(
     const stop = (timeoutMs = config.shutdownTimeout * 1000) =>
       // Draining gets most of the time; cutting what is left and closing the store, the rest.
       shutdown.run(Date.now() + Math.max(timeoutMs - 500, timeoutMs * 0.8));
-    return { config, store, gatewayUrl, restUrl, mcpUrls, exchanger, admin, keycloak, stop };
+    return {
+      config,
+      store,
+      gatewayUrl,
+      restUrl,
+      mcpUrls,
+      exchanger,
+      admin,
+      keycloak,
+      stop,
+      stopDurations: shutdown.durations,
+    };
   } catch (error) {
     for (const part of started.reverse()) await part.stop(Date.now());
     await store.close();

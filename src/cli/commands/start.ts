@@ -98,8 +98,13 @@ export function registerStart(program: Command): void {
           process.stderr.write(`the stop took longer than ${seconds} s (SHUTDOWN_TIMEOUT): exiting now\n`);
           process.exit(1);
         }, seconds * 1000).unref();
+        const t0 = performance.now();
         service.stop(seconds * 1000).then(
-          () => process.exit(0),
+          () => {
+            const steps = service.stopDurations.map((d) => `${d.name} ${d.ms} ms`).join(", ");
+            process.stderr.write(`stopped in ${Math.round(performance.now() - t0)} ms (${steps})\n`);
+            process.exit(0);
+          },
           (error: unknown) => {
             process.stderr.write(`shutdown failed: ${(error as Error).message}\n`);
             process.exit(1);
