@@ -989,7 +989,11 @@ async function main(): Promise<void> {
   );
   if (CPU_PROF_DIR) mkdirSync(CPU_PROF_DIR, { recursive: true });
   const nginxBinary = findNginx();
-  if (!nginxBinary) throw new Error(NGINX_MISSING);
+  if (!nginxBinary) {
+    log(NGINX_MISSING);
+    process.exitCode = 1;
+    return;
+  }
 
   const tmp = mkdtempSync(join(os.tmpdir(), "imaging-gateway-bench-"));
   scratchDirs.add(tmp);

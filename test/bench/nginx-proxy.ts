@@ -29,13 +29,17 @@ export interface RunningNginx {
   kill(): void;
 }
 
-/** Where nginx is: NGINX_BIN, else `nginx` on PATH, else Debian's /usr/sbin/nginx (not on a user's PATH). */
+/**
+ * Where nginx is: NGINX_BIN when set (and only there), else `nginx` on PATH, else Debian's
+ * /usr/sbin/nginx (not on a user's PATH).
+ */
 export function findNginx(): string | undefined {
-  const candidates = [
-    process.env.NGINX_BIN,
-    ...(process.env.PATH ?? "").split(delimiter).map((dir) => dir && join(dir, "nginx")),
-    "/usr/sbin/nginx",
-  ];
+  const candidates = process.env.NGINX_BIN
+    ? [process.env.NGINX_BIN]
+    : [
+        ...(process.env.PATH ?? "").split(delimiter).map((dir) => dir && join(dir, "nginx")),
+        "/usr/sbin/nginx",
+      ];
   for (const candidate of candidates) {
     if (!candidate) continue;
     try {
@@ -49,7 +53,7 @@ export function findNginx(): string | undefined {
 }
 
 export const NGINX_MISSING =
-  "nginx is not installed (looked at NGINX_BIN, nginx on PATH and /usr/sbin/nginx): the gateway benchmark " +
+  "nginx is not installed (looked at NGINX_BIN, else nginx on PATH and /usr/sbin/nginx): the gateway benchmark " +
   "measures nginx as the reference proxy. Install the Debian package: apt-get install nginx-light " +
   "(.ci/run does it).";
 
