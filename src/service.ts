@@ -33,6 +33,7 @@ import { buildRestApp } from "./rest/app.ts";
 import type { GatherFacts } from "./rest/routes/analyses.ts";
 import { gatherPackageFacts } from "./scanner/facts/index.ts";
 import { createRegistryFetcher } from "./scanner/registry/cached-fetch.ts";
+import { drainListener, ShutdownSequence, type StopStep, trackConnections } from "./shutdown.ts";
 import { openStore, type StoreHandle } from "./store/database.ts";
 import { secureDataDirectory } from "./store/file-modes.ts";
 import { PLATFORM_AUDIENCE, VERSION } from "./version.ts";
@@ -53,7 +54,14 @@ export interface RunningService {
   admin: { created: boolean; generatedPassword?: string } | undefined;
   /** What the start-up provisioning of Keycloak did (IDP=keycloak, gateway part). */
   keycloak: Omit<ProvisionResult, "exchangeClientSecret"> | undefined;
-  stop(): Promise<void>;
+  /**
+   * The graceful stop (SIGTERM/SIGINT): every listener stops accepting, in-flight requests finish, open
+   * event streams and upstream connections close, then the store; whatever is left when `timeoutMs`
+   * (default SHUTDOWN_TIMEOUT) is nearly over is cut. Later calls return the same promise.
+   */
+  stop(timeoutMs?: number): Promise<void>;
+  /** How long each step of the stop took (filled as it runs). */
+  stopDurations: readonly { name: string; ms: number }[];
 }
 
 /**
@@ -72,9 +80,17 @@ function factsGatherer(config: RuntimeConfig, store: StoreHandle): GatherFacts {
     });
 }
 
-interface Closable {
-  close(): Promise<void>;
+/** A running part and how it stops. */
+interface StartedPart {
+  name: string;
+  stop: StopStep;
 }
+
+/** A Fastify listener's stop: Fastify's close (new requests 503, preClose hooks, close), drained. */
+const stopApp = (app: FastifyInstance): StopStep => {
+  const sockets = trackConnections(app.server);
+  return (deadline) => drainListener(app.server, app.close(), deadline, sockets);
+};
 
 /**
  * Composition root. By default every part runs here: the REST API, both MCP servers on their internal
@@ -97,7 +113,7 @@ export async function startService(
   if (config.logLevel !== "silent") {
     for (const notice of [...tightened, ...store.notices]) process.stderr.write(`[store] ${notice}\n`);
   }
-  const started: Closable[] = [];
+  const started: StartedPart[] = [];
   const logger = config.logLevel === "silent" ? false : loggerOptions(config.logLevel);
   const internal = (port: number) =>
     `http://${config.internalBindAddress === "0.0.0.0" ? "127.0.0.1" : config.internalBindAddress}:${port}`;
@@ -123,7 +139,7 @@ export async function startService(
         analyses: { maxBytes: config.analysisUploadMaxBytes, gatherFacts: factsGatherer(config, store) },
       });
       await listenOrExplain(rest, config.internalBindAddress, config.restPort, "REST_PORT");
-      started.push(rest);
+      started.push({ name: "REST API", stop: stopApp(rest) });
       restUrl = listenUrl(rest, "http");
     }
 
@@ -144,7 +160,7 @@ export async function startService(
           );
         },
       );
-      started.push(mcp);
+      started.push({ name: `${kind} MCP server`, stop: (deadline) => mcp.close(deadline) });
       mcpUrls[kind] = mcp.url;
     }
 
@@ -169,7 +185,7 @@ export async function startService(
             : keepRegisteredClients(await connectKeycloakAdmin(config), config.realm, (message) => {
                 if (config.logLevel !== "silent") process.stderr.write(`[keycloak] ${redactText(message)}\n`);
               });
-        if (keeper) started.push(keeper);
+        if (keeper) started.push({ name: "registered clients expiry", stop: () => keeper.close() });
         identityProvider = keycloakProxy({
           baseUrl: config.baseUrl,
           keycloakUrl: config.keycloakUrl as string,
@@ -187,7 +203,7 @@ export async function startService(
           ...(config.idpExtraCaFile ? { cimdCa: readExtraCa(config.idpExtraCaFile) } : {}),
           ...hooks.idp,
         });
-        started.push(embedded.idp);
+        started.push({ name: "identity provider", stop: () => embedded.idp.close() });
         identityProvider = identityProviderRoutes(embedded.idp);
         admin = embedded.admin;
       }
@@ -228,22 +244,33 @@ export async function startService(
         logger,
       });
       await listenOrExplain(gateway, config.bindAddress, config.port, "PORT (or --port)");
-      started.push(gateway);
+      started.push({ name: "gateway", stop: stopApp(gateway) });
       gatewayUrl = listenUrl(gateway, config.https ? "https" : "http");
     }
 
-    let stopping: Promise<void> | undefined;
-    const stop = () => {
-      // In-flight requests finish: the gateway stops accepting first, then the services, then the store.
-      stopping ??= (async () => {
-        for (const part of [...started].reverse()) await part.close();
-        await store.close();
-      })();
-      return stopping;
+    // The stop order: the gateway first (it calls the others), then the identity provider, the MCP servers
+    // (their tools call the REST API), the REST API, and the store last. Store-level resources that the
+    // parts use (reader pools...) join just before the store.
+    const shutdown = new ShutdownSequence();
+    for (const part of [...started].reverse()) shutdown.add(part.name, part.stop);
+    shutdown.add("store", () => store.close());
+    const stop = (timeoutMs = config.shutdownTimeout * 1000) =>
+      // Draining gets most of the time; cutting what is left and closing the store, the rest.
+      shutdown.run(Date.now() + Math.max(timeoutMs - 500, timeoutMs * 0.8));
+    return {
+      config,
+      store,
+      gatewayUrl,
+      restUrl,
+      mcpUrls,
+      exchanger,
+      admin,
+      keycloak,
+      stop,
+      stopDurations: shutdown.durations,
     };
-    return { config, store, gatewayUrl, restUrl, mcpUrls, exchanger, admin, keycloak, stop };
   } catch (error) {
-    for (const part of started.reverse()) await part.close();
+    for (const part of started.reverse()) await part.stop(Date.now());
     await store.close();
     throw error;
   }

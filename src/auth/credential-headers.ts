@@ -8,11 +8,16 @@ export const CREDENTIAL_HEADERS = ["authorization", "proxy-authorization", "x-ap
  * such a request is refused instead (RFC 6750 section 3.1: invalid_request).
  */
 export function repeatedCredentialHeader(rawHeaders: readonly string[]): string | undefined {
-  const seen = new Set<string>();
+  // Runs on every request of the gateway: no allocation unless a credential header shows up.
+  let seen: Set<string> | undefined;
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i]?.toLowerCase() ?? "";
+    const raw = rawHeaders[i] ?? "";
+    // The shortest credential header name is 9 characters ("x-api-key"), the longest 19.
+    if (raw.length < 9 || raw.length > 19) continue;
+    const name = raw.toLowerCase();
     if (!(CREDENTIAL_HEADERS as readonly string[]).includes(name)) continue;
-    if (seen.has(name)) return name;
+    if (seen?.has(name)) return name;
+    seen ??= new Set();
     seen.add(name);
   }
   return undefined;

@@ -65,6 +65,7 @@ export const settingsSchema = z.object({
     .int()
     .min(1024)
     .default(64 * 1024 * 1024),
+  shutdownTimeout: z.coerce.number().positive().max(600).default(5),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
@@ -308,5 +309,12 @@ export const settingDocs: readonly SettingDoc[] = [
     env: "ANALYSIS_UPLOAD_MAX_BYTES",
     description: "Largest analysis document POST /rest/applications/{name}/analyses accepts",
     defaultText: "67108864 (64 MiB)",
+  },
+  {
+    key: "shutdownTimeout",
+    env: "SHUTDOWN_TIMEOUT",
+    description:
+      "Seconds `imaging start` has, after SIGTERM or SIGINT, to finish in-flight requests and exit (a second signal exits at once)",
+    defaultText: "5",
   },
 ];

@@ -11,18 +11,20 @@ export function guardCredentialHeaders(
   app: FastifyInstance,
   options: { baseUrl: string; resources: readonly McpResource[] },
 ): void {
-  app.addHook("onRequest", async (request, reply) => {
+  // A callback hook, not an async one: it runs on every request and almost always passes.
+  app.addHook("onRequest", (request, reply, done) => {
     const repeated = repeatedCredentialHeader(request.raw.rawHeaders);
-    if (!repeated) return;
+    if (!repeated) return done();
     const detail = repeatedHeaderDetail(repeated);
     const path = request.url.split("?")[0] ?? "";
     if (path === "/rest" || path.startsWith("/rest/")) {
-      return reply
+      reply
         .code(400)
         .type("application/problem+json")
         .send(
           JSON.stringify({ type: "about:blank", title: "Bad Request", status: 400, detail, instance: path }),
         );
+      return;
     }
     const resource = options.resources.find((r) => r.path === path);
     if (resource) {
@@ -31,9 +33,6 @@ export function guardCredentialHeaders(
         bearerChallenge(options.baseUrl, resource, { error: "invalid_request", description: detail }),
       );
     }
-    return reply
-      .code(400)
-      .type("application/json")
-      .send({ error: "invalid_request", error_description: detail });
+    reply.code(400).type("application/json").send({ error: "invalid_request", error_description: detail });
   });
 }

@@ -1,5 +1,6 @@
-import replyFrom from "@fastify/reply-from";
+import type { OutgoingHttpHeaders } from "node:http";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { Pool } from "undici";
 import type { BoundedCache } from "../auth/bounded-cache.ts";
 import type { McpAccessVerifier } from "../auth/mcp-access.ts";
 import {
@@ -12,8 +13,9 @@ import { forwardableRequestHeaders, forwardableResponseHeaders } from "./hop-by-
 import { jsonRpcError, requestId } from "./json-rpc-error.ts";
 import { bearerChallenge, type McpResource, resourceUrl } from "./mcp-resources.ts";
 import { CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, CORS_EXPOSE_HEADERS } from "./origin-policy.ts";
-import { keepRawBodies, rawBodyOptions } from "./raw-body.ts";
-import { type UpstreamHealth, withoutPerRequestUpstreamErrors } from "./upstream-health.ts";
+import { keepRawBodies } from "./raw-body.ts";
+import type { UpstreamHealth } from "./upstream-health.ts";
+import { forwardStreaming } from "./upstream-stream.ts";
 
 export interface McpProxyOptions {
   baseUrl: string;
@@ -30,8 +32,20 @@ export interface McpProxyOptions {
 }
 
 const SESSION_TTL_MS = 24 * 3_600_000;
-/** Headers that must never reach an MCP server from the client (Origin was checked here already). */
-const STRIPPED = ["authorization", "cookie", "x-api-key", "proxy-authorization", "forwarded", "origin"];
+/**
+ * Headers that must never reach an MCP server from the client (Origin was checked here already), and
+ * those the hop sets itself (Host names the upstream; the length is the body's, which undici sets).
+ */
+const STRIPPED: ReadonlySet<string> = new Set([
+  "authorization",
+  "cookie",
+  "x-api-key",
+  "proxy-authorization",
+  "forwarded",
+  "origin",
+  "host",
+  "content-length",
+]);
 
 /**
  * One MCP route: CORS and origin check, token verification for this resource, token exchange, the
@@ -43,22 +57,29 @@ export async function mcpProxy(app: FastifyInstance, options: McpProxyOptions): 
   const forwardedProto = new URL(baseUrl).protocol.replace(":", "");
   const forwardedHost = new URL(baseUrl).host;
 
-  await app.register(replyFrom, {
-    base: resource.upstreamUrl,
-    // SSE streams stay open as long as the client wants: no body timeout.
-    undici: {
-      connections: 128,
-      pipelining: 1,
-      keepAliveTimeout: 60_000,
-      headersTimeout: 300_000,
-      bodyTimeout: 0,
-    },
+  // Kept-alive connections to the MCP server, reused by every request. SSE streams stay open as long as
+  // the client wants: no body timeout.
+  const upstream = new Pool(resource.upstreamUrl, {
+    connections: 128,
+    pipelining: 1,
+    keepAliveTimeout: 60_000,
+    headersTimeout: 300_000,
+    bodyTimeout: 0,
+  });
+  const upstreamHost = new URL(resource.upstreamUrl).host;
+  // Open GET event streams (2025 sessions): they never end by themselves, so a stop ends them.
+  const streams = new Set<() => void>();
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+    for (const end of streams) end();
+  });
+  // After the listener has closed (every client connection gone): the upstream connections go too.
+  app.addHook("onClose", async () => {
+    await upstream.destroy();
   });
   // The body goes upstream byte for byte: the MCP server parses it and answers JSON-RPC errors itself.
   keepRawBodies(app);
-  app.addHook("onRequest", async (request) => {
-    request.log = withoutPerRequestUpstreamErrors(request.log);
-  });
   const upstreamName = `mcp-${resource.kind}`;
 
   // A client that goes away mid-request (a cancelled tool call) is not a server error.
@@ -114,14 +135,15 @@ export async function mcpProxy(app: FastifyInstance, options: McpProxyOptions): 
     url: resource.path,
     handler: async (request, reply) => {
       if (!cors(request, reply)) return reply;
-      const id = requestId(request.body);
+      // Only an answer of the gateway's own needs the JSON-RPC id: the body is parsed then, not before.
+      const id = () => requestId(request.body);
       const decision = await options.access.check(request.headers.authorization, resourceId);
       if (!decision.ok) {
         if (decision.status === 503) {
           return unavailable(
             reply,
             `The identity provider cannot be reached to check the token: ${decision.description}`,
-            id,
+            id(),
           );
         }
         const sent = request.headers.authorization !== undefined;
@@ -136,7 +158,7 @@ export async function mcpProxy(app: FastifyInstance, options: McpProxyOptions): 
       if (sessionId !== undefined && options.sessions.get(String(sessionId)) !== decision.subject) {
         // Another user's live session and an id this gateway never opened get the same bytes, from
         // here: nothing tells the caller which ids exist. A client then initializes anew (MCP transport).
-        return sessionNotFound(reply, id);
+        return sessionNotFound(reply, id());
       }
 
       let platformToken: string;
@@ -147,7 +169,7 @@ export async function mcpProxy(app: FastifyInstance, options: McpProxyOptions): 
           return unavailable(
             reply,
             `The identity provider cannot be reached to exchange the token: ${error.message}`,
-            id,
+            id(),
           );
         }
         if (error instanceof TokenExchangeRefusedError) options.logRefusal(request.log, decision, error);
@@ -164,45 +186,74 @@ export async function mcpProxy(app: FastifyInstance, options: McpProxyOptions): 
           .send({ error: "invalid_token", error_description: description });
       }
 
-      return reply.from(request.url, {
-        ...rawBodyOptions(request),
-        rewriteRequestHeaders: (_request, headers) => {
-          const forwarded: Record<string, string | string[] | undefined> = forwardableRequestHeaders(headers);
-          for (const name of STRIPPED) delete forwarded[name];
-          forwarded.authorization = `Bearer ${platformToken}`;
-          forwarded["x-forwarded-proto"] = forwardedProto;
-          forwarded["x-forwarded-host"] = forwardedHost;
-          return forwarded;
+      if (closing && request.method === "GET") {
+        return reply
+          .code(503)
+          .header("retry-after", "5")
+          .header("connection", "close")
+          .send(jsonRpcError(-32000, "The gateway is shutting down", null));
+      }
+      const headers: Record<string, string | string[] | undefined> = forwardableRequestHeaders(
+        request.headers,
+        STRIPPED,
+      );
+      headers.host = upstreamHost;
+      headers.authorization = `Bearer ${platformToken}`;
+      headers["x-forwarded-proto"] = forwardedProto;
+      headers["x-forwarded-host"] = forwardedHost;
+      const forwarded = forwardStreaming(
+        upstream,
+        {
+          method: request.method,
+          path: request.url,
+          headers,
+          body: Buffer.isBuffer(request.body) ? request.body : undefined,
         },
-        rewriteHeaders: (headers) => forwardableResponseHeaders(headers),
-        onResponse: (_request, upstreamReply, upstream) => {
-          options.health.reached(upstreamName);
-          // reply-from has copied the upstream status and headers onto the reply by now.
-          const opened = upstreamReply.getHeader("mcp-session-id");
-          if (typeof opened === "string")
-            options.sessions.set(opened, decision.subject, Date.now() + SESSION_TTL_MS);
-          // Ended by the client, or gone upstream (idle, restarted): the binding goes too.
-          const ended =
-            (request.method === "DELETE" && upstreamReply.statusCode < 300) ||
-            upstreamReply.statusCode === 404;
-          if (typeof sessionId === "string" && ended) options.sessions.delete(sessionId);
-          upstreamReply.send(upstream.stream);
+        reply.raw,
+        {
+          onHeaders: (statusCode, upstreamHeaders) => {
+            options.health.reached(upstreamName);
+            const opened = upstreamHeaders["mcp-session-id"];
+            if (typeof opened === "string")
+              options.sessions.set(opened, decision.subject, Date.now() + SESSION_TTL_MS);
+            // Ended by the client, or gone upstream (idle, restarted): the binding goes too.
+            const ended = (request.method === "DELETE" && statusCode < 300) || statusCode === 404;
+            if (typeof sessionId === "string" && ended) options.sessions.delete(sessionId);
+            // The answer goes out from here, past Fastify's reply: the headers set on it (CORS) go too,
+            // the upstream's winning as with any proxied header.
+            reply.hijack();
+            return Object.assign(
+              reply.getHeaders(),
+              forwardableResponseHeaders(upstreamHeaders),
+            ) as OutgoingHttpHeaders;
+          },
+          onError: (error) => {
+            if (closing) {
+              reply
+                .code(503)
+                .header("retry-after", "5")
+                .send(jsonRpcError(-32000, "The gateway is shutting down", id()));
+              return;
+            }
+            options.health.failed(upstreamName, error);
+            reply
+              .code(502)
+              .type("application/json")
+              .send(
+                jsonRpcError(
+                  -32000,
+                  `The ${resource.kind} MCP server cannot be reached: ${error.message || "upstream error"}`,
+                  id(),
+                ),
+              );
+          },
         },
-        onError: (errorReply, { error }) => {
-          if (errorReply.raw.destroyed || request.raw.socket?.destroyed) return;
-          options.health.failed(upstreamName, error);
-          errorReply
-            .code(502)
-            .type("application/json")
-            .send(
-              jsonRpcError(
-                -32000,
-                `The ${resource.kind} MCP server cannot be reached: ${(error as Error).message || "upstream error"}`,
-                id,
-              ),
-            );
-        },
-      });
+      );
+      if (request.method === "GET") {
+        streams.add(forwarded.end);
+        reply.raw.once("close", () => streams.delete(forwarded.end));
+      }
+      return reply;
     },
   });
 }

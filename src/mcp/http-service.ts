@@ -54,8 +54,11 @@ export interface RunningMcpService {
   url: string;
   /** Full URL of the MCP endpoint, e.g. http://127.0.0.1:8282/mcp. */
   endpoint: string;
-  /** Stops accepting, lets in-flight requests finish (bounded), ends 2025 sessions and streams. */
-  close(): Promise<void>;
+  /**
+   * Stops accepting, lets in-flight requests finish (until `deadline`, epoch ms, else `closeGraceMs`
+   * from now), ends 2025 sessions and streams, then cuts what is left.
+   */
+  close(deadline?: number): Promise<void>;
 }
 
 const silentLogger: McpServiceLogger = { info() {}, warn() {}, error() {} };
@@ -150,12 +153,14 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
   logger.info({ service, url: `${url}${path}` }, "MCP server listening");
 
   let closing: Promise<void> | undefined;
-  const close = () => {
+  const close = (deadline = Date.now() + (options.closeGraceMs ?? 10_000)) => {
     closing ??= (async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      const deadline = Date.now() + (options.closeGraceMs ?? 10_000);
-      while (inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+      // Keep-alive connections go as soon as they are idle (close() closes only those idle right now).
+      while (inFlight > 0 && Date.now() < deadline) {
+        server.closeIdleConnections();
+        await new Promise((r) => setTimeout(r, 25));
+      }
       await handler.close();
       server.closeAllConnections();
       await closed;

@@ -9,22 +9,30 @@
  * - child 1, the real CLI: `imaging start --only rest --only mcp-analysis --only mcp-gatekeeper --demo`;
  * - child 2, the real CLI: `imaging start --only gateway`, its upstreams taken from child 1's summary.
  *
- * 1. Checks the answers: both paths must return the demo applications, byte for byte the same body
+ * - nginx (the Debian package; test/bench/nginx-proxy.ts), its own generated configuration on a free
+ *   loopback port, in front of the same MCP server: the reference proxy path (platform token, no checks).
+ * - the bare Node.js proxy (test/bench/node-floor-proxy.ts: node:http + the gateway's forwarding code, no
+ *   framework, no check), in front of the same MCP server: the floor of a Node.js hop.
+ *
+ * 1. Checks the answers: every path must return the demo applications, byte for byte the same body
  *    (which every response under load is then compared with).
- * 2. Unloaded latency: one client, sequential requests, alternating direct and gateway blocks.
+ * 2. Unloaded latency: one client, sequential requests, alternating blocks of every path.
  * 3. Side by side: BENCH_GATEWAY_CONNECTIONS connections for BENCH_GATEWAY_SECONDS per run, alternated
- *    direct, gateway, gateway, direct... (BENCH_GATEWAY_ROUNDS rounds) to cancel drift.
+ *    direct, gateway, nginx, nginx, gateway, direct... (BENCH_GATEWAY_ROUNDS rounds) to cancel drift; the
+ *    CPU of each proxy per request it served.
  * 4. Soak: BENCH_GATEWAY_SOAK_CONNECTIONS connections for BENCH_GATEWAY_SOAK_SECONDS through the gateway;
  *    every non-2xx, error, timeout or unexpected body counts; the gateway child's VmRSS is sampled every
  *    second (and its VmHWM read at the end).
- * 5. Prints the report, writes .bench-data/gateway-last-run.json and the results block of the "Gateway"
+ * 5. Stops the children with SIGTERM right after the soak and times their exit (graceful stop).
+ * 6. Prints the report, writes .bench-data/gateway-last-run.json (or BENCH_GATEWAY_REPORT) and the results block of the "Gateway"
  *    section of docs/benchmarks.md (only with the default settings, or with BENCH_WRITE_DOCS=1).
  *
  * Knobs: BENCH_GATEWAY_SECONDS (15), BENCH_GATEWAY_ROUNDS (2), BENCH_GATEWAY_CONNECTIONS (20),
  * BENCH_GATEWAY_WARMUP_SECONDS (3), BENCH_GATEWAY_SOAK_SECONDS (60), BENCH_GATEWAY_SOAK_CONNECTIONS (200),
  * BENCH_GATEWAY_SEQUENTIAL (2000 requests per path; 0 skips), BENCH_GATEWAY_CPU_PROF=<dir> (children run
  * with --cpu-prof, profiles written there at exit), BENCH_GATEWAY_NODE_ARGS (extra Node.js flags for the
- * gateway child, for what-if runs), BENCH_WRITE_DOCS=1. The children also get the Node.js flags of the
+ * gateway child, for what-if runs), BENCH_GATEWAY_BASELINE=<another checkout, with node_modules> (its
+ * gateway as a fourth path, for before/after ratios in one run), BENCH_GATEWAY_REPORT=<file>, BENCH_WRITE_DOCS=1. The children also get the Node.js flags of the
  * CLI's shebang line, as the installed `imaging` command does.
  * A quick try: BENCH_GATEWAY_SECONDS=3 BENCH_GATEWAY_ROUNDS=1 BENCH_GATEWAY_SOAK_SECONDS=5 npm run bench:gateway
  */
@@ -33,7 +41,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { Agent, request as httpRequest } from "node:http";
 import { createServer } from "node:net";
 import os from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { issuerMetadata } from "../../src/auth/issuer-metadata.ts";
@@ -41,11 +49,14 @@ import { createTokenExchanger, type TokenExchanger } from "../../src/auth/token-
 import { settingDocs } from "../../src/config/settings.ts";
 import { PLATFORM_AUDIENCE } from "../../src/version.ts";
 import { EXCHANGE_CLIENT_ID, startTestIssuer, type TestIssuer } from "../support/test-issuer.ts";
+import { findNginx, NGINX_MISSING, type RunningNginx, startNginx } from "./nginx-proxy.ts";
 
 const ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
 const CLI = join(ROOT, "src", "cli", "main.ts");
 const DOCS_FILE = join(ROOT, "docs", "benchmarks.md");
-const REPORT_FILE = join(ROOT, ".bench-data", "gateway-last-run.json");
+const REPORT_FILE = process.env.BENCH_GATEWAY_REPORT
+  ? resolve(process.env.BENCH_GATEWAY_REPORT)
+  : join(ROOT, ".bench-data", "gateway-last-run.json");
 
 const DEFAULTS = {
   seconds: 15,
@@ -73,12 +84,18 @@ const SETTINGS = {
   sequential: knob("BENCH_GATEWAY_SEQUENTIAL", DEFAULTS.sequential),
 };
 const CPU_PROF_DIR = process.env.BENCH_GATEWAY_CPU_PROF ? resolve(process.env.BENCH_GATEWAY_CPU_PROF) : "";
+/**
+ * Another checkout of this repository (with its node_modules), e.g. the main branch: its gateway runs as
+ * a fourth path ("baseline"), side by side with this one in the same run, for before/after ratios.
+ */
+const BASELINE_ROOT = process.env.BENCH_GATEWAY_BASELINE ? resolve(process.env.BENCH_GATEWAY_BASELINE) : "";
 /** Extra Node.js flags for the gateway child only, for what-if runs (e.g. --max-semi-space-size=16). */
 const GATEWAY_NODE_ARGS = (process.env.BENCH_GATEWAY_NODE_ARGS ?? "").split(/\s+/).filter(Boolean);
 const FULL_RUN =
   Object.entries(DEFAULTS).every(([k, v]) => SETTINGS[k as keyof typeof SETTINGS] === v) &&
   GATEWAY_NODE_ARGS.length === 0 &&
-  !CPU_PROF_DIR;
+  !CPU_PROF_DIR &&
+  !BASELINE_ROOT;
 
 /**
  * The Node.js flags the installed `imaging` command starts with: those of the CLI's shebang line
@@ -92,7 +109,17 @@ function shebangNodeArgs(): string[] {
 }
 const CLI_NODE_ARGS = shebangNodeArgs();
 
-const TARGETS = { p50Ratio: 1.3, throughputRatio: 0.75, rssMB: 250 };
+const TARGETS = {
+  p50Ratio: 1.3,
+  throughputRatio: 0.75,
+  rssMB: 250,
+  /** The gateway's CPU per proxied request, as a multiple of nginx's, under the same load (issue 18). */
+  cpuVsNginx: 2.5,
+  /** What the gateway adds to the unloaded median, ms (issue 18). */
+  addedP50Ms: 0.15,
+  /** Seconds from SIGTERM to exit, right after the soak (issue 18; the SHUTDOWN_TIMEOUT default). */
+  stopSeconds: 5,
+};
 /** % of one core used by other processes during a run above which the run is flagged as disturbed. */
 const DISTURBED_CPU = 15;
 /** autocannon's per-request timeout (s): a slower answer counts as a timeout. */
@@ -134,7 +161,7 @@ const mcpHeaders = (token: string): Record<string, string> => ({
 });
 
 interface Target {
-  key: "direct" | "gateway";
+  key: "direct" | "gateway" | "nginx" | "floor" | "baseline";
   title: string;
   url: string;
   /** Headers for the next run (the direct token is refreshed when it would expire during a run). */
@@ -251,19 +278,28 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 /** Runs `imaging start --json ...` and waits for its start-up summary (a JSON block on stdout). */
-function startCli(name: string, args: string[], env: Record<string, string>): Promise<[Child, StartSummary]> {
+function startCli(
+  name: string,
+  args: string[],
+  env: Record<string, string>,
+  root = ROOT,
+): Promise<[Child, StartSummary]> {
   const nodeArgs = [
     ...CLI_NODE_ARGS,
-    ...(name === "gateway" ? GATEWAY_NODE_ARGS : []),
+    ...(name === "gateway" || name === "baseline" ? GATEWAY_NODE_ARGS : []),
     ...(CPU_PROF_DIR
       ? ["--cpu-prof", "--cpu-prof-dir", CPU_PROF_DIR, "--cpu-prof-name", `${name}.cpuprofile`]
       : []),
   ];
-  const proc = spawn(process.execPath, [...nodeArgs, CLI, "start", "--json", ...args], {
-    cwd: ROOT,
-    env: cleanEnv(env),
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const proc = spawn(
+    process.execPath,
+    [...nodeArgs, join(root, "src", "cli", "main.ts"), "start", "--json", ...args],
+    {
+      cwd: root,
+      env: cleanEnv(env),
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   const child: Child = {
     name,
     pid: proc.pid ?? 0,
@@ -324,16 +360,22 @@ function startCli(name: string, args: string[], env: Record<string, string>): Pr
   });
 }
 
-/** SIGTERM (the service finishes in-flight requests and exits), SIGKILL after 15 s. */
-async function stopChild(child: Child): Promise<void> {
-  if (child.process.exitCode !== null || child.process.signalCode !== null) return;
+/**
+ * SIGTERM (the service finishes in-flight requests and exits), SIGKILL after 15 s. Returns the seconds
+ * from SIGTERM to exit (Infinity when it had to be killed).
+ */
+async function stopChild(child: Child): Promise<number> {
+  if (child.process.exitCode !== null || child.process.signalCode !== null) return 0;
+  const t0 = performance.now();
   child.process.kill("SIGTERM");
   const killed = await Promise.race([child.exited.then(() => false), sleep(15_000).then(() => true)]);
   if (killed) {
     log(`${child.name} did not stop within 15 s: SIGKILL`);
     child.process.kill("SIGKILL");
     await child.exited;
+    return Number.POSITIVE_INFINITY;
   }
+  return round((performance.now() - t0) / 1000, 2);
 }
 
 function killAllNow(): void {
@@ -349,8 +391,11 @@ function killAllNow(): void {
 const scratchDirs = new Set<string>();
 
 /** Last resort (signal, watchdog, exit): kill the children at once and remove the temporary files. */
+/** Other processes to kill at once however the run ends (nginx). */
+const killers = new Set<() => void>();
 function abandon(): void {
   killAllNow();
+  for (const kill of killers) kill();
   for (const dir of scratchDirs) rmSync(dir, { recursive: true, force: true });
   scratchDirs.clear();
 }
@@ -413,25 +458,45 @@ function machineBusySeconds(): number {
 interface CpuMark {
   at: number;
   gateway: number;
+  baseline: number;
+  floor: number;
   backend: number;
+  nginx: number;
   bench: number;
   machine: number;
 }
 
 interface CpuUse {
   gateway: number;
+  /** The baseline gateway (BENCH_GATEWAY_BASELINE), 0 without. */
+  baseline: number;
+  /** The bare Node.js proxy (test/bench/node-floor-proxy.ts). */
+  floor: number;
   backend: number;
+  /** nginx's master and worker. */
+  nginx: number;
   bench: number;
   /** Everything else on the machine (other processes, the kernel): should stay near 0. */
   other: number;
 }
 
-function cpuMark(pids: { gateway: number; backend: number }): CpuMark {
+interface Pids {
+  gateway: number;
+  baseline: number | undefined;
+  floor: number;
+  backend: number;
+  nginx: () => number[];
+}
+
+function cpuMark(pids: Pids): CpuMark {
   const own = process.cpuUsage();
   return {
     at: performance.now(),
     gateway: cpuSeconds(pids.gateway),
+    baseline: pids.baseline ? cpuSeconds(pids.baseline) : 0,
+    floor: cpuSeconds(pids.floor),
     backend: cpuSeconds(pids.backend),
+    nginx: pids.nginx().reduce((sum, pid) => sum + cpuSeconds(pid), 0),
     bench: (own.user + own.system) / 1e6,
     machine: machineBusySeconds(),
   };
@@ -442,13 +507,19 @@ function cpuBetween(a: CpuMark, b: CpuMark): CpuUse {
   const wall = (b.at - a.at) / 1000;
   const pct = (seconds: number) => round((100 * seconds) / wall, 0);
   const gateway = b.gateway - a.gateway;
+  const baseline = b.baseline - a.baseline;
+  const floor = b.floor - a.floor;
   const backend = b.backend - a.backend;
+  const nginx = b.nginx - a.nginx;
   const bench = b.bench - a.bench;
   return {
     gateway: pct(gateway),
+    baseline: pct(baseline),
+    floor: pct(floor),
     backend: pct(backend),
+    nginx: pct(nginx),
     bench: pct(bench),
-    other: Math.max(0, pct(b.machine - a.machine - gateway - backend - bench)),
+    other: Math.max(0, pct(b.machine - a.machine - gateway - baseline - floor - backend - nginx - bench)),
   };
 }
 
@@ -474,6 +545,10 @@ interface LoadResult {
   mismatches: number;
   /** % of one core over the run. */
   cpu: CpuUse;
+  /** CPU ms per completed request of the proxy on this path (gateway or nginx; 0 for direct). */
+  proxyCpuMsPerRequest: number;
+  /** CPU seconds of the proxy on this path over the run. */
+  proxyCpuSeconds: number;
   gatewayRssMaxMB: number;
   /** Warnings and errors the gateway logged during the run (and the second after it). */
   gatewayLogs: number;
@@ -490,10 +565,22 @@ async function load(
   connections: number,
   seconds: number,
   expectBody: string,
-  processes: { gateway: Child; backend: Child },
+  processes: {
+    gateway: Child;
+    backend: Child;
+    nginx: RunningNginx;
+    floor: ChildProcess;
+    baseline: Child | undefined;
+  },
   keepSamples = false,
 ): Promise<LoadResult> {
-  const pids = { gateway: processes.gateway.pid, backend: processes.backend.pid };
+  const pids: Pids = {
+    gateway: processes.gateway.pid,
+    baseline: processes.baseline?.pid,
+    floor: processes.floor.pid ?? 0,
+    backend: processes.backend.pid,
+    nginx: processes.nginx.pids,
+  };
   const headers = await target.headers(seconds);
   const logsBefore = new Map(processes.gateway.logs);
   const logCountBefore = logCount(processes.gateway);
@@ -525,6 +612,16 @@ async function load(
   sample();
   // Requests cut short when autocannon closes its connections are logged just after the run.
   await sleep(1000);
+  const proxyCpuSeconds =
+    target.key === "gateway"
+      ? after.gateway - before.gateway
+      : target.key === "nginx"
+        ? after.nginx - before.nginx
+        : target.key === "baseline"
+          ? after.baseline - before.baseline
+          : target.key === "floor"
+            ? after.floor - before.floor
+            : 0;
   const run: LoadResult = {
     label,
     target: target.key,
@@ -541,6 +638,9 @@ async function load(
     timeouts: result.timeouts,
     mismatches: result.mismatches ?? 0,
     cpu: cpuBetween(before, after),
+    proxyCpuSeconds: round(proxyCpuSeconds, 3),
+    proxyCpuMsPerRequest:
+      result.requests.total > 0 ? round((1000 * proxyCpuSeconds) / result.requests.total, 4) : 0,
     gatewayRssMaxMB: round(Math.max(...samples), 1),
     gatewayLogs: logCount(processes.gateway) - logCountBefore,
     gatewayLogKinds: logKinds(processes.gateway, logsBefore),
@@ -550,7 +650,8 @@ async function load(
     `${label.padEnd(28)} ${target.title.padEnd(8)} ${String(run.requestsPerSecond).padStart(8)} req/s  ` +
       `p50 ${run.latencyP50Ms} ms  p99 ${run.latencyP99Ms} ms  mean ${run.latencyMeanMs} ms  ` +
       `non-2xx ${run.non2xx} errors ${run.errors} timeouts ${run.timeouts} wrong bodies ${run.mismatches}  ` +
-      `CPU gw ${run.cpu.gateway} % backend ${run.cpu.backend} % bench ${run.cpu.bench} % other ${run.cpu.other} %  ` +
+      `CPU gw ${run.cpu.gateway} %${processes.baseline ? ` baseline ${run.cpu.baseline} %` : ""} floor ${run.cpu.floor} % nginx ${run.cpu.nginx} % backend ${run.cpu.backend} % bench ${run.cpu.bench} % other ${run.cpu.other} %  ` +
+      `${run.proxyCpuSeconds ? `proxy ${run.proxyCpuMsPerRequest} ms CPU/request  ` : ""}` +
       `gateway RSS max ${run.gatewayRssMaxMB} MB${run.gatewayLogs ? `  gateway logged ${run.gatewayLogKinds}` : ""}`,
   );
   return run;
@@ -681,12 +782,21 @@ interface Report {
   responseBytes: number;
   sequential: SequentialResult[];
   sideBySide: LoadResult[];
+  nginxVersion: string;
+  baselineRoot: string;
   summary: {
-    direct: { requestsPerSecond: number; p50Ms: number; p99Ms: number; meanMs: number };
-    gateway: { requestsPerSecond: number; p50Ms: number; p99Ms: number; meanMs: number };
+    direct: PathSummary;
+    gateway: PathSummary;
+    nginx: PathSummary;
+    floor: PathSummary;
+    baseline?: PathSummary;
     p50Ratio: number;
     throughputRatio: number;
+    /** Gateway CPU per request ÷ nginx CPU per request, side-by-side runs. */
+    cpuVsNginx: number;
   };
+  /** Seconds from SIGTERM to exit, right after the soak. */
+  stopSeconds: { gateway: number; backend: number };
   soak: LoadResult;
   gatewayRss: { idleMB: number; soakMaxMB: number; hwmMB: number; endMB: number };
   exchanges: { gateway: number; bench: number };
@@ -698,14 +808,35 @@ interface Report {
 
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
 
-function summarize(runs: LoadResult[], key: Target["key"]) {
+interface PathSummary {
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  meanMs: number;
+  /** The proxy's CPU over all runs of the path ÷ their requests (0 for direct). */
+  proxyCpuMsPerRequest: number;
+}
+
+function summarize(runs: LoadResult[], key: Target["key"]): PathSummary {
   const mine = runs.filter((r) => r.target === key);
+  const requests = mine.reduce((n, r) => n + r.total, 0);
+  const cpu = mine.reduce((n, r) => n + r.proxyCpuSeconds, 0);
   return {
     requestsPerSecond: round(mean(mine.map((r) => r.requestsPerSecond)), 1),
     p50Ms: round(mean(mine.map((r) => r.latencyP50Ms)), 2),
     p99Ms: round(mean(mine.map((r) => r.latencyP99Ms)), 2),
     meanMs: round(mean(mine.map((r) => r.latencyMeanMs)), 2),
+    proxyCpuMsPerRequest: requests > 0 ? round((1000 * cpu) / requests, 4) : 0,
   };
+}
+
+/** What a proxy adds to the direct path's unloaded median, ms. */
+function addedP50(
+  report: Pick<Report, "sequential">,
+  key: "gateway" | "nginx" | "floor" | "baseline",
+): number {
+  const p50 = (k: Target["key"]) => report.sequential.find((r) => r.target === k)?.p50Ms ?? Number.NaN;
+  return round(p50(key) - p50("direct"), 3);
 }
 
 const mark = (met: boolean) => (met ? "✅ yes" : "❌ no");
@@ -715,11 +846,12 @@ function renderResults(report: Report): string {
   const s = report.settings;
   const sum = report.summary;
   const soak = report.soak;
-  const title = (key: string) => (key === "direct" ? "direct" : "gateway");
+  const title = (key: string) => key;
+  const perRequest = (ms: number) => (ms > 0 ? ms.toFixed(3) : "");
   const rows = report.sideBySide.map(
     (r) =>
       `| ${r.label} | ${title(r.target)} | ${r.requestsPerSecond} | ${r.latencyP50Ms} / ${r.latencyP99Ms} | ${r.latencyMeanMs} | ` +
-      `${r.cpu.gateway} % | ${r.cpu.backend} % | ${r.cpu.bench} % | ${r.cpu.other} % | ${r.non2xx + r.errors + r.timeouts + r.mismatches} |`,
+      `${perRequest(r.proxyCpuMsPerRequest)} | ${r.cpu.gateway} % | ${r.cpu.nginx} % | ${r.cpu.backend} % | ${r.cpu.bench} % | ${r.cpu.other} % | ${r.non2xx + r.errors + r.timeouts + r.mismatches} |`,
   );
   const samples = soak.rssSamplesMB ?? [];
   const disturbed = [...report.sideBySide, soak]
@@ -737,7 +869,7 @@ function renderResults(report: Report): string {
     "",
     `- CPU: ${m.nproc} × ${m.cpuModel} (\`nproc\` = ${m.nproc})`,
     `- Memory: ${m.memoryGiB} GiB`,
-    `- OS: ${m.os}; Node.js ${m.node}`,
+    `- OS: ${m.os}; Node.js ${m.node}; ${report.nginxVersion} (Debian package) as the reference proxy`,
     `- Load average before the run: ${m.loadAverage.join(" / ")}`,
     `- Service processes started with the Node.js flags of the CLI's shebang: ${report.nodeArgs.cli.map((a) => `\`${a}\``).join(" ") || "none"}` +
       (report.nodeArgs.gatewayOnly.length > 0
@@ -753,17 +885,35 @@ function renderResults(report: Report): string {
     `#### Side by side (${s.connections} connections, ${s.seconds} s per run)`,
     "",
     `The same request, answer checked on every response (${report.responseBytes}-byte JSON body). ` +
-      'CPU in % of one core over the run: the gateway child, the REST + MCP child ("backend") and the bench ' +
+      "Paths: direct (the platform token straight to the MCP server), gateway (the MCP token through the " +
+      "gateway: origin, token, scope, exchange cache, session binding), nginx (the platform token through " +
+      "nginx, which checks nothing), floor (the platform token through a bare Node.js proxy: node:http and the " +
+      "gateway's own forwarding code, test/bench/node-floor-proxy.ts, no framework and no check). " +
+      '"proxy CPU/request": CPU ms of the proxy of that path (gateway, or nginx master + worker) ÷ requests. ' +
+      'CPU in % of one core over the run: the gateway child, nginx, the REST + MCP child ("backend") and the bench ' +
       "process (autocannon's worker thread and the identity provider), and everything else on the machine " +
       '("other": other processes and the kernel; it must stay near 0 % for the run to count).',
     "",
-    "| run | path | requests/s | latency p50 / p99 ms | mean ms | gateway CPU | backend CPU | bench CPU | other CPU | failed |",
-    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    "| run | path | requests/s | latency p50 / p99 ms | mean ms | proxy CPU/request ms | gateway CPU | nginx CPU | backend CPU | bench CPU | other CPU | failed |",
+    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ...rows,
-    `| **mean** | direct | **${sum.direct.requestsPerSecond}** | **${sum.direct.p50Ms}** / ${sum.direct.p99Ms} | ${sum.direct.meanMs} | | | | | |`,
-    `| **mean** | gateway | **${sum.gateway.requestsPerSecond}** | **${sum.gateway.p50Ms}** / ${sum.gateway.p99Ms} | ${sum.gateway.meanMs} | | | | | |`,
+    ...(["direct", "gateway", "nginx", "floor", "baseline"] as const).flatMap((key) => {
+      const path = sum[key];
+      return path
+        ? [
+            `| **mean** | ${key} | **${path.requestsPerSecond}** | **${path.p50Ms}** / ${path.p99Ms} | ${path.meanMs} | ${path.proxyCpuMsPerRequest > 0 ? `**${perRequest(path.proxyCpuMsPerRequest)}**` : ""} | | | | | | |`,
+          ]
+        : [];
+    }),
     "",
-    `Gateway / direct: p50 × ${sum.p50Ratio.toFixed(2)}, throughput ${round(sum.throughputRatio * 100, 1)} %.`,
+    `Gateway / direct: p50 × ${sum.p50Ratio.toFixed(2)}, throughput ${round(sum.throughputRatio * 100, 1)} %. ` +
+      `CPU per proxied request: gateway ${sum.gateway.proxyCpuMsPerRequest} ms, nginx ${sum.nginx.proxyCpuMsPerRequest} ms ` +
+      `(× ${sum.cpuVsNginx.toFixed(2)}); the bare Node.js proxy (floor) ${sum.floor.proxyCpuMsPerRequest} ms ` +
+      `(× ${round(sum.floor.proxyCpuMsPerRequest / sum.nginx.proxyCpuMsPerRequest, 2).toFixed(2)} nginx's)` +
+      (sum.baseline
+        ? `; baseline gateway (${report.baselineRoot}) ${sum.baseline.proxyCpuMsPerRequest} ms, ` +
+          `${sum.baseline.requestsPerSecond} req/s, unloaded it adds ${addedP50(report, "baseline")} ms.`
+        : "."),
     "",
     ...(report.sequential.length > 0
       ? [
@@ -775,11 +925,8 @@ function renderResults(report: Report): string {
             (r) => `| ${title(r.target)} | ${r.requests} | ${r.p50Ms} | ${r.p99Ms} | ${r.meanMs} |`,
           ),
           "",
-          `The gateway adds ${round(
-            (report.sequential.find((r) => r.target === "gateway")?.p50Ms ?? 0) -
-              (report.sequential.find((r) => r.target === "direct")?.p50Ms ?? 0),
-            3,
-          )} ms at the median when nothing queues.`,
+          `When nothing queues, the gateway adds ${addedP50(report, "gateway")} ms at the median, nginx ` +
+            `${addedP50(report, "nginx")} ms, the bare Node.js proxy ${addedP50(report, "floor")} ms.`,
           "",
         ]
       : []),
@@ -793,6 +940,9 @@ function renderResults(report: Report): string {
       `sampled during the soak, peak ${report.gatewayRss.hwmMB} (VmHWM, the kernel's high-water mark over the ` +
       `whole run), ${report.gatewayRss.endMB} at the end. Samples every ${samples.length > 30 ? 5 : 1} s: ` +
       `${rssEvery(samples.length > 30 ? 5 : 1)}.`,
+    "",
+    `Stop right after the soak: SIGTERM to exit ${report.stopSeconds.gateway} s for the gateway, ` +
+      `${report.stopSeconds.backend} s for the REST + MCP child.`,
     "",
     `Token exchanges sent to the identity provider: ${report.exchanges.gateway} by the gateway, ` +
       `${report.exchanges.bench} by the bench for the direct runs.`,
@@ -838,10 +988,17 @@ async function main(): Promise<void> {
       `${GATEWAY_NODE_ARGS.length ? `; gateway only: ${GATEWAY_NODE_ARGS.join(" ")}` : ""}${FULL_RUN ? "" : " (not the defaults)"}`,
   );
   if (CPU_PROF_DIR) mkdirSync(CPU_PROF_DIR, { recursive: true });
+  const nginxBinary = findNginx();
+  if (!nginxBinary) {
+    log(NGINX_MISSING);
+    process.exitCode = 1;
+    return;
+  }
 
   const tmp = mkdtempSync(join(os.tmpdir(), "imaging-gateway-bench-"));
   scratchDirs.add(tmp);
   let issuer: TestIssuer | undefined;
+  let nginx: RunningNginx | undefined;
   try {
     issuer = await startTestIssuer();
     issuer.setUser(SUBJECT, { roles: ["admin"], applications: [] });
@@ -878,10 +1035,58 @@ async function main(): Promise<void> {
         TOKEN_EXCHANGE_CLIENT_SECRET: issuer.clientSecret,
       },
     );
-    const processes = { gateway, backend };
+    // The baseline gateway: another checkout's code, its own port and public URL (so its own MCP token).
+    let baseline: Child | undefined;
+    let baselineUrl = "";
+    let baselinePublicUrl = "";
+    if (BASELINE_ROOT) {
+      const port = await freePort();
+      baselinePublicUrl = `http://127.0.0.1:${port}`;
+      const [child, summary] = await startCli(
+        "baseline",
+        ["--only", "gateway", "--data-dir", join(tmp, "baseline")],
+        {
+          ...common,
+          PUBLIC_URL: baselinePublicUrl,
+          PORT: String(port),
+          IMAGING_BIND_ADDRESS: "127.0.0.1",
+          REST_UPSTREAM_URL: backendSummary.rest,
+          MCP_ANALYSIS_UPSTREAM_URL: backendSummary.mcp.analysis,
+          MCP_GATEKEEPER_UPSTREAM_URL: backendSummary.mcp.gatekeeper,
+          TOKEN_EXCHANGE_CLIENT_SECRET: issuer.clientSecret,
+        },
+        BASELINE_ROOT,
+      );
+      baseline = child;
+      baselineUrl = summary.gateway;
+    }
+    nginx = await startNginx({
+      binary: nginxBinary,
+      dir: join(tmp, "nginx"),
+      port: await freePort(),
+      upstream: backendSummary.mcp.analysis,
+    });
+    killers.add(nginx.kill);
+    const floorPort = await freePort();
+    const floor = spawn(
+      process.execPath,
+      [
+        ...CLI_NODE_ARGS,
+        join(ROOT, "test", "bench", "node-floor-proxy.ts"),
+        String(floorPort),
+        backendSummary.mcp.analysis,
+      ],
+      { cwd: ROOT, env: cleanEnv({}), stdio: ["ignore", "pipe", "inherit"] },
+    );
+    killers.add(() => floor.kill("SIGKILL"));
+    await new Promise<void>((resolveListening, reject) => {
+      floor.once("exit", (code) => reject(new Error(`the bare Node.js proxy exited (${code})`)));
+      floor.stdout?.once("data", () => resolveListening());
+    });
+    const processes = { gateway, backend, nginx, floor, baseline };
     log(
       `gateway ${gatewaySummary.gateway} (pid ${gateway.pid}); MCP ${backendSummary.mcp.analysis}, REST ` +
-        `${backendSummary.rest} (pid ${backend.pid})`,
+        `${backendSummary.rest} (pid ${backend.pid}); ${nginx.version} ${nginx.url} (pid ${nginx.pid})`,
     );
 
     // The client's token for the gateway's /mcp resource (audience = the resource URL).
@@ -920,14 +1125,37 @@ async function main(): Promise<void> {
         url: `${gatewaySummary.gateway}/mcp`,
         headers: async () => mcpHeaders(mcpToken),
       },
+      {
+        key: "nginx",
+        title: "nginx",
+        url: `${nginx.url}/mcp`,
+        headers: async (runSeconds) => mcpHeaders(await directToken(runSeconds)),
+      },
+      {
+        key: "floor",
+        title: "floor",
+        url: `http://127.0.0.1:${floorPort}/mcp`,
+        headers: async (runSeconds) => mcpHeaders(await directToken(runSeconds)),
+      },
     ];
-    const [direct, viaGateway] = targets as [Target, Target];
+    const [direct, viaGateway, viaNginx] = targets as [Target, Target, Target];
+    if (baseline) {
+      const baselineToken = await issuer.signMcp(SUBJECT, `${baselinePublicUrl}/mcp`, { expiresIn: "2h" });
+      targets.push({
+        key: "baseline",
+        title: "baseline",
+        url: `${baselineUrl}/mcp`,
+        headers: async () => mcpHeaders(baselineToken),
+      });
+    }
 
-    // 1. Real answers, identical on both paths.
+    // 1. Real answers, identical on every path.
     const directBody = await verify(direct, backendSummary.demo);
-    const gatewayBody = await verify(viaGateway, backendSummary.demo);
-    if (directBody !== gatewayBody) {
-      throw new Error(`the paths answer differently:\ndirect:  ${directBody}\ngateway: ${gatewayBody}`);
+    for (const target of targets.slice(1)) {
+      const body = await verify(target, backendSummary.demo);
+      if (directBody !== body) {
+        throw new Error(`the paths answer differently:\ndirect:  ${directBody}\n${target.title}: ${body}`);
+      }
     }
     log(
       `both paths answer the ${backendSummary.demo.length} demo applications (${Buffer.byteLength(directBody)} bytes)`,
@@ -946,7 +1174,7 @@ async function main(): Promise<void> {
     }
     const sideBySide: LoadResult[] = [];
     for (let r = 0; r < SETTINGS.rounds; r++) {
-      const order = r % 2 === 0 ? [direct, viaGateway] : [viaGateway, direct];
+      const order = r % 2 === 0 ? targets : [...targets].reverse();
       for (const target of order) {
         sideBySide.push(
           await load(target, `round ${r + 1}`, SETTINGS.connections, SETTINGS.seconds, directBody, processes),
@@ -969,14 +1197,28 @@ async function main(): Promise<void> {
     // Still right after the load.
     await verify(viaGateway, backendSummary.demo);
     await verify(direct, backendSummary.demo);
+    await verify(viaNginx, backendSummary.demo);
+    // 5. The stop, right after the load: each child must exit on SIGTERM (graceful, bounded).
+    await nginx.stop();
+    floor.kill("SIGTERM");
+    if (baseline) await stopChild(baseline);
+    const stopSeconds = { gateway: await stopChild(gateway), backend: await stopChild(backend) };
+    log(
+      `stopped after the soak: gateway in ${stopSeconds.gateway} s, REST + MCP in ${stopSeconds.backend} s`,
+    );
 
     benchExchanges += exchanger.requests;
     const summary = {
       direct: summarize(sideBySide, "direct"),
       gateway: summarize(sideBySide, "gateway"),
+      nginx: summarize(sideBySide, "nginx"),
+      floor: summarize(sideBySide, "floor"),
+      ...(baseline ? { baseline: summarize(sideBySide, "baseline") } : {}),
       p50Ratio: 0,
       throughputRatio: 0,
+      cpuVsNginx: 0,
     };
+    summary.cpuVsNginx = round(summary.gateway.proxyCpuMsPerRequest / summary.nginx.proxyCpuMsPerRequest, 2);
     summary.p50Ratio = round(summary.gateway.p50Ms / summary.direct.p50Ms, 2);
     summary.throughputRatio = round(summary.gateway.requestsPerSecond / summary.direct.requestsPerSecond, 3);
     const failedUnderLoad = [...sideBySide, soak].reduce(
@@ -1006,6 +1248,25 @@ async function main(): Promise<void> {
         measured: `max ${rssMax} MB (VmHWM ${hwm}, max sampled VmRSS ${soak.gatewayRssMaxMB})`,
         met: rssMax < TARGETS.rssMB,
       },
+      {
+        name: `gateway CPU per proxied request ≤ ${TARGETS.cpuVsNginx} × nginx's (${SETTINGS.connections} connections)`,
+        measured: `${summary.gateway.proxyCpuMsPerRequest} ms vs ${summary.nginx.proxyCpuMsPerRequest} ms: × ${summary.cpuVsNginx.toFixed(2)}`,
+        met: summary.cpuVsNginx <= TARGETS.cpuVsNginx,
+      },
+      ...(sequentialResults.length > 0
+        ? [
+            {
+              name: `gateway adds ≤ ${TARGETS.addedP50Ms} ms at p50, unloaded`,
+              measured: `${addedP50({ sequential: sequentialResults }, "gateway")} ms (nginx ${addedP50({ sequential: sequentialResults }, "nginx")} ms)`,
+              met: addedP50({ sequential: sequentialResults }, "gateway") <= TARGETS.addedP50Ms,
+            },
+          ]
+        : []),
+      {
+        name: `each service process exits within ${TARGETS.stopSeconds} s of SIGTERM, right after the soak`,
+        measured: `gateway ${stopSeconds.gateway} s, REST + MCP ${stopSeconds.backend} s`,
+        met: Math.max(stopSeconds.gateway, stopSeconds.backend) <= TARGETS.stopSeconds,
+      },
     ];
 
     const report: Report = {
@@ -1014,6 +1275,9 @@ async function main(): Promise<void> {
       settings: SETTINGS,
       nodeArgs: { cli: CLI_NODE_ARGS, gatewayOnly: GATEWAY_NODE_ARGS },
       responseBytes: Buffer.byteLength(directBody),
+      nginxVersion: nginx.version,
+      baselineRoot: BASELINE_ROOT,
+      stopSeconds,
       sequential: sequentialResults,
       sideBySide,
       summary,
@@ -1026,7 +1290,7 @@ async function main(): Promise<void> {
       totalSeconds: round((performance.now() - started) / 1000, 1),
     };
     const results = renderResults(report);
-    mkdirSync(join(ROOT, ".bench-data"), { recursive: true });
+    mkdirSync(dirname(REPORT_FILE), { recursive: true });
     writeFileSync(REPORT_FILE, `${JSON.stringify(report, null, 2)}\n`);
     process.stdout.write(`\n${results}\n`);
     if (FULL_RUN || process.env.BENCH_WRITE_DOCS === "1") {
@@ -1041,6 +1305,7 @@ async function main(): Promise<void> {
       process.exitCode = 1;
     }
   } finally {
+    await nginx?.stop();
     for (const child of [...children].reverse()) await stopChild(child);
     await issuer?.close();
     rmSync(tmp, { recursive: true, force: true });
@@ -1053,7 +1318,8 @@ const budgetMs =
   1000 *
   (240 +
     2 * SETTINGS.warmupSeconds +
-    SETTINGS.rounds * 2 * (SETTINGS.seconds + 1) +
+    SETTINGS.rounds * (BASELINE_ROOT ? 5 : 4) * (SETTINGS.seconds + 1) +
+    3 * SETTINGS.warmupSeconds +
     SETTINGS.soakSeconds +
     SETTINGS.sequential / 50);
 const watchdog = setTimeout(() => {
