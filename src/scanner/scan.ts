@@ -3,7 +3,8 @@
  * dedupe what they find into one analysis, then record it (local store) or hand it to the caller
  * (document file, upload to a platform).
  *
- *   walk ─► readers (INPUT_READERS) ─► merge/dedupe ─► AnalysisDocument ─► gather facts ─► ingest ─► summary
+ *   walk ─► readers (INPUT_READERS) ─► merge/dedupe ─► code extractors ─► AnalysisDocument ─► gather facts
+ *        ─► ingest ─► summary
  */
 import { statSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
@@ -12,7 +13,9 @@ import { countVulnerablePackages, latestAnalysisAt } from "../store/analysis-sum
 import { type ChangeCount, IngestError, ingestAnalysis } from "../store/ingest.ts";
 import type { Database } from "../store/schema.ts";
 import { VERSION } from "../version.ts";
+import type { ExternalObjectInput, ReferenceInput } from "./analysis.ts";
 import { type AnalysisDocument, analysisDocumentOf } from "./analysis-document.ts";
+import { extractJavaCode, type JavaCodeSummary } from "./code/java/extract.ts";
 import { type FactsOptions, gatherPackageFacts } from "./facts/index.ts";
 import {
   type InputReader,
@@ -41,7 +44,14 @@ export interface ScanResult {
   /** Deduplicated by ecosystem, name and version: dev only when dev everywhere, direct when direct anywhere. */
   packages: InventoryPackage[];
   warnings: InventoryWarning[];
+  /** External objects the application's code refers to, and the references to them (code extractors). */
+  objects: ExternalObjectInput[];
+  references: ReferenceInput[];
+  /** Per language: the code read and at which precision. */
+  code: CodeSummary[];
 }
+
+export type CodeSummary = JavaCodeSummary;
 
 /** Reads every supported input under `path` (a directory, or one lockfile, SBOM or archive). */
 export async function scanPath(path: string, options: ScanOptions): Promise<ScanResult> {
@@ -95,7 +105,15 @@ export async function scanPath(path: string, options: ScanOptions): Promise<Scan
   }
   const packages = dedupe(found);
   options.progress(`${packages.length} packages (${packages.filter((p) => p.dev).length} dev only)`);
-  return { inputs, packages, warnings };
+  const java = await extractJavaCode({ ...context, root, files, packages });
+  return {
+    inputs,
+    packages,
+    warnings: [...warnings, ...java.warnings],
+    objects: java.objects,
+    references: java.references,
+    code: java.summary ? [java.summary] : [],
+  };
 }
 
 function dedupe(found: readonly InventoryPackage[]): InventoryPackage[] {
@@ -125,7 +143,7 @@ export function analysisDocument(
   const packages = scan.packages.map(({ ecosystem, name, version }) => ({ ecosystem, name, version }));
   return analysisDocumentOf(
     application,
-    { analyzedAt, packages, objects: [], references: [] },
+    { analyzedAt, packages, objects: scan.objects, references: scan.references },
     { scanner: { name: "imaging-services", version: VERSION }, warnings: scan.warnings },
   );
 }
@@ -142,6 +160,11 @@ export interface ScanSummary {
   vulnerablePackages: number | null;
   warnings: InventoryWarning[];
   inputs: string[];
+  /**
+   * The code read per language and the precision of its objects: "bytecode" (members, from class files)
+   * or "source, class level" (classes only, from sources when nothing was compiled).
+   */
+  code: CodeSummary[];
   /** Position of the analysis in the application's history, when recorded. */
   seq?: number;
   /** What this analysis changed compared with the previous one, when recorded. */
@@ -161,6 +184,7 @@ export function unrecordedSummary(document: AnalysisDocument, scan: ScanResult):
     vulnerablePackages: null,
     warnings: scan.warnings,
     inputs: scan.inputs.map((i) => i.file),
+    code: scan.code,
   };
 }
 
