@@ -38,7 +38,7 @@ function readType(descriptor: string, start: number): { type: string; end: numbe
   let base: string;
   if (c === "L") {
     const semi = descriptor.indexOf(";", i);
-    if (semi < 0) throw new DescriptorError(descriptor);
+    if (semi <= i + 1) throw new DescriptorError(descriptor);
     base = binaryName(descriptor.slice(i + 1, semi));
     i = semi + 1;
   } else {
