@@ -15,50 +15,15 @@ import { zipSync } from "fflate";
 import type { AnalysisDocument } from "../../src/scanner/analysis-document.ts";
 import type { ScanSummary } from "../../src/scanner/scan.ts";
 import { runCli } from "../support/cli.ts";
+import {
+  COMMONS_LOGGING,
+  JCL_OVER_SLF4J,
+  LOG4J_API,
+  LOG4J_CORE,
+  LOGGING_APP_POM as POM,
+  LOGGING_SETUP_SOURCE as SOURCE,
+} from "../support/java-subjects.ts";
 import { centralFile, ORACLE_REPOSITORY } from "../support/maven-subjects.ts";
-
-const m2 = (path: string) => join(ORACLE_REPOSITORY, path);
-const LOG4J_CORE = m2("org/apache/logging/log4j/log4j-core/2.14.1/log4j-core-2.14.1.jar");
-const LOG4J_API = m2("org/apache/logging/log4j/log4j-api/2.14.1/log4j-api-2.14.1.jar");
-const COMMONS_LOGGING = m2("commons-logging/commons-logging/1.2/commons-logging-1.2.jar");
-const JCL_OVER_SLF4J = m2("org/slf4j/jcl-over-slf4j/1.7.24/jcl-over-slf4j-1.7.24.jar");
-
-const SOURCE = `package com.example.app;
-
-import org.apache.commons.logging.LogFactory;
-import org.apache.logging.log4j.Level;
-import org.apache.logging.log4j.core.LoggerContext;
-import org.apache.logging.log4j.core.config.Configurator;
-
-public class LoggingSetup {
-  public static void init() {
-    LoggerContext context = LoggerContext.getContext(false);
-    context.getConfiguration().getRootLogger().setLevel(Level.INFO);
-    context.updateLoggers();
-    Configurator.setRootLevel(Level.DEBUG);
-    LogFactory.getLog(LoggingSetup.class).info("ready");
-  }
-
-  public Runnable later() {
-    return LoggerContext::getContext;
-  }
-}
-`;
-
-const POM = `<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>com.example</groupId>
-  <artifactId>logging-app</artifactId>
-  <version>1.0.0</version>
-  <dependencies>
-    <dependency>
-      <groupId>org.apache.logging.log4j</groupId>
-      <artifactId>log4j-core</artifactId>
-      <version>2.14.1</version>
-    </dependency>
-  </dependencies>
-</project>
-`;
 
 interface Scanned {
   summary: ScanSummary;

@@ -4,11 +4,18 @@
  * the classes of its published jar as target/classes — in the subjects cache outside the repository.
  * Its dependency jars are those `mvn dependency:list` downloaded into the oracle's local repository.
  */
+import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { unzipSync } from "fflate";
-import { centralFile, MAVEN_SUBJECTS_DIR, mvnDependencyList, projectDir } from "./maven-subjects.ts";
+import {
+  centralFile,
+  MAVEN_SUBJECTS_DIR,
+  mvnDependencyList,
+  ORACLE_REPOSITORY,
+  projectDir,
+} from "./maven-subjects.ts";
 
 export const SOLR = "org.apache.solr:solr-core:8.9.0";
 
@@ -39,4 +46,69 @@ export async function builtSolrCore(): Promise<{ dir: string; jar: string; class
   const jar = await centralFile(SOLR, "jar");
   const classes = await extractClasses(jar, join(dir, "target", "classes"));
   return { dir, jar, classes };
+}
+
+const m2 = (path: string) => join(ORACLE_REPOSITORY, path);
+export const LOG4J_CORE = m2("org/apache/logging/log4j/log4j-core/2.14.1/log4j-core-2.14.1.jar");
+export const LOG4J_API = m2("org/apache/logging/log4j/log4j-api/2.14.1/log4j-api-2.14.1.jar");
+export const COMMONS_LOGGING = m2("commons-logging/commons-logging/1.2/commons-logging-1.2.jar");
+export const JCL_OVER_SLF4J = m2("org/slf4j/jcl-over-slf4j/1.7.24/jcl-over-slf4j-1.7.24.jar");
+
+/** An application class calling log4j-core, log4j-api and commons-logging (compiled by javac in tests). */
+export const LOGGING_SETUP_SOURCE = `package com.example.app;
+
+import org.apache.commons.logging.LogFactory;
+import org.apache.logging.log4j.Level;
+import org.apache.logging.log4j.core.LoggerContext;
+import org.apache.logging.log4j.core.config.Configurator;
+
+public class LoggingSetup {
+  public static void init() {
+    LoggerContext context = LoggerContext.getContext(false);
+    context.getConfiguration().getRootLogger().setLevel(Level.INFO);
+    context.updateLoggers();
+    Configurator.setRootLevel(Level.DEBUG);
+    LogFactory.getLog(LoggingSetup.class).info("ready");
+  }
+
+  public Runnable later() {
+    return LoggerContext::getContext;
+  }
+}
+`;
+
+/** The POM of a project holding that class: log4j-core 2.14.1 (affected by CVE-2021-44228). */
+export const LOGGING_APP_POM = `<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>com.example</groupId>
+  <artifactId>logging-app</artifactId>
+  <version>1.0.0</version>
+  <dependencies>
+    <dependency>
+      <groupId>org.apache.logging.log4j</groupId>
+      <artifactId>log4j-core</artifactId>
+      <version>2.14.1</version>
+    </dependency>
+  </dependencies>
+</project>
+`;
+
+/**
+ * A small Maven project as its build leaves it: pom.xml, src/main/java and target/classes compiled by
+ * javac (Java 8 class files) against the real jars of the oracle's local repository.
+ */
+export async function builtLoggingApp(dir: string): Promise<void> {
+  const sources = join(dir, "src", "main", "java", "com", "example", "app");
+  await mkdir(sources, { recursive: true });
+  await writeFile(join(dir, "pom.xml"), LOGGING_APP_POM);
+  await writeFile(join(sources, "LoggingSetup.java"), LOGGING_SETUP_SOURCE);
+  execFileSync("javac", [
+    "--release",
+    "8",
+    "-cp",
+    [LOG4J_CORE, LOG4J_API, COMMONS_LOGGING].join(":"),
+    "-d",
+    join(dir, "target", "classes"),
+    join(sources, "LoggingSetup.java"),
+  ]);
 }
