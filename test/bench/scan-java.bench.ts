@@ -4,13 +4,14 @@
  *
  * - `reader`: this project's class-file reader on the main thread (src/scanner/code/java/class-file.ts);
  * - `reader, worker threads`: the same split over the machine's cores, as `imaging scan` does from
- *   2,000 class files (worker start-up and copying of the bytes included);
+ *   5,000 class files (worker start-up and copying of the bytes included);
  * - `@xmcl/asm`: the maintained TypeScript port of ASM (ClassReader + visitors collecting the same
  *   uses), the library candidate measured before choosing.
  *
  * Corpus (cached under ~/.cache/imaging-ci/scan-subjects/maven): solr-core 8.9.0's classes, then the
  * classes of its dependency jars (from the local repository `mvn dependency:list` filled) up to
- * BENCH_JAVA_CLASSES class files; the dependency index is the classes of solr-core's 126 resolved jars.
+ * BENCH_JAVA_CLASSES class files, all taken as the application; the dependency index is the classes of
+ * solr-core's 126 resolved jars that are not in the corpus.
  * Each side runs in its own process (peak memory is that process's maximum resident set), BENCH_JAVA_ITERATIONS
  * times after one warm-up; the three sides must find the same number of uses (a benchmark of a wrong answer
  * is worthless). Then one whole `imaging scan --offline --output` of solr-core 8.9.0 as a built project.
@@ -54,6 +55,8 @@ export interface JavaBenchOptions {
 export interface SideResult {
   side: Side;
   ms: number[];
+  /** CPU time of the whole process (all threads) per run: less sensitive to the machine's other load. */
+  cpuMs: number[];
   uses: number;
   maxRssMb: number;
 }
@@ -76,7 +79,7 @@ interface Corpus {
   dependencyClasses: string[];
 }
 
-const corpusDir = () => join(MAVEN_SUBJECTS_DIR, "java-bench");
+const corpusDir = () => join(MAVEN_SUBJECTS_DIR, "java-bench-v2");
 
 /** Builds (once) the corpus of `count` class files and the dependency index, as two cached files. */
 async function corpus(count: number): Promise<{ data: string; index: string }> {
@@ -116,10 +119,11 @@ async function corpus(count: number): Promise<{ data: string; index: string }> {
   const offsets = [0];
   for (const c of chunks) offsets.push((offsets[offsets.length - 1] as number) + c.length);
   await writeFile(`${data}.part`, Buffer.concat(chunks));
-  await writeFile(
-    `${index}.part`,
-    JSON.stringify({ labels, offsets, dependencyClasses: [...owners.keys()] }),
-  );
+  // the corpus is the application: its own classes are not the dependencies' (as in a real scan, where
+  // the application's classes are not in its dependency jars)
+  const own = new Set(labels.map((l) => l.slice(l.indexOf("!/") + 2, -6)));
+  const dependencyClasses = [...owners.keys()].filter((n) => !own.has(n));
+  await writeFile(`${index}.part`, JSON.stringify({ labels, offsets, dependencyClasses }));
   await rename(`${data}.part`, data);
   await rename(`${index}.part`, index);
   return { data, index };
@@ -215,12 +219,16 @@ async function runSide(
   };
   let uses = await once(); // warm-up
   const ms: number[] = [];
+  const cpuMs: number[] = [];
   for (let i = 0; i < iterations; i++) {
     const start = performance.now();
+    const cpu = process.cpuUsage();
     uses = await once();
     ms.push(performance.now() - start);
+    const used = process.cpuUsage(cpu);
+    cpuMs.push((used.user + used.system) / 1000);
   }
-  return { side, ms, uses, maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024) };
+  return { side, ms, cpuMs, uses, maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024) };
 }
 
 function child(args: string[]): Promise<string> {
@@ -302,6 +310,8 @@ const median = (xs: number[]) => {
   return s[Math.floor(s.length / 2)] ?? Number.NaN;
 };
 
+const rate = (classes: number, ms: number) => Math.round((classes / ms) * 1000).toLocaleString("en");
+
 export function reportMarkdown(r: JavaBenchReport): string {
   const reader = r.sides.find((s) => s.side === "reader");
   const lines = [
@@ -312,13 +322,16 @@ export function reportMarkdown(r: JavaBenchReport): string {
         ? `all sides find the same ${reader?.uses} uses of dependency classes.`
         : `the sides disagree: ${r.sides.map((s) => `${s.side} ${s.uses}`).join(", ")}.`),
     "",
-    "| side | median ms | class files / s | vs reader | peak RSS (MiB) |",
-    "|---|---:|---:|---:|---:|",
+    "| side | wall ms, median (min) | class files / s, median (best) | vs reader | CPU ms, median | class files / CPU-second | peak RSS (MiB) |",
+    "|---|---:|---:|---:|---:|---:|---:|",
   ];
   for (const s of r.sides) {
     const ms = median(s.ms);
     lines.push(
-      `| ${s.side} | ${ms.toFixed(0)} | ${Math.round((r.classes / ms) * 1000).toLocaleString("en")} | ${(ms / median(reader?.ms ?? [ms])).toFixed(2)}× time | ${s.maxRssMb} |`,
+      `| ${s.side} | ${ms.toFixed(0)} (${Math.min(...s.ms).toFixed(0)}) | ` +
+        `${rate(r.classes, ms)} (${rate(r.classes, Math.min(...s.ms))}) | ` +
+        `${(ms / median(reader?.ms ?? [ms])).toFixed(2)}× time | ${median(s.cpuMs).toFixed(0)} | ` +
+        `${rate(r.classes, median(s.cpuMs))} | ${s.maxRssMb} |`,
     );
   }
   if (r.wholeScanMs !== undefined) {

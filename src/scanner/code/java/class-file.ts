@@ -116,6 +116,8 @@ class Reader {
   /** Offset of each constant's body (after its tag). */
   private offsets = new Int32Array(0);
   private strings: (string | undefined)[] = [];
+  /** One MemberUse per constant-pool entry (members and classes), built on first use. */
+  private uses: (MemberUse | undefined)[] = [];
   /** Offsets of the BootstrapMethods attribute's entries, read before the methods' code is walked. */
   private bootstrapOffsets: number[] = [];
   private readonly bytes: Uint8Array;
@@ -159,6 +161,7 @@ class Reader {
     this.tags = new Uint8Array(count);
     this.offsets = new Int32Array(count);
     this.strings = new Array(count);
+    this.uses = new Array(count);
     let at = start + 2;
     for (let i = 1; i < count; i++) {
       const tag = this.u1(at);
@@ -249,6 +252,22 @@ class Reader {
   }
 
   private memberRef(index: number): MemberUse {
+    const cached = this.uses[index];
+    if (cached !== undefined) return cached;
+    const use = this.readMemberRef(index);
+    this.uses[index] = use;
+    return use;
+  }
+
+  private classRef(index: number): MemberUse {
+    const cached = this.uses[index];
+    if (cached !== undefined) return cached;
+    const use = classUse(this.className(index));
+    this.uses[index] = use;
+    return use;
+  }
+
+  private readMemberRef(index: number): MemberUse {
     const at = this.expect(index, CONSTANT.Fieldref, CONSTANT.Methodref, CONSTANT.InterfaceMethodref);
     const nat = this.expect(this.u2(at + 2), CONSTANT.NameAndType);
     return {
@@ -262,7 +281,7 @@ class Reader {
   /** Uses a loadable constant brings: a class, a method handle's member, a dynamic constant's bootstrap. */
   private constantUses(index: number, out: MemberUse[], depth = 0): void {
     const tag = index > 0 && index < this.tags.length ? this.tags[index] : 0;
-    if (tag === CONSTANT.Class) out.push(classUse(this.className(index)));
+    if (tag === CONSTANT.Class) out.push(this.classRef(index));
     else if (tag === CONSTANT.MethodHandle) {
       out.push(this.memberRef(this.u2((this.offsets[index] as number) + 1)));
     } else if (tag === CONSTANT.Dynamic && depth < 8) {
@@ -365,7 +384,7 @@ class Reader {
         case 0xc0: // checkcast
         case 0xc1: // instanceof
         case 0xc5: // multianewarray
-          uses.push(classUse(this.className(this.u2(pc + 1))));
+          uses.push(this.classRef(this.u2(pc + 1)));
           break;
         case 0xaa: {
           // tableswitch: padding to a multiple of 4 from the start of the code
@@ -395,14 +414,17 @@ class Reader {
     const handlers = this.u2(end);
     for (let i = 0; i < handlers; i++) {
       const type = this.u2(end + 2 + 8 * i + 6);
-      if (type !== 0) uses.push(classUse(this.className(type)));
+      if (type !== 0) uses.push(this.classRef(type));
     }
   }
 }
 
 const classUse = (owner: string): MemberUse => ({ kind: "class", owner, name: "", descriptor: "" });
 
-function dedupe(uses: MemberUse[]): MemberUse[] {
+/** Uses are shared per pool entry: identity first, then by value (a pool may repeat an entry). */
+function dedupe(all: MemberUse[]): MemberUse[] {
+  if (all.length < 2) return all;
+  const uses = [...new Set(all)];
   if (uses.length < 2) return uses;
   const seen = new Set<string>();
   return uses.filter((u) => {

@@ -47,11 +47,11 @@ export interface JavaCodeOptions extends JarSource {
   files: readonly string[];
   packages: readonly InventoryPackage[];
   progress(message: string): void;
-  /** From how many class files worker threads share the parsing (default 2,000; 0: never). */
+  /** From how many class files worker threads share the parsing (default 5,000; 0: never). */
   workerThreshold?: number;
 }
 
-const DEFAULT_WORKER_THRESHOLD = 2_000;
+const DEFAULT_WORKER_THRESHOLD = 5_000;
 const MAX_UNREADABLE_WARNINGS = 50;
 
 export async function extractJavaCode(options: JavaCodeOptions): Promise<CodeExtraction> {
