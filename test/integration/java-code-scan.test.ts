@@ -230,6 +230,10 @@ describe("imaging scan reads the Java code of fat jars, wars and sources", () =>
       ),
       JSON.stringify(summary.warnings),
     );
+    assert.ok(
+      document.warnings.some((w) => w.message.includes('precision "source, class level"')),
+      JSON.stringify(document.warnings),
+    );
   });
 
   it("reads WebGoat 7.0.1's war: its WEB-INF/classes calling the jars of WEB-INF/lib", async () => {

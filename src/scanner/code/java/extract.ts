@@ -63,11 +63,19 @@ export async function extractJavaCode(options: JavaCodeOptions): Promise<CodeExt
   const warnings = [...app.warnings, ...index.warnings];
   if (app.classFiles.length === 0) {
     options.progress("java: no compiled classes, reading the Java sources (class level)");
-    const sources = await readJavaSources(options.root, options.files.filter(isMainJavaSource), index.owners);
+    const files = options.files.filter(isMainJavaSource);
+    const sources = await readJavaSources(options.root, files, index.owners);
+    // said in the warnings too, so the analysis document (and an upload) carries it
+    const precision = {
+      file: files[0] ?? "",
+      message:
+        `no compiled classes: the Java objects come from ${sources.files} source files, ` +
+        'at precision "source, class level" (classes each type uses, not the methods it calls)',
+    };
     return {
       objects: sources.objects,
       references: sources.references,
-      warnings: [...warnings, ...sources.warnings],
+      warnings: [...warnings, ...sources.warnings, precision],
       summary: {
         language: "java",
         precision: "source, class level",
