@@ -69,6 +69,15 @@ ${WIDE_LOCALS}
 }
 `;
 
+/** Java 16+ only: a record (ObjectMethods bootstrap: class and field-getter handle arguments). */
+const RECORD = `package app;
+import lib.Util;
+public record Point(Util util, int x) {
+  int twice() { return Util.twice(x); }
+  boolean isInner(Object o) { return o instanceof Util.Inner inner && inner != null; }
+}
+`;
+
 let work: string;
 
 const compiled = new Map<string, Map<string, Uint8Array>>();
@@ -78,14 +87,9 @@ function compile(release: string): Map<string, Uint8Array> {
   if (done) return done;
   const out = join(work, `classes-${release}`);
   mkdirSync(out, { recursive: true });
-  execFileSync("javac", [
-    "--release",
-    release,
-    "-d",
-    out,
-    join(work, "lib/Util.java"),
-    join(work, "app/App.java"),
-  ]);
+  const sources = [join(work, "lib/Util.java"), join(work, "app/App.java")];
+  if (Number(release) >= 16) sources.push(join(work, "app/Point.java"));
+  execFileSync("javac", ["--release", release, "-d", out, ...sources]);
   const files = new Map<string, Uint8Array>();
   for (const entry of readdirSync(out, { recursive: true, withFileTypes: true })) {
     if (entry.isFile() && entry.name.endsWith(".class")) {
@@ -141,6 +145,7 @@ describe("the class-file reader agrees with javap on javac's output", () => {
     mkdirSync(join(work, "app"));
     writeFileSync(join(work, "lib/Util.java"), LIBRARY);
     writeFileSync(join(work, "app/App.java"), APPLICATION);
+    writeFileSync(join(work, "app/Point.java"), RECORD);
   });
   after(() => rmSync(work, { recursive: true, force: true }));
 
@@ -148,9 +153,18 @@ describe("the class-file reader agrees with javap on javac's output", () => {
     assert.ok(assertAgreesWithJavap("8") >= 10);
   });
 
-  it("class files of the running JDK (indy string concatenation, nest mates): every method's uses", () => {
-    const release = /version "(\d+)/.exec(execFileSync("javac", ["-version"], { encoding: "utf8" }))?.[1];
-    assert.ok(assertAgreesWithJavap(release ?? "17") >= 10);
+  it("class files of the running JDK (indy string concatenation, a record, nest mates): every method's uses", () => {
+    const release =
+      /javac (\d+)/.exec(execFileSync("javac", ["-version"], { encoding: "utf8" }))?.[1] ?? "17";
+    assert.ok(Number(release) >= 16, `javac ${release}: the record needs 16+`);
+    const compared = assertAgreesWithJavap(release);
+    assert.ok(compared >= 15, `${compared} methods compared`);
+    const point = readClassUses(compile(release).get("app/Point.class") as Uint8Array);
+    const toString = point.methods.find((m) => m.name === "toString");
+    assert.ok(
+      toString?.uses.some((u) => key(u) === "field app/Point.util:Llib/Util;"),
+      "the record's ObjectMethods bootstrap names its components",
+    );
   });
 
   it("names what App.run uses of the library, method references through invokedynamic included", () => {

@@ -52,7 +52,7 @@ describe("Java references of solr-core 8.9.0 compared with javap (the oracle)", 
     const classFiles = readdirSync(classesDir, { recursive: true, encoding: "utf8" })
       .filter((f) => f.endsWith(".class") && !/(?:module|package)-info\.class$/.test(f))
       .sort();
-    const methods = await javapMethods(classesDir, classFiles, join(dir, "javap-oracle-v2.json"));
+    const methods = await javapMethods(classesDir, classFiles, join(dir, "javap-oracle-v3.json"));
     const published = await projectDir("solr-core-8.9.0", { coordinates: "org.apache.solr:solr-core:8.9.0" });
     const owners = await oracleClassOwners(
       join(published.dir, "mvn-dependency-list.txt"),

@@ -94,6 +94,7 @@ export function parseJavap(text: string): OracleMethod[] {
   let indy = new Map<OracleMethod, Set<number>>();
   let bootstraps = new Map<number, OracleUse[]>();
   let bootstrap: number | undefined;
+  let poolClasses = new Map<number, string>();
   let section: "header" | "pool" | "members" | "attributes" = "header";
   const finishClass = () => {
     for (const [method, indexes] of indy) {
@@ -103,6 +104,7 @@ export function parseJavap(text: string): OracleMethod[] {
     classMethods = [];
     indy = new Map();
     bootstraps = new Map();
+    poolClasses = new Map();
   };
   for (const line of text.split("\n")) {
     if (line.startsWith("Classfile ")) {
@@ -139,6 +141,9 @@ export function parseJavap(text: string): OracleMethod[] {
     }
     if (section === "pool") {
       if (line === "{") section = "members";
+      // Class entries, to tell a bootstrap method's class arguments from its strings and method types
+      const entry = /^ +#(\d+) = Class +#\d+ +\/\/ (.+)$/.exec(line);
+      if (entry) poolClasses.set(Number(entry[1]), (entry[2] as string).replace(/^"|"$/g, ""));
       continue;
     }
     if (section === "members") {
@@ -212,6 +217,12 @@ export function parseJavap(text: string): OracleMethod[] {
       bootstraps.set(bootstrap, [
         { kind: "method", owner: m.owner ?? className, name: m.name, descriptor: m.descriptor },
       ]);
+      continue;
+    }
+    const classArgument = /^ {6}#(\d+) /.exec(line);
+    const argumentClass = classArgument ? poolClasses.get(Number(classArgument[1])) : undefined;
+    if (argumentClass !== undefined && bootstrap !== undefined) {
+      bootstraps.get(bootstrap)?.push({ kind: "class", owner: argumentClass, name: "", descriptor: "" });
       continue;
     }
     const argument = /^ {6}#\d+ REF_(\w+) (.+)$/.exec(line);
