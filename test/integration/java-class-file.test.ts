@@ -160,9 +160,9 @@ describe("the class-file reader agrees with javap on javac's output", () => {
     const compared = assertAgreesWithJavap(release);
     assert.ok(compared >= 15, `${compared} methods compared`);
     const point = readClassUses(compile(release).get("app/Point.class") as Uint8Array);
-    const toString = point.methods.find((m) => m.name === "toString");
+    const recordToString = point.methods.find((m) => m.name === "toString");
     assert.ok(
-      toString?.uses.some((u) => key(u) === "field app/Point.util:Llib/Util;"),
+      recordToString?.uses.some((u) => key(u) === "field app/Point.util:Llib/Util;"),
       "the record's ObjectMethods bootstrap names its components",
     );
   });
