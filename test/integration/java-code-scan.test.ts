@@ -175,6 +175,31 @@ describe("imaging scan reads the Java code of fat jars, wars and sources", () =>
     });
   });
 
+  it("reads an ear: the classes of its war, attributed to the jars of the war's WEB-INF/lib", async () => {
+    const war = zipSync({
+      "WEB-INF/web.xml": new TextEncoder().encode("<web-app/>"),
+      "WEB-INF/classes/com/example/app/LoggingSetup.class": classFile,
+      "WEB-INF/lib/log4j-core-2.14.1.jar": readFileSync(LOG4J_CORE),
+      "WEB-INF/lib/log4j-api-2.14.1.jar": readFileSync(LOG4J_API),
+    });
+    const ear = zipSync({
+      "META-INF/application.xml": new TextEncoder().encode("<application/>"),
+      "web.war": war,
+    });
+    mkdirSync(join(work, "ear"));
+    writeFileSync(join(work, "ear", "app.ear"), ear);
+    const { summary, document } = await scan(join(work, "ear", "app.ear"), ["--offline"]);
+    assert.deepEqual(
+      summary.code.map((c) => [c.precision, c.files, c.dependenciesListed]),
+      [["bytecode", 1, 2]],
+    );
+    const setRootLevel = document.objects.find(
+      (o) => o.fullName === "org.apache.logging.log4j.core.config.Configurator.setRootLevel",
+    );
+    assert.equal(setRootLevel?.package, "maven:org.apache.logging.log4j:log4j-core");
+    assert.deepEqual(callersOf(document, setRootLevel?.id), ["com.example.app.LoggingSetup.init"]);
+  });
+
   it("records the same objects in the local store, all at once", async () => {
     const dataDir = join(work, "recorded");
     const result = await runCli(
