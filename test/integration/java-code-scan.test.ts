@@ -13,6 +13,8 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { zipSync } from "fflate";
 import type { AnalysisDocument } from "../../src/scanner/analysis-document.ts";
+import { buildClassIndex } from "../../src/scanner/code/java/class-index.ts";
+import { createRegistryFetcher } from "../../src/scanner/registry/cached-fetch.ts";
 import type { ScanSummary } from "../../src/scanner/scan.ts";
 import { runCli } from "../support/cli.ts";
 import {
@@ -198,6 +200,34 @@ describe("imaging scan reads the Java code of fat jars, wars and sources", () =>
     );
     assert.equal(setRootLevel?.package, "maven:org.apache.logging.log4j:log4j-core");
     assert.deepEqual(callersOf(document, setRootLevel?.id), ["com.example.app.LoggingSetup.init"]);
+  });
+
+  it("says in one warning which dependency jars an offline scan could not list", async () => {
+    const fetcher = createRegistryFetcher({ cacheDir: join(work, "empty-http-cache"), offline: true });
+    const pkg = (name: string, version: string) =>
+      ({ ecosystem: "maven", name, version, dev: false, direct: true, source: "pom.xml" }) as const;
+    const index = await buildClassIndex(
+      [
+        pkg("org.apache.logging.log4j:log4j-core", "2.14.1"),
+        pkg("org.apache.logging.log4j:log4j-api", "2.14.1"),
+      ],
+      new Map(),
+      {
+        fetcher,
+        mavenRepositoryUrl: "https://repo.maven.apache.org/maven2",
+        mavenLocalRepository: join(work, "no-m2"),
+      },
+    );
+    assert.equal(index.listed, 0);
+    assert.deepEqual(index.warnings, [
+      {
+        file: "pom.xml",
+        message:
+          "the jars of 2 dependencies are neither in the local repository nor in the offline cache " +
+          "(org.apache.logging.log4j:log4j-api:2.14.1, org.apache.logging.log4j:log4j-core:2.14.1): " +
+          "calls into them are not reported",
+      },
+    ]);
   });
 
   it("records the same objects in the local store, all at once", async () => {

@@ -55,12 +55,13 @@ export async function buildClassIndex(
   const index: ClassIndex = { owners: new Map(), listed: 0, warnings: [] };
   const maven = packages.filter((p) => p.ecosystem === "maven");
   const lists: (string[] | undefined)[] = new Array(maven.length);
+  const notCached: InventoryPackage[] = [];
   let next = 0;
   const worker = async () => {
     while (next < maven.length) {
       const i = next++;
       const p = maven[i] as InventoryPackage;
-      const jar = embeddedJars.get(p.source) ?? (await repositoryJar(p, source, index.warnings));
+      const jar = embeddedJars.get(p.source) ?? (await repositoryJar(p, source, index.warnings, notCached));
       if (!jar) continue;
       try {
         lists[i] = jarClassNames(jar);
@@ -73,6 +74,17 @@ export async function buildClassIndex(
     }
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  if (notCached.length > 0) {
+    // one line for all of them: an offline scan of a project never built here lacks every jar
+    const names = notCached.map((p) => `${p.name}:${p.version}`).sort();
+    index.warnings.push({
+      file: notCached[0]?.source ?? "",
+      message:
+        `the jar${names.length === 1 ? "" : "s"} of ${names.length} dependenc${names.length === 1 ? "y is" : "ies are"} neither in the local ` +
+        `repository nor in the offline cache (${names.slice(0, 5).join(", ")}${names.length > 5 ? ", ..." : ""}): ` +
+        "calls into them are not reported",
+    });
+  }
   for (const [i, names] of lists.entries()) {
     if (!names) continue;
     index.listed++;
@@ -90,6 +102,7 @@ async function repositoryJar(
   p: InventoryPackage,
   source: JarSource,
   warnings: InventoryWarning[],
+  notCached: InventoryPackage[],
 ): Promise<Uint8Array | undefined> {
   const [groupId = "", artifactId = ""] = p.name.split(":");
   const path = repositoryPath({ groupId, artifactId, version: p.version }, "jar");
@@ -108,10 +121,7 @@ async function repositoryJar(
     case "not-found":
       return undefined; // a POM-only artifact (a BOM, a parent): no classes
     case "not-cached":
-      warnings.push({
-        file: p.source,
-        message: `${p.name}:${p.version}: its jar is neither in the local repository nor in the offline cache; calls into it are not reported`,
-      });
+      notCached.push(p);
       return undefined;
     case "failed":
       warnings.push({
