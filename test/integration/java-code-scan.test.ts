@@ -22,6 +22,7 @@ import {
   JCL_OVER_SLF4J,
   LOG4J_API,
   LOG4J_CORE,
+  loggingJars,
   LOGGING_APP_POM as POM,
   LOGGING_SETUP_SOURCE as SOURCE,
 } from "../support/java-subjects.ts";
@@ -62,7 +63,8 @@ describe("imaging scan reads the Java code of fat jars, wars and sources", () =>
   const callersOf = (document: AnalysisDocument, id: string | undefined) =>
     document.references.filter((r) => r.to === id).map((r) => r.from.fullName);
 
-  before(() => {
+  before(async () => {
+    await loggingJars();
     work = mkdtempSync(join(tmpdir(), "imaging-java-scan-"));
     mkdirSync(join(work, "src", "com", "example", "app"), { recursive: true });
     writeFileSync(join(work, "src", "com", "example", "app", "LoggingSetup.java"), SOURCE);

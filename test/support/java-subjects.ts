@@ -98,6 +98,7 @@ export const LOGGING_APP_POM = `<project xmlns="http://maven.apache.org/POM/4.0.
  * javac (Java 8 class files) against the real jars of the oracle's local repository.
  */
 export async function builtLoggingApp(dir: string): Promise<void> {
+  await loggingJars();
   const sources = join(dir, "src", "main", "java", "com", "example", "app");
   await mkdir(sources, { recursive: true });
   await writeFile(join(dir, "pom.xml"), LOGGING_APP_POM);
@@ -111,4 +112,26 @@ export async function builtLoggingApp(dir: string): Promise<void> {
     join(dir, "target", "classes"),
     join(sources, "LoggingSetup.java"),
   ]);
+}
+
+const LOGGING_JARS_POM = `<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>com.example</groupId>
+  <artifactId>java-logging-jars</artifactId>
+  <version>1.0.0</version>
+  <dependencies>
+    <dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-core</artifactId><version>2.14.1</version></dependency>
+    <dependency><groupId>commons-logging</groupId><artifactId>commons-logging</artifactId><version>1.2</version></dependency>
+    <dependency><groupId>org.slf4j</groupId><artifactId>jcl-over-slf4j</artifactId><version>1.7.24</version></dependency>
+  </dependencies>
+</project>
+`;
+
+/**
+ * Puts the jars and POMs of log4j-core/log4j-api 2.14.1, commons-logging 1.2 and jcl-over-slf4j 1.7.24 into
+ * the oracle's local repository (Maven downloads them while resolving a project declaring them; once).
+ */
+export async function loggingJars(): Promise<void> {
+  const { dir } = await projectDir("java-logging-jars", { pomXml: LOGGING_JARS_POM });
+  await mvnDependencyList(dir);
 }
