@@ -3,7 +3,8 @@
  * dedupe what they find into one analysis, then record it (local store) or hand it to the caller
  * (document file, upload to a platform).
  *
- *   walk ─► readers (INPUT_READERS) ─► merge/dedupe ─► AnalysisDocument ─► gather facts ─► ingest ─► summary
+ *   walk ─► readers (INPUT_READERS) ─► merge/dedupe ─► code extractors ─► AnalysisDocument ─► gather facts
+ *        ─► ingest ─► summary
  */
 import { statSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
@@ -14,6 +15,7 @@ import type { Database } from "../store/schema.ts";
 import { VERSION } from "../version.ts";
 import type { ExternalObjectInput, ReferenceInput } from "./analysis.ts";
 import { type AnalysisDocument, analysisDocumentOf } from "./analysis-document.ts";
+import { extractJavaCode, type JavaCodeSummary } from "./code/java/extract.ts";
 import { extractJavaScript } from "./code/js/index.ts";
 import { type FactsOptions, gatherPackageFacts } from "./facts/index.ts";
 import {
@@ -42,11 +44,15 @@ export interface ScanResult {
   inputs: { reader: string; file: string }[];
   /** Deduplicated by ecosystem, name and version: dev only when dev everywhere, direct when direct anywhere. */
   packages: InventoryPackage[];
-  /** External objects the application's code uses, and the references to them (code extractors). */
+  warnings: InventoryWarning[];
+  /** External objects the application's code refers to, and the references to them (code extractors). */
   objects: ExternalObjectInput[];
   references: ReferenceInput[];
-  warnings: InventoryWarning[];
+  /** Per language: the code read and at which precision. */
+  code: CodeSummary[];
 }
+
+export type CodeSummary = JavaCodeSummary;
 
 /** Reads every supported input under `path` (a directory, or one lockfile, SBOM or archive). */
 export async function scanPath(path: string, options: ScanOptions): Promise<ScanResult> {
@@ -100,12 +106,20 @@ export async function scanPath(path: string, options: ScanOptions): Promise<Scan
   }
   const packages = dedupe(found);
   options.progress(`${packages.length} packages (${packages.filter((p) => p.dev).length} dev only)`);
-  // Code extractors read source code only in a scanned directory (a lone lockfile has none beside it).
-  const code = isDirectory
+  // The JavaScript extractor reads source code only in a scanned directory (a lone lockfile has none
+  // beside it); the Java extractor also reads a scanned archive's own classes.
+  const js = isDirectory
     ? await extractJavaScript(root, files, packages, { progress: options.progress })
     : { objects: [], references: [], warnings: [] };
-  warnings.push(...code.warnings);
-  return { inputs, packages, objects: code.objects, references: code.references, warnings };
+  const java = await extractJavaCode({ ...context, root, files, packages });
+  return {
+    inputs,
+    packages,
+    warnings: [...warnings, ...js.warnings, ...java.warnings],
+    objects: [...js.objects, ...java.objects],
+    references: [...js.references, ...java.references],
+    code: java.summary ? [java.summary] : [],
+  };
 }
 
 function dedupe(found: readonly InventoryPackage[]): InventoryPackage[] {
@@ -152,6 +166,11 @@ export interface ScanSummary {
   vulnerablePackages: number | null;
   warnings: InventoryWarning[];
   inputs: string[];
+  /**
+   * The code read per language and the precision of its objects: "bytecode" (members, from class files)
+   * or "source, class level" (classes only, from sources when nothing was compiled).
+   */
+  code: CodeSummary[];
   /** Position of the analysis in the application's history, when recorded. */
   seq?: number;
   /** What this analysis changed compared with the previous one, when recorded. */
@@ -171,6 +190,7 @@ export function unrecordedSummary(document: AnalysisDocument, scan: ScanResult):
     vulnerablePackages: null,
     warnings: scan.warnings,
     inputs: scan.inputs.map((i) => i.file),
+    code: scan.code,
   };
 }
 

@@ -129,6 +129,11 @@ function describe(summary: ScanSummary, options: ScanCliOptions): string {
     `  vulnerable packages: ${summary.vulnerablePackages ?? "unknown (not recorded here)"}`,
     `  external objects: ${summary.externalObjects}, references: ${summary.references}`,
   ];
+  for (const c of summary.code ?? []) {
+    lines.push(
+      `  ${c.language} code: ${c.files} ${c.precision === "bytecode" ? "class" : "source"} files read, precision: ${c.precision}`,
+    );
+  }
   if (summary.changes) {
     const { packages } = summary.changes;
     lines.push(

@@ -1,0 +1,137 @@
+/**
+ * Real compiled Java applications for the scanner's code tests: solr-core 8.9.0 (calls log4j-core 2.13.2,
+ * which its grandparent POM pins) laid out as a built Maven project — its published POM as pom.xml and
+ * the classes of its published jar as target/classes — in the subjects cache outside the repository.
+ * Its dependency jars are those `mvn dependency:list` downloaded into the oracle's local repository.
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { unzipSync } from "fflate";
+import {
+  centralFile,
+  MAVEN_SUBJECTS_DIR,
+  mvnDependencyList,
+  ORACLE_REPOSITORY,
+  projectDir,
+} from "./maven-subjects.ts";
+
+export const SOLR = "org.apache.solr:solr-core:8.9.0";
+
+/** Writes every `.class` entry of a jar under `dir` (once: a marker file says it is complete). */
+export async function extractClasses(jar: string, dir: string): Promise<number> {
+  const marker = join(dir, ".complete");
+  if (existsSync(marker)) return Number(await readFile(marker, "utf8"));
+  await rm(dir, { recursive: true, force: true });
+  const entries = unzipSync(await readFile(jar), { filter: (f) => f.name.endsWith(".class") });
+  for (const [name, bytes] of Object.entries(entries)) {
+    await mkdir(dirname(join(dir, name)), { recursive: true });
+    await writeFile(join(dir, name), bytes);
+  }
+  const count = Object.keys(entries).length;
+  await writeFile(`${marker}.part`, String(count));
+  await rename(`${marker}.part`, marker);
+  return count;
+}
+
+/** solr-core 8.9.0 as a built project: `{dir}/pom.xml`, `{dir}/target/classes`, and its resolved local repository. */
+export async function builtSolrCore(): Promise<{ dir: string; jar: string; classes: number }> {
+  // the oracle's local repository holds the dependency jars once `mvn dependency:list` has run there
+  const published = await projectDir("solr-core-8.9.0", { coordinates: SOLR });
+  await mvnDependencyList(published.dir);
+  const dir = join(MAVEN_SUBJECTS_DIR, "projects", "solr-core-8.9.0-built");
+  await mkdir(dir, { recursive: true });
+  if (!existsSync(join(dir, "pom.xml"))) await writeFile(join(dir, "pom.xml"), await readFile(published.pom));
+  const jar = await centralFile(SOLR, "jar");
+  const classes = await extractClasses(jar, join(dir, "target", "classes"));
+  return { dir, jar, classes };
+}
+
+const m2 = (path: string) => join(ORACLE_REPOSITORY, path);
+export const LOG4J_CORE = m2("org/apache/logging/log4j/log4j-core/2.14.1/log4j-core-2.14.1.jar");
+export const LOG4J_API = m2("org/apache/logging/log4j/log4j-api/2.14.1/log4j-api-2.14.1.jar");
+export const COMMONS_LOGGING = m2("commons-logging/commons-logging/1.2/commons-logging-1.2.jar");
+export const JCL_OVER_SLF4J = m2("org/slf4j/jcl-over-slf4j/1.7.24/jcl-over-slf4j-1.7.24.jar");
+
+/** An application class calling log4j-core, log4j-api and commons-logging (compiled by javac in tests). */
+export const LOGGING_SETUP_SOURCE = `package com.example.app;
+
+import org.apache.commons.logging.LogFactory;
+import org.apache.logging.log4j.Level;
+import org.apache.logging.log4j.core.LoggerContext;
+import org.apache.logging.log4j.core.config.Configurator;
+
+public class LoggingSetup {
+  public static void init() {
+    LoggerContext context = LoggerContext.getContext(false);
+    context.getConfiguration().getRootLogger().setLevel(Level.INFO);
+    context.updateLoggers();
+    Configurator.setRootLevel(Level.DEBUG);
+    LogFactory.getLog(LoggingSetup.class).info("ready");
+  }
+
+  public Runnable later() {
+    return LoggerContext::getContext;
+  }
+}
+`;
+
+/** The POM of a project holding that class: log4j-core 2.14.1 (affected by CVE-2021-44228). */
+export const LOGGING_APP_POM = `<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>com.example</groupId>
+  <artifactId>logging-app</artifactId>
+  <version>1.0.0</version>
+  <dependencies>
+    <dependency>
+      <groupId>org.apache.logging.log4j</groupId>
+      <artifactId>log4j-core</artifactId>
+      <version>2.14.1</version>
+    </dependency>
+  </dependencies>
+</project>
+`;
+
+/**
+ * A small Maven project as its build leaves it: pom.xml, src/main/java and target/classes compiled by
+ * javac (Java 8 class files) against the real jars of the oracle's local repository.
+ */
+export async function builtLoggingApp(dir: string): Promise<void> {
+  await loggingJars();
+  const sources = join(dir, "src", "main", "java", "com", "example", "app");
+  await mkdir(sources, { recursive: true });
+  await writeFile(join(dir, "pom.xml"), LOGGING_APP_POM);
+  await writeFile(join(sources, "LoggingSetup.java"), LOGGING_SETUP_SOURCE);
+  execFileSync("javac", [
+    "--release",
+    "8",
+    "-cp",
+    [LOG4J_CORE, LOG4J_API, COMMONS_LOGGING].join(":"),
+    "-d",
+    join(dir, "target", "classes"),
+    join(sources, "LoggingSetup.java"),
+  ]);
+}
+
+const LOGGING_JARS_POM = `<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>com.example</groupId>
+  <artifactId>java-logging-jars</artifactId>
+  <version>1.0.0</version>
+  <dependencies>
+    <dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-core</artifactId><version>2.14.1</version></dependency>
+    <dependency><groupId>commons-logging</groupId><artifactId>commons-logging</artifactId><version>1.2</version></dependency>
+    <dependency><groupId>org.slf4j</groupId><artifactId>jcl-over-slf4j</artifactId><version>1.7.24</version></dependency>
+  </dependencies>
+</project>
+`;
+
+/**
+ * Puts the jars and POMs of log4j-core/log4j-api 2.14.1, commons-logging 1.2 and jcl-over-slf4j 1.7.24 into
+ * the oracle's local repository (Maven downloads them while resolving a project declaring them; once).
+ */
+export async function loggingJars(): Promise<void> {
+  const { dir } = await projectDir("java-logging-jars", { pomXml: LOGGING_JARS_POM });
+  await mvnDependencyList(dir);
+}
