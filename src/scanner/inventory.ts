@@ -51,6 +51,8 @@ export class ScanInputError extends Error {
 export interface ReaderContext {
   /** The scanned path (a directory, or the directory of a scanned file). */
   root: string;
+  /** Whether the user named one file rather than a directory: then that file is the whole input. */
+  singleFile?: boolean;
   /** Registry access through the on-disk cache (see registry/cached-fetch.ts); honours --offline. */
   fetcher: RegistryFetcher;
   offline: boolean;

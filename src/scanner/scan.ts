@@ -52,7 +52,17 @@ export interface ScanResult {
   code: CodeSummary[];
 }
 
-export type CodeSummary = JavaCodeSummary;
+/** What the scan summary says about the JavaScript/TypeScript code read. */
+export interface JavaScriptCodeSummary {
+  language: "javascript";
+  /** Every use is resolved to the package member it names (`lodash.merge`), from the sources. */
+  precision: "source, member level";
+  files: number;
+  /** Files that did not parse (each named in a warning). */
+  unreadable: number;
+}
+
+export type CodeSummary = JavaScriptCodeSummary | JavaCodeSummary;
 
 /** Reads every supported input under `path` (a directory, or one lockfile, SBOM or archive). */
 export async function scanPath(path: string, options: ScanOptions): Promise<ScanResult> {
@@ -100,7 +110,7 @@ export async function scanPath(path: string, options: ScanOptions): Promise<Scan
   const found: InventoryPackage[] = [];
   const warnings: InventoryWarning[] = [];
   for (const [reader, list] of claimed) {
-    const inventory = await reader.read(list, { ...context, root });
+    const inventory = await reader.read(list, { ...context, root, singleFile: !isDirectory });
     found.push(...inventory.packages);
     warnings.push(...inventory.warnings);
   }
@@ -118,7 +128,19 @@ export async function scanPath(path: string, options: ScanOptions): Promise<Scan
     warnings: [...warnings, ...js.warnings, ...java.warnings],
     objects: [...js.objects, ...java.objects],
     references: [...js.references, ...java.references],
-    code: java.summary ? [java.summary] : [],
+    code: [
+      ...("stats" in js && js.stats.files + js.stats.failed > 0
+        ? [
+            {
+              language: "javascript",
+              precision: "source, member level",
+              files: js.stats.files,
+              unreadable: js.stats.failed,
+            } satisfies JavaScriptCodeSummary,
+          ]
+        : []),
+      ...(java.summary ? [java.summary] : []),
+    ],
   };
 }
 

@@ -194,7 +194,11 @@ describe("imaging scan reads the Java code of fat jars, wars and sources", () =>
     writeFileSync(join(work, "ear", "app.ear"), ear);
     const { summary, document } = await scan(join(work, "ear", "app.ear"), ["--offline"]);
     assert.deepEqual(
-      summary.code.map((c) => [c.precision, c.files, c.dependenciesListed]),
+      summary.code.map((c) => [
+        c.precision,
+        c.files,
+        "dependenciesListed" in c ? c.dependenciesListed : null,
+      ]),
       [["bytecode", 1, 2]],
     );
     const setRootLevel = document.objects.find(
@@ -268,6 +272,8 @@ describe("imaging scan reads the Java code of fat jars, wars and sources", () =>
     assert.deepEqual(summary.code, [
       { language: "java", precision: "source, class level", files: 1, unreadable: 1, dependenciesListed: 2 },
     ]);
+    // each object says its precision in its type (typeId stays JV_CLASS)
+    assert.deepEqual([...new Set(document.objects.map((o) => o.type))], ["Java Class (source, class level)"]);
     const classes = document.objects.map((o) => `${o.package} ${o.typeId} ${o.fullName}`).sort();
     assert.deepEqual(classes, [
       "maven:org.apache.logging.log4j:log4j-api JV_CLASS org.apache.logging.log4j.Level",

@@ -526,13 +526,40 @@ describe("archives", () => {
     assert.deepEqual(inventory.warnings, []);
   });
 
-  test("a file that is not a zip archive is bad input", async () => {
+  test("a file that is not a zip archive, scanned by itself, is bad input", async () => {
     const fake = join(workDir, "broken.jar");
     await writeFile(fake, "not a zip");
-    await assert.rejects(mavenReader.read([fake], context({ root: workDir })), (error) => {
+    await assert.rejects(mavenReader.read([fake], context({ root: workDir, singleFile: true })), (error) => {
       assert.ok(error instanceof ScanInputError);
       assert.match(error.message, /^broken\.jar: not a readable zip archive/);
       return true;
     });
+  });
+
+  test("a corrupt archive among a directory's inputs is a warning naming it; the other archives are read", async () => {
+    const dir = join(workDir, "mixed-archives");
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, "broken.jar"), "not a zip");
+    // a real jar from the oracle's repository, filled by the Spring Boot test above
+    await writeFile(
+      join(dir, "log4j-api-2.13.2.jar"),
+      await readFile(
+        join(ORACLE_REPOSITORY, "org/apache/logging/log4j/log4j-api/2.13.2/log4j-api-2.13.2.jar"),
+      ),
+    );
+    const inventory = await mavenReader.read(
+      [join(dir, "broken.jar"), join(dir, "log4j-api-2.13.2.jar")],
+      context({ root: dir }),
+    );
+    assert.deepEqual(
+      inventory.packages.map((p) => packageKey(p)),
+      ["org.apache.logging.log4j:log4j-api@2.13.2"],
+    );
+    assert.equal(inventory.warnings.length, 1);
+    assert.equal(inventory.warnings[0]?.file, "broken.jar");
+    assert.match(
+      inventory.warnings[0]?.message ?? "",
+      /^not a readable zip archive .*: its packages are not listed$/,
+    );
   });
 });

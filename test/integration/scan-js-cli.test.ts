@@ -47,7 +47,12 @@ describe("imaging scan on a monorepo's JavaScript and TypeScript sources", () =>
     assert.equal(result.code, 0, result.stderr);
     const summary = JSON.parse(result.stdout) as {
       warnings: { file: string; line?: number; message: string }[];
+      code: { language: string; precision: string; files: number; unreadable: number }[];
     };
+    // the summary says what was read and at which precision: merge.js and server.ts read, broken.js not
+    assert.deepEqual(summary.code, [
+      { language: "javascript", precision: "source, member level", files: 2, unreadable: 1 },
+    ]);
     assert.deepEqual(
       summary.warnings.map((w) => `${w.file}:${w.line}`),
       ["packages/web/src/broken.js:2"],

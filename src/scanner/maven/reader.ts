@@ -238,8 +238,11 @@ async function readArchiveFile(
     }
     for (const message of contents.warnings) inventory.warnings.push({ file: fileLabel, message });
   } catch (error) {
-    if (error instanceof ArchiveFormatError) throw new ScanInputError(fileLabel, error.message);
-    throw error;
+    if (!(error instanceof ArchiveFormatError)) throw error;
+    // The archive scanned by itself is the whole input: refuse it. One corrupt archive among a
+    // directory's inputs is a warning, and the scan goes on with the others.
+    if (context.singleFile) throw new ScanInputError(fileLabel, error.message);
+    inventory.warnings.push({ file: fileLabel, message: `${error.message}: its packages are not listed` });
   }
 }
 

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { Language, type Node, Parser } from "web-tree-sitter";
 import type { ExternalObjectInput, ReferenceInput } from "../../analysis.ts";
 import type { InventoryWarning } from "../../inventory.ts";
-import { applicationClass, externalObject } from "./objects.ts";
+import { applicationClass, externalObject, SOURCE_CLASS_TYPE } from "./objects.ts";
 
 let parser: Promise<Parser> | undefined;
 
@@ -75,7 +75,10 @@ export async function readJavaSources(
       const from = applicationClass(uses.declared);
       for (const owner of uses.classes) {
         for (const packageKey of owners.get(owner) ?? []) {
-          const object = externalObject(packageKey, { kind: "class", owner, name: "", descriptor: "" });
+          const object = {
+            ...externalObject(packageKey, { kind: "class", owner, name: "", descriptor: "" }),
+            type: SOURCE_CLASS_TYPE,
+          };
           objects.set(object.id, object);
           references.set(`${from.id}>${object.id}`, { from, to: object.id });
         }

@@ -15,6 +15,13 @@ const TYPES = {
   class: { type: "Java Class", typeId: "JV_CLASS" },
 } as const;
 
+/**
+ * A class seen only in Java sources (no compiled classes): its `type` says the precision, so every
+ * consumer (occurrences, objects, MCP, CycloneDX) shows it without a field of its own; `typeId` stays
+ * JV_CLASS so filters by type still find it.
+ */
+export const SOURCE_CLASS_TYPE = "Java Class (source, class level)";
+
 const shortId = (prefix: string, key: string) =>
   `${prefix}${createHash("sha1").update(key).digest("hex").slice(0, 24)}`;
 
