@@ -114,6 +114,7 @@ export async function startService(
     const jwt = createJwtVerifier({ issuer: config.issuer, jwksUrl: config.jwksUrl, metadata });
 
     let restUrl = config.restUpstreamUrl ?? internal(config.restPort);
+    let restApp: FastifyInstance | undefined;
     if (parts.has("rest")) {
       const rest = await buildRestApp({
         db: store.db,
@@ -125,6 +126,7 @@ export async function startService(
       await listenOrExplain(rest, config.internalBindAddress, config.restPort, "REST_PORT");
       started.push(rest);
       restUrl = listenUrl(rest, "http");
+      restApp = rest;
     }
 
     const mcpUrls = {
@@ -134,16 +136,21 @@ export async function startService(
     for (const kind of ["analysis", "gatekeeper"] as const) {
       if (!parts.has(`mcp-${kind}`)) continue;
       const port = kind === "analysis" ? config.mcpAnalysisPort : config.mcpGatekeeperPort;
-      const mcp = await startMcpService({ kind, host: config.internalBindAddress, port, restUrl }).catch(
-        (error) => {
-          throw explainListenError(
-            error,
-            config.internalBindAddress,
-            port,
-            kind === "analysis" ? "MCP_ANALYSIS_PORT" : "MCP_GATEKEEPER_PORT",
-          );
-        },
-      );
+      // With the REST API in this process, the tools call it in-process (same authentication, no loopback).
+      const mcp = await startMcpService({
+        kind,
+        host: config.internalBindAddress,
+        port,
+        restUrl,
+        ...(restApp ? { restApp } : {}),
+      }).catch((error) => {
+        throw explainListenError(
+          error,
+          config.internalBindAddress,
+          port,
+          kind === "analysis" ? "MCP_ANALYSIS_PORT" : "MCP_GATEKEEPER_PORT",
+        );
+      });
       started.push(mcp);
       mcpUrls[kind] = mcp.url;
     }

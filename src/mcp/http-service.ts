@@ -3,12 +3,14 @@ import type { AddressInfo } from "node:net";
 import { hostname, networkInterfaces } from "node:os";
 import { toNodeHandler } from "@modelcontextprotocol/node";
 import {
+  DEFAULT_MAX_REQUEST_BODY_SIZE,
   hostHeaderValidationResponse,
   localhostAllowedHostnames,
   originValidationResponse,
 } from "@modelcontextprotocol/server";
 import { VERSION } from "../version.ts";
 import { createDualEraHandler, jsonRpcErrorResponse } from "./dual-era-handler.ts";
+import { httpTransport, type InjectableApp, inProcessTransport } from "./rest-client.ts";
 import { createMcpServer, MCP_SERVERS, type McpServerKind } from "./servers.ts";
 
 /** The subset of a pino/Fastify logger the service uses. */
@@ -26,6 +28,11 @@ export interface McpServiceOptions {
   port: number;
   /** Base URL of the platform REST API the tools call. */
   restUrl: string;
+  /**
+   * The REST application when it runs in this process: the tools then call it in-process (Fastify
+   * `inject`, through the same authentication and authorization) instead of over loopback HTTP.
+   */
+  restApp?: InjectableApp;
   /** MCP endpoint path; default `/mcp` (analysis) or `/mcp/gatekeeper` (gatekeeper). */
   path?: string;
   logger?: McpServiceLogger;
@@ -71,7 +78,7 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
   const logger = options.logger ?? silentLogger;
   const service = `mcp-${options.kind}`;
   const env = {
-    restUrl: options.restUrl,
+    transport: options.restApp ? inProcessTransport(options.restApp) : httpTransport(options.restUrl),
     ...(options.restTimeoutMs ? { restTimeoutMs: options.restTimeoutMs } : {}),
   };
 
@@ -90,10 +97,10 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
 
   const mcp = toNodeHandler(
     {
-      fetch: async (request: Request) =>
+      fetch: async (request: Request, requestOptions?: { parsedBody?: unknown }) =>
         hostHeaderValidationResponse(request, allowedHosts) ??
         originValidationResponse(request, allowedOrigins) ??
-        handler.fetch(request),
+        handler.fetch(request, requestOptions),
     },
     { onerror: (error) => logger.error({ err: error, service }, "MCP request could not be served") },
   );
@@ -114,7 +121,8 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
         inFlight++;
         res.once("close", () => inFlight--);
       }
-      void mcp(req, res);
+      if (req.method === "POST") void servePost(req, res);
+      else void mcp(req, res);
       return;
     }
     if (requestPath === "/healthz" && (req.method === "GET" || req.method === "HEAD")) {
@@ -129,6 +137,48 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
       error_description: `No such resource: ${req.method} ${requestPath}`,
     });
   });
+  /**
+   * A POST's body is read and parsed once, here: the SDK then takes the parsed message (for the era
+   * routing, the 2026 handler and the 2025 transport alike) instead of cloning and parsing the body
+   * again at each step. A body that is not JSON goes to the SDK as it came, for its own error answer.
+   */
+  async function servePost(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = await readBody(req, DEFAULT_MAX_REQUEST_BODY_SIZE).catch(() => undefined);
+    if (body === undefined) {
+      if (!res.headersSent) res.destroy();
+      return;
+    }
+    if (body === TOO_LARGE) {
+      const text = JSON.stringify({
+        jsonrpc: "2.0",
+        error: {
+          code: -32000,
+          message: `Payload Too Large: Request body must not exceed ${DEFAULT_MAX_REQUEST_BODY_SIZE} bytes`,
+        },
+        id: null,
+      });
+      res.writeHead(413, { "content-type": "application/json", connection: "close" });
+      res.end(text);
+      return;
+    }
+    let parsed: unknown;
+    try {
+      parsed = body.length > 0 ? JSON.parse(body.toString("utf8")) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    if (parsed !== undefined) return mcp(req, res, parsed);
+    const replay = {
+      method: req.method,
+      url: req.url,
+      headers: req.headers,
+      async *[Symbol.asyncIterator]() {
+        if (body.length > 0) yield body;
+      },
+    };
+    return mcp(replay as IncomingMessage, res);
+  }
+
   // SSE streams stay open as long as the client wants them.
   server.requestTimeout = 0;
   server.keepAliveTimeout = 65_000;
@@ -163,6 +213,21 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
     return closing;
   };
   return { url, endpoint: `${url}${path}`, close };
+}
+
+const TOO_LARGE = Symbol("too large");
+
+/** The request body, or TOO_LARGE past `max` bytes (the SDK's bound, answered 413 like the SDK does). */
+async function readBody(req: IncomingMessage, max: number): Promise<Buffer | typeof TOO_LARGE> {
+  if (Number(req.headers["content-length"]) > max) return TOO_LARGE;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > max) return TOO_LARGE;
+    chunks.push(chunk);
+  }
+  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {

@@ -4,7 +4,7 @@
  */
 import type { CallToolResult, McpServer, ServerContext } from "@modelcontextprotocol/server";
 import * as z from "zod";
-import { createRestClient, RestApiError, type RestClient } from "./rest-client.ts";
+import { createRestClient, RestApiError, type RestClient, type RestTransport } from "./rest-client.ts";
 
 export interface ToolOutput<O> {
   structured: O;
@@ -27,10 +27,41 @@ export const defineTool = <I extends z.ZodObject, O extends z.ZodObject>(spec: T
   spec;
 
 export interface ToolEnvironment {
-  /** Base URL of the platform REST API. */
-  restUrl: string;
+  /** How the tools reach the platform REST API (over HTTP, or in-process). */
+  transport: RestTransport;
   /** Per REST call. Default 30 s. */
   restTimeoutMs?: number;
+}
+
+/**
+ * Makes a schema's JSON Schema conversion (the Standard JSON Schema `~standard.jsonSchema` the SDK calls)
+ * happen once per process instead of once per server: a server is built per 2026 request and per 2025
+ * session, and the SDK converts the called tool's schemas on each new server (tools/call checks the input
+ * schema for `x-mcp-header` declarations and projects the result with the output schema). The schemas
+ * are module constants, so their JSON never changes.
+ */
+const memoized = new WeakSet<object>();
+export function memoizeJsonSchema<S extends z.ZodType>(schema: S): S {
+  if (memoized.has(schema)) return schema;
+  const standard = schema["~standard"];
+  const convert = standard.jsonSchema;
+  const once = (io: "input" | "output") => {
+    const byTarget = new Map<string, Record<string, unknown>>();
+    return (params: Parameters<typeof convert.input>[0]) => {
+      // Options other than the target change the result: convert those every time.
+      if (params?.libraryOptions) return convert[io](params);
+      const key = String(params?.target ?? "");
+      let json = byTarget.get(key);
+      if (!json) {
+        json = convert[io](params);
+        byTarget.set(key, json);
+      }
+      return json;
+    };
+  };
+  schema["~standard"] = { ...standard, jsonSchema: { input: once("input"), output: once("output") } };
+  memoized.add(schema);
+  return schema;
 }
 
 /** Registers the tools; each call uses the bearer token of the MCP request that carries it. */
@@ -41,8 +72,8 @@ export function registerTools(server: McpServer, env: ToolEnvironment, tools: re
       {
         title: tool.title,
         description: tool.description,
-        inputSchema: tool.input,
-        outputSchema: tool.output,
+        inputSchema: memoizeJsonSchema(tool.input),
+        outputSchema: memoizeJsonSchema(tool.output),
         annotations: {
           readOnlyHint: true,
           destructiveHint: false,
@@ -52,7 +83,7 @@ export function registerTools(server: McpServer, env: ToolEnvironment, tools: re
       },
       async (args: unknown, ctx: ServerContext): Promise<CallToolResult> => {
         const rest = createRestClient({
-          baseUrl: env.restUrl,
+          transport: env.transport,
           token: ctx.http?.authInfo?.token,
           signal: ctx.mcpReq.signal,
           ...(env.restTimeoutMs ? { timeoutMs: env.restTimeoutMs } : {}),
