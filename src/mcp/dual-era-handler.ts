@@ -206,7 +206,11 @@ export function createDualEraHandler(options: DualEraHandlerOptions): DualEraHan
     if (request.method !== "POST") {
       return jsonRpcErrorResponse(405, -32000, "Method not allowed.", { allow: "GET, POST, DELETE" });
     }
-    if (await opensSession(request, parsedBody)) return openSession(request, authInfo, parsedBody);
+    const body = await jsonBody(request, parsedBody);
+    if (body === NOT_JSON) {
+      return jsonRpcErrorResponse(400, -32700, "Parse error: the request body is not valid JSON");
+    }
+    if (opensSession(body)) return openSession(request, authInfo, parsedBody);
     return jsonRpcErrorResponse(
       400,
       -32000,
@@ -235,16 +239,20 @@ export function createDualEraHandler(options: DualEraHandlerOptions): DualEraHan
   };
 }
 
-/** Whether a sessionless 2025 POST is an `initialize` request (alone or in a batch). */
-async function opensSession(request: Request, parsedBody: unknown): Promise<boolean> {
-  let body: unknown = parsedBody;
-  if (body === undefined) {
-    try {
-      body = await request.clone().json();
-    } catch {
-      return false;
-    }
+const NOT_JSON = Symbol("not JSON");
+
+/** The POST body as parsed by the caller, or parsed here from a copy (NOT_JSON when it is not JSON). */
+async function jsonBody(request: Request, parsedBody: unknown): Promise<unknown> {
+  if (parsedBody !== undefined) return parsedBody;
+  try {
+    return await request.clone().json();
+  } catch {
+    return NOT_JSON;
   }
+}
+
+/** Whether a sessionless 2025 POST is an `initialize` request (alone or in a batch). */
+function opensSession(body: unknown): boolean {
   const messages = Array.isArray(body) ? body : [body];
   return messages.some((message) => isInitializeRequest(message));
 }

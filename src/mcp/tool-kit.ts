@@ -33,16 +33,21 @@ export interface ToolEnvironment {
   restTimeoutMs?: number;
 }
 
+/** Structured outputs that have just passed their tool's output schema (in the tool handler below). */
+const checkedOutputs = new WeakSet<object>();
+
 /**
- * Makes a schema's JSON Schema conversion (the Standard JSON Schema `~standard.jsonSchema` the SDK calls)
- * happen once per process instead of once per server: a server is built per 2026 request and per 2025
- * session, and the SDK converts the called tool's schemas on each new server (tools/call checks the input
- * schema for `x-mcp-header` declarations and projects the result with the output schema). The schemas
- * are module constants, so their JSON never changes.
+ * A tool schema prepared for the SDK, once per process (the schemas are module constants):
+ * - its JSON Schema conversion (the Standard JSON Schema `~standard.jsonSchema` the SDK calls) is done
+ *   once instead of once per server: a server is built per 2026 request and per 2025 session, and the SDK
+ *   converts the called tool's schemas on each new server (tools/call checks the input schema for
+ *   `x-mcp-header` declarations and projects the result with the output schema);
+ * - a structured output the tool handler has just parsed with this very schema is not validated a second
+ *   time by the SDK (any other value is).
  */
-const memoized = new WeakSet<object>();
-export function memoizeJsonSchema<S extends z.ZodType>(schema: S): S {
-  if (memoized.has(schema)) return schema;
+const prepared = new WeakSet<object>();
+export function prepareSchema<S extends z.ZodType>(schema: S): S {
+  if (prepared.has(schema)) return schema;
   const standard = schema["~standard"];
   const convert = standard.jsonSchema;
   const once = (io: "input" | "output") => {
@@ -59,8 +64,15 @@ export function memoizeJsonSchema<S extends z.ZodType>(schema: S): S {
       return json;
     };
   };
-  schema["~standard"] = { ...standard, jsonSchema: { input: once("input"), output: once("output") } };
-  memoized.add(schema);
+  schema["~standard"] = {
+    ...standard,
+    validate: (value: unknown) =>
+      typeof value === "object" && value !== null && checkedOutputs.has(value)
+        ? { value: value as z.output<S> }
+        : standard.validate(value),
+    jsonSchema: { input: once("input"), output: once("output") },
+  };
+  prepared.add(schema);
   return schema;
 }
 
@@ -72,8 +84,8 @@ export function registerTools(server: McpServer, env: ToolEnvironment, tools: re
       {
         title: tool.title,
         description: tool.description,
-        inputSchema: memoizeJsonSchema(tool.input),
-        outputSchema: memoizeJsonSchema(tool.output),
+        inputSchema: prepareSchema(tool.input),
+        outputSchema: prepareSchema(tool.output),
         annotations: {
           readOnlyHint: true,
           destructiveHint: false,
@@ -92,7 +104,9 @@ export function registerTools(server: McpServer, env: ToolEnvironment, tools: re
           const { structured, text } = await tool.run(args as never, rest);
           // Parsing keeps exactly the declared properties: the advertised output schema forbids others,
           // so a property the REST API adds later must not leak into structuredContent.
-          return { content: [{ type: "text", text }], structuredContent: tool.output.parse(structured) };
+          const structuredContent = tool.output.parse(structured);
+          checkedOutputs.add(structuredContent);
+          return { content: [{ type: "text", text }], structuredContent };
         } catch (error) {
           return toolError(error);
         }
