@@ -54,6 +54,13 @@ export interface McpServiceOptions {
   sessionIdleMs?: number;
   /** How long close() waits for in-flight requests before cutting connections. Default 10 s. */
   closeGraceMs?: number;
+  /**
+   * At most this many MCP requests start per turn of the event loop; the others wait their turn, in order
+   * of arrival. Default 8. Without a bound, one turn serves every request that is ready, and Node.js
+   * (libuv ≥ 1.45) accepts one new connection per turn: under load a burst of new connections then waits
+   * seconds to be accepted (docs/benchmarks.md, "MCP server").
+   */
+  startsPerTurn?: number;
 }
 
 export interface RunningMcpService {
@@ -104,6 +111,26 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
     },
     { onerror: (error) => logger.error({ err: error, service }, "MCP request could not be served") },
   );
+
+  // Requests waiting for their turn (see startsPerTurn), oldest first.
+  const startsPerTurn = Math.max(1, options.startsPerTurn ?? 8);
+  const waiting: (() => unknown)[] = [];
+  let turnScheduled = false;
+  const nextTurn = () => {
+    for (let started = 0; started < startsPerTurn && waiting.length > 0; started++) {
+      (waiting.shift() as () => unknown)();
+    }
+    // setImmediate from the check phase runs in the next turn, after the poll phase (accepts, reads).
+    if (waiting.length > 0) setImmediate(nextTurn);
+    else turnScheduled = false;
+  };
+  const admit = (start: () => unknown): void => {
+    waiting.push(start);
+    if (!turnScheduled) {
+      turnScheduled = true;
+      setImmediate(nextTurn);
+    }
+  };
 
   let inFlight = 0;
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -167,7 +194,7 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
     } catch {
       parsed = undefined;
     }
-    if (parsed !== undefined) return mcp(req, res, parsed);
+    if (parsed !== undefined) return admit(() => mcp(req, res, parsed));
     const replay = {
       method: req.method,
       url: req.url,
