@@ -31,7 +31,7 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { settingDocs } from "../../src/config/settings.ts";
@@ -39,7 +39,9 @@ import { startTestIssuer, type TestIssuer } from "../support/test-issuer.ts";
 
 const ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
 const DOCS_FILE = join(ROOT, "docs", "benchmarks.md");
-const REPORT_FILE = join(ROOT, ".bench-data", "mcp-last-run.json");
+const REPORT_FILE = process.env.BENCH_MCP_REPORT_FILE
+  ? resolve(process.env.BENCH_MCP_REPORT_FILE)
+  : join(ROOT, ".bench-data", "mcp-last-run.json");
 /** The last commit before issue 18's MCP path work (per-request schema conversion, loopback REST calls). */
 const DEFAULT_BASELINE = "7cb38f8";
 
@@ -376,6 +378,28 @@ function listenDrops(): { overflows: number; drops: number; synRetransmits: numb
   };
 }
 
+/**
+ * The longest accept queue of a listening port (connections the kernel completed that the process has
+ * not accepted yet), from /proc/net/tcp and /proc/net/tcp6: rx_queue of the LISTEN (0A) entry.
+ */
+function acceptQueue(port: number): number {
+  let longest = 0;
+  for (const file of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    let text = "";
+    try {
+      text = readFileSync(file, "utf8");
+    } catch {
+      continue;
+    }
+    for (const line of text.split("\n").slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (fields[3] !== "0A" || Number.parseInt(fields[1]?.split(":")[1] ?? "", 16) !== port) continue;
+      longest = Math.max(longest, Number.parseInt(fields[4]?.split(":")[1] ?? "0", 16));
+    }
+  }
+  return longest;
+}
+
 interface Run {
   label: string;
   backend: BackendKey;
@@ -387,7 +411,11 @@ interface Run {
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
+  /** non-2xx answers + connection errors + timeouts (no answer within 10 s). */
   failed: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
   /** The backend's CPU over the run, in % of one core, and per call answered. */
   cpuPct: number;
   cpuMsPerCall: number;
@@ -395,6 +423,8 @@ interface Run {
   otherPct: number;
   listenOverflows: number;
   synRetransmits: number;
+  /** The longest accept queue of the MCP port, sampled every 100 ms over the run. */
+  acceptQueueMax: number;
 }
 
 async function load(
@@ -423,7 +453,17 @@ async function load(
     workers: 1,
     timeout: REQUEST_TIMEOUT_S,
   };
-  const result = await autocannon(options);
+  const port = Number(new URL(call.url).port);
+  let acceptQueueMax = 0;
+  const sampler = setInterval(() => {
+    acceptQueueMax = Math.max(acceptQueueMax, acceptQueue(port));
+  }, 100);
+  let result: Awaited<ReturnType<typeof autocannon>>;
+  try {
+    result = await autocannon(options);
+  } finally {
+    clearInterval(sampler);
+  }
   const wall = (performance.now() - before.at) / 1000;
   const cpu = cpuSeconds(backend.pid) - before.cpu;
   const bench = process.cpuUsage(before.bench);
@@ -440,6 +480,9 @@ async function load(
     p99Ms: result.latency.p99,
     maxMs: result.latency.max,
     failed: result.non2xx + result.errors + result.timeouts,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
     cpuPct: round((100 * cpu) / wall, 0),
     cpuMsPerCall: round((1000 * cpu) / Math.max(1, result.requests.total), 3),
     otherPct: Math.max(
@@ -451,11 +494,12 @@ async function load(
     ),
     listenOverflows: kernel.overflows - before.kernel.overflows,
     synRetransmits: kernel.synRetransmits - before.kernel.synRetransmits,
+    acceptQueueMax,
   };
   log(
     `${label.padEnd(10)} ${backend.key.padEnd(8)} ${era.padEnd(10)} ${String(run.requestsPerSecond).padStart(7)} req/s  ` +
       `p50 ${run.p50Ms} p99 ${run.p99Ms} max ${run.maxMs} ms  CPU ${run.cpuPct} % = ${run.cpuMsPerCall} ms/call  ` +
-      `failed ${run.failed}  other ${run.otherPct} %  listen overflows ${run.listenOverflows}, SYN retransmits ${run.synRetransmits}`,
+      `failed ${run.failed} (non-2xx ${run.non2xx}, errors ${run.errors}, timeouts ${run.timeouts})  other ${run.otherPct} %  accept queue max ${run.acceptQueueMax}, listen overflows ${run.listenOverflows}, SYN retransmits ${run.synRetransmits}`,
   );
   await sleep(500);
   return run;
@@ -512,11 +556,11 @@ function render(report: Report): string {
           "",
           `Worst case (${report.settings.wideConnections} connections, ${report.settings.wideSeconds} s, ${MODERN}):`,
           "",
-          "| backend | calls/s | latency p50 / p99 / max ms | CPU ms per call | failed | listen overflows | SYN retransmits |",
-          "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+          "| backend | calls/s | latency p50 / p99 / max ms | CPU ms per call | failed | longest accept queue | listen overflows | SYN retransmits |",
+          "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
           ...report.wide.map(
             (r) =>
-              `| ${r.backend} | ${r.requestsPerSecond} | ${r.p50Ms} / ${r.p99Ms} / ${r.maxMs} | ${r.cpuMsPerCall} | ${r.failed} | ${r.listenOverflows} | ${r.synRetransmits} |`,
+              `| ${r.backend} | ${r.requestsPerSecond} | ${r.p50Ms} / ${r.p99Ms} / ${r.maxMs} | ${r.cpuMsPerCall} | ${r.failed} | ${r.acceptQueueMax} | ${r.listenOverflows} | ${r.synRetransmits} |`,
           ),
         ]
       : []),
@@ -662,7 +706,7 @@ async function main(): Promise<void> {
       targets,
     };
     const results = render(report);
-    mkdirSync(join(ROOT, ".bench-data"), { recursive: true });
+    mkdirSync(dirname(REPORT_FILE), { recursive: true });
     writeFileSync(REPORT_FILE, `${JSON.stringify(report, null, 2)}\n`);
     process.stdout.write(`\n${results}\n`);
     if (FULL_RUN || process.env.BENCH_WRITE_DOCS === "1") {

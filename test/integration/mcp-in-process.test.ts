@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
+import { Writable } from "node:stream";
 import { after, before, describe, it } from "node:test";
 import { type CallToolResult, Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { createJwtVerifier } from "../../src/auth/jwt-verifier.ts";
 import { type RunningMcpService, startMcpService } from "../../src/mcp/http-service.ts";
+import { buildRestApp } from "../../src/rest/app.ts";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import type { RunningService } from "../../src/service.ts";
 import { startTestService } from "../support/service.ts";
@@ -132,6 +135,50 @@ describe("MCP tools calling the REST API in-process", () => {
     const later = await call(inProcess, token, "applications", {});
     assert.equal(later.isError, true);
     assert.match(textOf(later), /401.*expired/);
+  });
+
+  it("writes no access-log lines for the in-process calls (the MCP request has its own); HTTP calls keep theirs", async () => {
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk, _encoding, done) {
+        // Request lines only (not "Server listening").
+        for (const line of String(chunk).split("\n").filter(Boolean)) {
+          if ("reqId" in (JSON.parse(line) as object)) lines.push(line);
+        }
+        done();
+      },
+    });
+    const rest = await buildRestApp({
+      db: service.store.db,
+      verifier: createJwtVerifier({ issuer: issuer.issuer }),
+      version: "test",
+      logger: { level: "info", stream },
+    });
+    await rest.listen({ host: "127.0.0.1", port: 0 });
+    const mcp = await startMcpService({
+      kind: "analysis",
+      host: "127.0.0.1",
+      port: 0,
+      restUrl: "http://127.0.0.1:9",
+      restApp: rest,
+    });
+    try {
+      const admin = await issuer.sign({ sub: "alice", roles: ["admin"], applications: [] });
+      const answer = await call(mcp.endpoint, admin, "applications", {});
+      assert.notEqual(answer.isError, true, textOf(answer));
+      assert.deepEqual(lines, [], "no access log for in-process calls");
+      const address = rest.server.address() as { port: number };
+      const direct = await fetch(`http://127.0.0.1:${address.port}/rest/applications`, {
+        headers: { authorization: `Bearer ${admin}` },
+      });
+      assert.equal(direct.status, 200);
+      await direct.text();
+      const messages = lines.map((line) => (JSON.parse(line) as { msg: string }).msg);
+      assert.deepEqual(messages, ["incoming request", "request completed"]);
+    } finally {
+      await mcp.close();
+      await rest.close();
+    }
   });
 
   describe("request bodies (read and parsed once by the MCP service)", () => {
