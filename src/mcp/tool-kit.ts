@@ -34,7 +34,7 @@ export interface ToolEnvironment {
 }
 
 /** Structured outputs that have just passed their tool's output schema (in the tool handler below). */
-const checkedOutputs = new WeakSet<object>();
+const checkedOutputs = new WeakMap<object, z.ZodType>();
 
 /**
  * A tool schema prepared for the SDK, once per process (the schemas are module constants):
@@ -67,7 +67,7 @@ export function prepareSchema<S extends z.ZodType>(schema: S): S {
   schema["~standard"] = {
     ...standard,
     validate: (value: unknown) =>
-      typeof value === "object" && value !== null && checkedOutputs.has(value)
+      typeof value === "object" && value !== null && checkedOutputs.get(value) === schema
         ? { value: value as z.output<S> }
         : standard.validate(value),
     jsonSchema: { input: once("input"), output: once("output") },
@@ -105,7 +105,7 @@ export function registerTools(server: McpServer, env: ToolEnvironment, tools: re
           // Parsing keeps exactly the declared properties: the advertised output schema forbids others,
           // so a property the REST API adds later must not leak into structuredContent.
           const structuredContent = tool.output.parse(structured);
-          checkedOutputs.add(structuredContent);
+          checkedOutputs.set(structuredContent, tool.output);
           return { content: [{ type: "text", text }], structuredContent };
         } catch (error) {
           return toolError(error);

@@ -103,9 +103,14 @@ const modernBody = JSON.stringify({
     },
   },
 });
+/**
+ * In a 2025 session the JSON-RPC ids of requests in flight must differ (the session routes each answer
+ * to the stream of its request id): autocannon replaces `[<id>]` with a fresh id per request
+ * (`idReplacement`). Concurrent requests with one id hang in the SDK's session transport.
+ */
 const legacyBody = JSON.stringify({
   jsonrpc: "2.0",
-  id: 1,
+  id: "[<id>]",
   method: "tools/call",
   params: { name: "applications", arguments: { limit: 5 } },
 });
@@ -452,6 +457,7 @@ async function load(
     duration: seconds,
     workers: 1,
     timeout: REQUEST_TIMEOUT_S,
+    idReplacement: call.body.includes("[<id>]"),
   };
   const port = Number(new URL(call.url).port);
   let acceptQueueMax = 0;
