@@ -687,7 +687,10 @@ async function main(): Promise<void> {
       const c = of("current");
       return { era, baseline: b, current: c, ratio: round(c.rps / b.rps, 2) };
     });
-    const failed = [...runs, ...wide].reduce((n, r) => n + r.failed, 0);
+    // The baseline's failures are measured, not a defect of this tree (its 200-connection tail times out).
+    const failedOf = (key: BackendKey) =>
+      [...runs, ...wide].filter((r) => r.backend === key).reduce((n, r) => n + r.failed, 0);
+    const failed = failedOf("current");
     const targets = [
       ...summary.map((s) => ({
         name: `${s.era}: calls/s ≥ ${TARGET_RATIO} × baseline`,
@@ -699,7 +702,11 @@ async function main(): Promise<void> {
         measured: `${s.current.cpuMs} ms (baseline ${s.baseline.cpuMs} ms)`,
         met: s.current.cpuMs <= TARGET_CPU_MS,
       })),
-      { name: "no failed call", measured: `${failed} failed`, met: failed === 0 },
+      {
+        name: "current: no failed call",
+        measured: `${failed} failed (baseline: ${failedOf("baseline")})`,
+        met: failed === 0,
+      },
     ];
     const report: Report = {
       date: `${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC`,
