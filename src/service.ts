@@ -130,6 +130,7 @@ export async function startService(
     const jwt = createJwtVerifier({ issuer: config.issuer, jwksUrl: config.jwksUrl, metadata });
 
     let restUrl = config.restUpstreamUrl ?? internal(config.restPort);
+    let restApp: FastifyInstance | undefined;
     if (parts.has("rest")) {
       const rest = await buildRestApp({
         db: store.db,
@@ -141,6 +142,7 @@ export async function startService(
       await listenOrExplain(rest, config.internalBindAddress, config.restPort, "REST_PORT");
       started.push({ name: "REST API", stop: stopApp(rest) });
       restUrl = listenUrl(rest, "http");
+      restApp = rest;
     }
 
     const mcpUrls = {
@@ -150,16 +152,21 @@ export async function startService(
     for (const kind of ["analysis", "gatekeeper"] as const) {
       if (!parts.has(`mcp-${kind}`)) continue;
       const port = kind === "analysis" ? config.mcpAnalysisPort : config.mcpGatekeeperPort;
-      const mcp = await startMcpService({ kind, host: config.internalBindAddress, port, restUrl }).catch(
-        (error) => {
-          throw explainListenError(
-            error,
-            config.internalBindAddress,
-            port,
-            kind === "analysis" ? "MCP_ANALYSIS_PORT" : "MCP_GATEKEEPER_PORT",
-          );
-        },
-      );
+      // With the REST API in this process, the tools call it in-process (same authentication, no loopback).
+      const mcp = await startMcpService({
+        kind,
+        host: config.internalBindAddress,
+        port,
+        restUrl,
+        ...(restApp ? { restApp } : {}),
+      }).catch((error) => {
+        throw explainListenError(
+          error,
+          config.internalBindAddress,
+          port,
+          kind === "analysis" ? "MCP_ANALYSIS_PORT" : "MCP_GATEKEEPER_PORT",
+        );
+      });
       started.push({ name: `${kind} MCP server`, stop: (deadline) => mcp.close(deadline) });
       mcpUrls[kind] = mcp.url;
     }

@@ -36,7 +36,8 @@ export interface DualEraHandlerOptions {
 }
 
 export interface DualEraHandler {
-  fetch(request: Request): Promise<Response>;
+  /** `parsedBody`: the POST body already parsed (the request's own body is then not read again). */
+  fetch(request: Request, options?: { parsedBody?: unknown }): Promise<Response>;
   /** Open 2025 sessions (for health and tests). */
   sessionCount(): number;
   close(): Promise<void>;
@@ -115,12 +116,20 @@ export function createDualEraHandler(options: DualEraHandlerOptions): DualEraHan
     return true;
   }
 
-  async function serve(session: Session, request: Request, authInfo: AuthInfo | undefined) {
+  async function serve(
+    session: Session,
+    request: Request,
+    authInfo: AuthInfo | undefined,
+    parsedBody: unknown,
+  ) {
     session.active++;
     session.lastUsed = Date.now();
     let response: Response;
     try {
-      response = await session.transport.handleRequest(request, authInfo ? { authInfo } : {});
+      response = await session.transport.handleRequest(request, {
+        ...(authInfo ? { authInfo } : {}),
+        ...(parsedBody !== undefined ? { parsedBody } : {}),
+      });
     } catch (error) {
       session.active--;
       throw error;
@@ -139,7 +148,11 @@ export function createDualEraHandler(options: DualEraHandlerOptions): DualEraHan
     );
   }
 
-  async function openSession(request: Request, authInfo: AuthInfo | undefined): Promise<Response> {
+  async function openSession(
+    request: Request,
+    authInfo: AuthInfo | undefined,
+    parsedBody: unknown,
+  ): Promise<Response> {
     if (!makeRoom()) {
       return jsonRpcErrorResponse(503, -32000, "Too many open sessions: try again later", {
         "retry-after": "5",
@@ -168,7 +181,7 @@ export function createDualEraHandler(options: DualEraHandlerOptions): DualEraHan
       if (session.transport.sessionId) sessions.delete(session.transport.sessionId);
     };
     await server.connect(session.transport);
-    const response = await serve(session, request, authInfo);
+    const response = await serve(session, request, authInfo, parsedBody);
     // A failed handshake leaves no session behind.
     if (!session.transport.sessionId || !sessions.has(session.transport.sessionId)) {
       await server.close().catch(onError);
@@ -176,12 +189,16 @@ export function createDualEraHandler(options: DualEraHandlerOptions): DualEraHan
     return response;
   }
 
-  async function legacy(request: Request, authInfo: AuthInfo | undefined): Promise<Response> {
+  async function legacy(
+    request: Request,
+    authInfo: AuthInfo | undefined,
+    parsedBody: unknown,
+  ): Promise<Response> {
     const sessionId = request.headers.get("mcp-session-id");
     if (sessionId) {
       const session = sessions.get(sessionId);
       if (!session) return jsonRpcErrorResponse(404, -32001, "Session not found");
-      return serve(session, request, authInfo);
+      return serve(session, request, authInfo, parsedBody);
     }
     if (request.method === "GET" || request.method === "DELETE") {
       return jsonRpcErrorResponse(405, -32000, "Method not allowed.", { allow: "POST" });
@@ -189,7 +206,11 @@ export function createDualEraHandler(options: DualEraHandlerOptions): DualEraHan
     if (request.method !== "POST") {
       return jsonRpcErrorResponse(405, -32000, "Method not allowed.", { allow: "GET, POST, DELETE" });
     }
-    if (await opensSession(request)) return openSession(request, authInfo);
+    const body = await jsonBody(request, parsedBody);
+    if (body === NOT_JSON) {
+      return jsonRpcErrorResponse(400, -32700, "Parse error: the request body is not valid JSON");
+    }
+    if (opensSession(body)) return openSession(request, authInfo, parsedBody);
     return jsonRpcErrorResponse(
       400,
       -32000,
@@ -198,11 +219,15 @@ export function createDualEraHandler(options: DualEraHandlerOptions): DualEraHan
   }
 
   return {
-    async fetch(request) {
+    async fetch(request, fetchOptions) {
       if (closed) return jsonRpcErrorResponse(503, -32000, "The MCP server is shutting down");
       const authInfo = bearerAuthInfo(request);
-      if (await isLegacyRequest(request)) return legacy(request, authInfo);
-      return modern.fetch(request, authInfo ? { authInfo } : {});
+      const parsedBody = fetchOptions?.parsedBody;
+      if (await isLegacyRequest(request, parsedBody)) return legacy(request, authInfo, parsedBody);
+      return modern.fetch(request, {
+        ...(authInfo ? { authInfo } : {}),
+        ...(parsedBody !== undefined ? { parsedBody } : {}),
+      });
     },
     sessionCount: () => sessions.size,
     async close() {
@@ -214,14 +239,20 @@ export function createDualEraHandler(options: DualEraHandlerOptions): DualEraHan
   };
 }
 
-/** Whether a sessionless 2025 POST is an `initialize` request (alone or in a batch). */
-async function opensSession(request: Request): Promise<boolean> {
-  let body: unknown;
+const NOT_JSON = Symbol("not JSON");
+
+/** The POST body as parsed by the caller, or parsed here from a copy (NOT_JSON when it is not JSON). */
+async function jsonBody(request: Request, parsedBody: unknown): Promise<unknown> {
+  if (parsedBody !== undefined) return parsedBody;
   try {
-    body = await request.clone().json();
+    return await request.clone().json();
   } catch {
-    return false;
+    return NOT_JSON;
   }
+}
+
+/** Whether a sessionless 2025 POST is an `initialize` request (alone or in a batch). */
+function opensSession(body: unknown): boolean {
   const messages = Array.isArray(body) ? body : [body];
   return messages.some((message) => isInitializeRequest(message));
 }

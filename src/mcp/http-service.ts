@@ -3,12 +3,14 @@ import type { AddressInfo } from "node:net";
 import { hostname, networkInterfaces } from "node:os";
 import { toNodeHandler } from "@modelcontextprotocol/node";
 import {
+  DEFAULT_MAX_REQUEST_BODY_SIZE,
   hostHeaderValidationResponse,
   localhostAllowedHostnames,
   originValidationResponse,
 } from "@modelcontextprotocol/server";
 import { VERSION } from "../version.ts";
 import { createDualEraHandler, jsonRpcErrorResponse } from "./dual-era-handler.ts";
+import { httpTransport, type InjectableApp, inProcessTransport } from "./rest-client.ts";
 import { createMcpServer, MCP_SERVERS, type McpServerKind } from "./servers.ts";
 
 /** The subset of a pino/Fastify logger the service uses. */
@@ -26,6 +28,11 @@ export interface McpServiceOptions {
   port: number;
   /** Base URL of the platform REST API the tools call. */
   restUrl: string;
+  /**
+   * The REST application when it runs in this process: the tools then call it in-process (Fastify
+   * `inject`, through the same authentication and authorization) instead of over loopback HTTP.
+   */
+  restApp?: InjectableApp;
   /** MCP endpoint path; default `/mcp` (analysis) or `/mcp/gatekeeper` (gatekeeper). */
   path?: string;
   logger?: McpServiceLogger;
@@ -47,6 +54,13 @@ export interface McpServiceOptions {
   sessionIdleMs?: number;
   /** How long close() waits for in-flight requests before cutting connections. Default 10 s. */
   closeGraceMs?: number;
+  /**
+   * At most this many MCP requests start per turn of the event loop; the others wait their turn, in order
+   * of arrival. Default 8. Without a bound, one turn serves every request that is ready, and Node.js
+   * (libuv ≥ 1.45) accepts one new connection per turn: under load a burst of new connections then waits
+   * seconds to be accepted (docs/benchmarks.md, "MCP server").
+   */
+  startsPerTurn?: number;
 }
 
 export interface RunningMcpService {
@@ -74,7 +88,7 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
   const logger = options.logger ?? silentLogger;
   const service = `mcp-${options.kind}`;
   const env = {
-    restUrl: options.restUrl,
+    transport: options.restApp ? inProcessTransport(options.restApp) : httpTransport(options.restUrl),
     ...(options.restTimeoutMs ? { restTimeoutMs: options.restTimeoutMs } : {}),
   };
 
@@ -93,13 +107,33 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
 
   const mcp = toNodeHandler(
     {
-      fetch: async (request: Request) =>
+      fetch: async (request: Request, requestOptions?: { parsedBody?: unknown }) =>
         hostHeaderValidationResponse(request, allowedHosts) ??
         originValidationResponse(request, allowedOrigins) ??
-        handler.fetch(request),
+        handler.fetch(request, requestOptions),
     },
     { onerror: (error) => logger.error({ err: error, service }, "MCP request could not be served") },
   );
+
+  // Requests waiting for their turn (see startsPerTurn), oldest first.
+  const startsPerTurn = Math.max(1, options.startsPerTurn ?? 8);
+  const waiting: (() => unknown)[] = [];
+  let turnScheduled = false;
+  const nextTurn = () => {
+    for (let started = 0; started < startsPerTurn && waiting.length > 0; started++) {
+      (waiting.shift() as () => unknown)();
+    }
+    // setImmediate from the check phase runs in the next turn, after the poll phase (accepts, reads).
+    if (waiting.length > 0) setImmediate(nextTurn);
+    else turnScheduled = false;
+  };
+  const admit = (start: () => unknown): void => {
+    waiting.push(start);
+    if (!turnScheduled) {
+      turnScheduled = true;
+      setImmediate(nextTurn);
+    }
+  };
 
   let inFlight = 0;
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -117,7 +151,8 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
         inFlight++;
         res.once("close", () => inFlight--);
       }
-      void mcp(req, res);
+      if (req.method === "POST") void servePost(req, res);
+      else void mcp(req, res);
       return;
     }
     if (requestPath === "/healthz" && (req.method === "GET" || req.method === "HEAD")) {
@@ -132,6 +167,48 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
       error_description: `No such resource: ${req.method} ${requestPath}`,
     });
   });
+  /**
+   * A POST's body is read and parsed once, here: the SDK then takes the parsed message (for the era
+   * routing, the 2026 handler and the 2025 transport alike) instead of cloning and parsing the body
+   * again at each step. A body that is not JSON goes to the SDK as it came, for its own error answer.
+   */
+  async function servePost(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = await readBody(req, DEFAULT_MAX_REQUEST_BODY_SIZE).catch(() => undefined);
+    if (body === undefined) {
+      if (!res.headersSent) res.destroy();
+      return;
+    }
+    if (body === TOO_LARGE) {
+      const text = JSON.stringify({
+        jsonrpc: "2.0",
+        error: {
+          code: -32000,
+          message: `Payload Too Large: Request body must not exceed ${DEFAULT_MAX_REQUEST_BODY_SIZE} bytes`,
+        },
+        id: null,
+      });
+      res.writeHead(413, { "content-type": "application/json", connection: "close" });
+      res.end(text);
+      return;
+    }
+    let parsed: unknown;
+    try {
+      parsed = body.length > 0 ? JSON.parse(body.toString("utf8")) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    if (parsed !== undefined) return admit(() => mcp(req, res, parsed));
+    const replay = {
+      method: req.method,
+      url: req.url,
+      headers: req.headers,
+      async *[Symbol.asyncIterator]() {
+        if (body.length > 0) yield body;
+      },
+    };
+    return mcp(replay as IncomingMessage, res);
+  }
+
   // SSE streams stay open as long as the client wants them.
   server.requestTimeout = 0;
   server.keepAliveTimeout = 65_000;
@@ -168,6 +245,21 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
     return closing;
   };
   return { url, endpoint: `${url}${path}`, close };
+}
+
+const TOO_LARGE = Symbol("too large");
+
+/** The request body, or TOO_LARGE past `max` bytes (the SDK's bound, answered 413 like the SDK does). */
+async function readBody(req: IncomingMessage, max: number): Promise<Buffer | typeof TOO_LARGE> {
+  if (Number(req.headers["content-length"]) > max) return TOO_LARGE;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > max) return TOO_LARGE;
+    chunks.push(chunk);
+  }
+  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {

@@ -183,16 +183,70 @@ export class RestApiError extends Error {
   }
 }
 
+/** One GET as the REST API answered it: status line and body text. */
+export interface RestAnswer {
+  status: number;
+  statusText: string;
+  body: string;
+}
+
+/**
+ * How a REST call reaches the REST API: over HTTP (the default, `httpTransport`), or in-process into the
+ * REST application when both run in one process (`inProcessTransport`). Either way the request carries
+ * the caller's credentials and goes through the REST API's own authentication and authorization.
+ */
+export interface RestTransport {
+  /** Where the calls go, for error messages. */
+  readonly target: string;
+  get(pathAndQuery: string, headers: Record<string, string>, signal: AbortSignal): Promise<RestAnswer>;
+}
+
+/** The REST API over HTTP at `baseUrl` (paths start with /rest). */
+export function httpTransport(baseUrl: string, doFetch: typeof fetch = fetch): RestTransport {
+  const base = baseUrl.replace(/\/+$/, "");
+  return {
+    target: base,
+    async get(pathAndQuery, headers, signal) {
+      const response = await doFetch(`${base}${pathAndQuery}`, { headers, signal });
+      return { status: response.status, statusText: response.statusText, body: await response.text() };
+    },
+  };
+}
+
+/** What `inProcessTransport` needs of the REST application: Fastify's `inject`. */
+export interface InjectableApp {
+  inject(request: {
+    method: "GET";
+    url: string;
+    headers: Record<string, string>;
+    signal?: AbortSignal;
+  }): PromiseLike<{ statusCode: number; statusMessage: string; body: string }>;
+}
+
+/**
+ * The REST application of this process, called in-process (Fastify `inject`): the same routing,
+ * authentication hook and handlers as over HTTP, minus the loopback socket, the HTTP parsing on both
+ * sides and the connection pool.
+ */
+export function inProcessTransport(app: InjectableApp): RestTransport {
+  return {
+    target: "the REST API in this process",
+    async get(pathAndQuery, headers, signal) {
+      const response = await app.inject({ method: "GET", url: pathAndQuery, headers, signal });
+      return { status: response.statusCode, statusText: response.statusMessage, body: response.body };
+    },
+  };
+}
+
 export interface RestClientOptions {
-  /** Base URL of the REST API (paths start with /rest). */
-  baseUrl: string;
+  /** How calls reach the REST API. */
+  transport: RestTransport;
   /** The caller's bearer token, sent unchanged; without it the REST API answers 401. */
   token?: string | undefined;
   /** Abort the call when this signal fires (e.g. the MCP request was cancelled). */
   signal?: AbortSignal | undefined;
   /** Per-call timeout in milliseconds. Default 30 s. */
   timeoutMs?: number;
-  fetch?: typeof fetch;
 }
 
 type Query = Record<string, string | number | boolean | undefined>;
@@ -244,37 +298,49 @@ export interface RestClient {
 }
 
 export function createRestClient(options: RestClientOptions): RestClient {
-  const base = options.baseUrl.replace(/\/+$/, "");
-  const doFetch = options.fetch ?? fetch;
+  const { transport } = options;
   const timeoutMs = options.timeoutMs ?? 30_000;
+  const headers: Record<string, string> = { accept: "application/json" };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
 
   async function get<T>(path: string, query: Query = {}): Promise<T> {
-    const url = new URL(`${base}${path}`);
-    for (const [key, value] of Object.entries(query)) {
-      if (value !== undefined && value !== "") url.searchParams.set(key, String(value));
+    let search = "";
+    for (const key in query) {
+      const value = query[key];
+      if (value !== undefined && value !== "") {
+        search += `${search ? "&" : "?"}${encodeURIComponent(key)}=${encodeURIComponent(String(value))}`;
+      }
     }
-    const headers: Record<string, string> = { accept: "application/json" };
-    if (options.token) headers.authorization = `Bearer ${options.token}`;
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
-    let response: Response;
+    // One controller and one timer per call: aborted by the timeout or by the MCP request's cancellation.
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new Error(`no answer within ${timeoutMs / 1000} s`));
+    }, timeoutMs);
+    const cancel = () => controller.abort(options.signal?.reason);
+    if (options.signal?.aborted) cancel();
+    else options.signal?.addEventListener("abort", cancel, { once: true });
+    let answer: RestAnswer;
     try {
-      response = await doFetch(url, { headers, signal });
+      answer = await transport.get(`${path}${search}`, headers, controller.signal);
     } catch (error) {
-      const reason = timeout.aborted
+      const reason = timedOut
         ? `no answer within ${timeoutMs / 1000} s`
         : ((error as Error).cause as Error | undefined)?.message || (error as Error).message;
-      throw new RestApiError(0, "Unreachable", `${reason} (${base})`);
+      throw new RestApiError(0, "Unreachable", `${reason} (${transport.target})`);
+    } finally {
+      clearTimeout(timer);
+      options.signal?.removeEventListener("abort", cancel);
     }
-    const text = await response.text();
-    if (!response.ok) throw problemError(response, text);
+    if (answer.status < 200 || answer.status > 299) throw problemError(answer);
     try {
-      return JSON.parse(text) as T;
+      return JSON.parse(answer.body) as T;
     } catch {
       throw new RestApiError(
         502,
         "Bad Gateway",
-        `GET ${path} answered ${response.status} with a body that is not JSON`,
+        `GET ${path} answered ${answer.status} with a body that is not JSON`,
       );
     }
   }
@@ -312,7 +378,8 @@ export function createRestClient(options: RestClientOptions): RestClient {
   };
 }
 
-function problemError(response: Response, text: string): RestApiError {
+function problemError(response: RestAnswer): RestApiError {
+  const text = response.body;
   let detail = "";
   let title = "";
   try {

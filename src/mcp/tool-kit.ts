@@ -4,7 +4,7 @@
  */
 import type { CallToolResult, McpServer, ServerContext } from "@modelcontextprotocol/server";
 import * as z from "zod";
-import { createRestClient, RestApiError, type RestClient } from "./rest-client.ts";
+import { createRestClient, RestApiError, type RestClient, type RestTransport } from "./rest-client.ts";
 
 export interface ToolOutput<O> {
   structured: O;
@@ -27,10 +27,53 @@ export const defineTool = <I extends z.ZodObject, O extends z.ZodObject>(spec: T
   spec;
 
 export interface ToolEnvironment {
-  /** Base URL of the platform REST API. */
-  restUrl: string;
+  /** How the tools reach the platform REST API (over HTTP, or in-process). */
+  transport: RestTransport;
   /** Per REST call. Default 30 s. */
   restTimeoutMs?: number;
+}
+
+/** Structured outputs that have just passed their tool's output schema (in the tool handler below). */
+const checkedOutputs = new WeakMap<object, z.ZodType>();
+
+/**
+ * A tool schema prepared for the SDK, once per process (the schemas are module constants):
+ * - its JSON Schema conversion (the Standard JSON Schema `~standard.jsonSchema` the SDK calls) is done
+ *   once instead of once per server: a server is built per 2026 request and per 2025 session, and the SDK
+ *   converts the called tool's schemas on each new server (tools/call checks the input schema for
+ *   `x-mcp-header` declarations and projects the result with the output schema);
+ * - a structured output the tool handler has just parsed with this very schema is not validated a second
+ *   time by the SDK (any other value is).
+ */
+const prepared = new WeakSet<object>();
+export function prepareSchema<S extends z.ZodType>(schema: S): S {
+  if (prepared.has(schema)) return schema;
+  const standard = schema["~standard"];
+  const convert = standard.jsonSchema;
+  const once = (io: "input" | "output") => {
+    const byTarget = new Map<string, Record<string, unknown>>();
+    return (params: Parameters<typeof convert.input>[0]) => {
+      // Options other than the target change the result: convert those every time.
+      if (params?.libraryOptions) return convert[io](params);
+      const key = String(params?.target ?? "");
+      let json = byTarget.get(key);
+      if (!json) {
+        json = convert[io](params);
+        byTarget.set(key, json);
+      }
+      return json;
+    };
+  };
+  schema["~standard"] = {
+    ...standard,
+    validate: (value: unknown) =>
+      typeof value === "object" && value !== null && checkedOutputs.get(value) === schema
+        ? { value: value as z.output<S> }
+        : standard.validate(value),
+    jsonSchema: { input: once("input"), output: once("output") },
+  };
+  prepared.add(schema);
+  return schema;
 }
 
 /** Registers the tools; each call uses the bearer token of the MCP request that carries it. */
@@ -41,8 +84,8 @@ export function registerTools(server: McpServer, env: ToolEnvironment, tools: re
       {
         title: tool.title,
         description: tool.description,
-        inputSchema: tool.input,
-        outputSchema: tool.output,
+        inputSchema: prepareSchema(tool.input),
+        outputSchema: prepareSchema(tool.output),
         annotations: {
           readOnlyHint: true,
           destructiveHint: false,
@@ -52,7 +95,7 @@ export function registerTools(server: McpServer, env: ToolEnvironment, tools: re
       },
       async (args: unknown, ctx: ServerContext): Promise<CallToolResult> => {
         const rest = createRestClient({
-          baseUrl: env.restUrl,
+          transport: env.transport,
           token: ctx.http?.authInfo?.token,
           signal: ctx.mcpReq.signal,
           ...(env.restTimeoutMs ? { timeoutMs: env.restTimeoutMs } : {}),
@@ -61,7 +104,9 @@ export function registerTools(server: McpServer, env: ToolEnvironment, tools: re
           const { structured, text } = await tool.run(args as never, rest);
           // Parsing keeps exactly the declared properties: the advertised output schema forbids others,
           // so a property the REST API adds later must not leak into structuredContent.
-          return { content: [{ type: "text", text }], structuredContent: tool.output.parse(structured) };
+          const structuredContent = tool.output.parse(structured);
+          checkedOutputs.set(structuredContent, tool.output);
+          return { content: [{ type: "text", text }], structuredContent };
         } catch (error) {
           return toolError(error);
         }

@@ -1,5 +1,10 @@
 import swagger from "@fastify/swagger";
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import Fastify, {
+  type FastifyInstance,
+  type FastifyRequest,
+  type FastifyServerOptions,
+  LogController,
+} from "fastify";
 import type { Kysely } from "kysely";
 import type { JwtVerifier } from "../auth/jwt-verifier.ts";
 import type { Database } from "../store/schema.ts";
@@ -45,6 +50,12 @@ export interface RestAppOptions {
   analyses?: AnalysisUploadOptions;
 }
 
+/** A request made with Fastify `inject` (light-my-request marks its raw request), not over a socket. */
+const isInjected = (request: FastifyRequest): boolean => {
+  const raw: object = (request as { raw?: object }).raw ?? request;
+  return "_lightMyRequest" in raw;
+};
+
 const OPEN_PATHS = new Set(["/rest/openapi.json", "/rest/health"]);
 
 /** The platform REST API: applications and their insights, problem+json errors, OpenAPI 3.1. */
@@ -55,6 +66,9 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
     // analysis upload allows extra keys): the keys are dropped, not the request refused as "not JSON".
     onProtoPoisoning: "remove",
     onConstructorPoisoning: "remove",
+    // The MCP tools' in-process calls (Fastify inject, src/mcp/rest-client.ts) get no access-log lines: the
+    // MCP request that makes them has its own (the gateway's); failures are still logged (setErrorHandler).
+    logController: new LogController({ disableRequestLogging: isInjected }),
     // Parameter rules live in params.ts so each 400 names the rule; schemas document and serialize.
     ajv: { customOptions: { strict: false } },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
