@@ -65,6 +65,7 @@ export const settingsSchema = z.object({
     .int()
     .min(1024)
     .default(64 * 1024 * 1024),
+  storeReadWorkers: z.coerce.number().int().min(0).max(64).optional(),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
@@ -308,5 +309,12 @@ export const settingDocs: readonly SettingDoc[] = [
     env: "ANALYSIS_UPLOAD_MAX_BYTES",
     description: "Largest analysis document POST /rest/applications/{name}/analyses accepts",
     defaultText: "67108864 (64 MiB)",
+  },
+  {
+    key: "storeReadWorkers",
+    env: "STORE_READ_WORKERS",
+    description:
+      "SQLite: worker threads running the store's reads, each with its own connection (0: on the event loop)",
+    defaultText: "one per core, at least 2, at most 8",
   },
 ];

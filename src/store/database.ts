@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { dirname } from "node:path";
 import { Kysely, PostgresDialect } from "kysely";
 import { type Migration, type MigrationProvider, Migrator } from "kysely/migration";
@@ -12,7 +13,8 @@ import { openObjectsIndexMigration } from "./migrations/006-open-objects-index.t
 import { hashedOidcKeysMigration } from "./migrations/007-hashed-oidc-keys.ts";
 import { advisoryRecordsMigration } from "./migrations/008-advisory-records.ts";
 import { registeredClientsMigration } from "./migrations/009-registered-clients.ts";
-import { createNodeSqliteDialect } from "./node-sqlite-dialect.ts";
+import { createNodeSqliteDialect, openNodeSqliteDatabase } from "./node-sqlite-dialect.ts";
+import { createPooledSqliteDialect } from "./pooled-sqlite-dialect.ts";
 import type { Database } from "./schema.ts";
 
 export type StoreKind = "sqlite" | "postgres";
@@ -32,10 +34,22 @@ export interface OpenStoreOptions {
   sqliteFile: string;
   /** Run pending migrations (default true). */
   migrate?: boolean;
+  /**
+   * SQLite: worker threads that run the reads, each with its own connection (default: one per core,
+   * at least 2); 0 runs every query on the calling thread's event loop.
+   */
+  readWorkers?: number | undefined;
+}
+
+/** One reader per core, at least two so that one long read never holds up all the others. */
+export function defaultReadWorkers(): number {
+  return Math.max(2, Math.min(availableParallelism(), 8));
 }
 
 export async function openStore(options: OpenStoreOptions): Promise<StoreHandle> {
-  const handle = options.databaseUrl ? openPostgres(options.databaseUrl) : openSqlite(options.sqliteFile);
+  const handle = options.databaseUrl
+    ? openPostgres(options.databaseUrl)
+    : openSqlite(options.sqliteFile, options.readWorkers ?? defaultReadWorkers());
   if (options.migrate ?? true) {
     try {
       await migrateToLatest(handle);
@@ -47,9 +61,13 @@ export async function openStore(options: OpenStoreOptions): Promise<StoreHandle>
   return handle;
 }
 
-function openSqlite(file: string): StoreHandle {
+function openSqlite(file: string, readWorkers: number): StoreHandle {
   const notices = [...secureDataDirectory(dirname(file)), ...secureSqliteFiles(file)];
-  const { dialect } = createNodeSqliteDialect(file);
+  // An in-memory database has no file another connection could open.
+  const pooled = readWorkers > 0 && file !== "" && file !== ":memory:" && !file.startsWith("file:");
+  const { dialect } = pooled
+    ? createPooledSqliteDialect(file, openNodeSqliteDatabase(file).database, readWorkers)
+    : createNodeSqliteDialect(file);
   const db = new Kysely<Database>({ dialect });
   return { db, kind: "sqlite", location: file, notices, close: () => db.destroy() };
 }

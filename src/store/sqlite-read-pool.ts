@@ -1,0 +1,167 @@
+import { Worker } from "node:worker_threads";
+import type { ReadReply, ReadRequest } from "./sqlite-read-protocol.ts";
+
+export interface ReadPool {
+  /** Runs one SELECT on the first free reader; rows as objects, like node:sqlite's `all()`. */
+  read(sql: string, parameters: unknown[]): Promise<Record<string, unknown>[]>;
+  /** Readers reload the planner's statistics before their next query (the writer ran ANALYZE). */
+  statisticsChanged(): void;
+  /** Lets the reads in progress finish, then closes every reader's connection and ends its thread. */
+  close(): Promise<void>;
+  readonly size: number;
+}
+
+interface Pending {
+  resolve(rows: Record<string, unknown>[]): void;
+  reject(error: Error): void;
+}
+
+interface Reader {
+  worker: Worker;
+  /** The request this reader runs, if any: one at a time, as node:sqlite is synchronous. */
+  busy: { id: number; pending: Pending } | undefined;
+}
+
+interface Queued {
+  request: Extract<ReadRequest, { type: "read" }>;
+  pending: Pending;
+}
+
+// The worker is TypeScript when the service runs from the sources, JavaScript once built.
+const WORKER_URL = new URL(
+  import.meta.url.endsWith(".ts") ? "./sqlite-read-worker.ts" : "./sqlite-read-worker.js",
+  import.meta.url,
+);
+
+/**
+ * Worker threads, each with its own read-only connection to the SQLite file: the main thread only
+ * posts the SQL and parses the answer, so a heavy read no longer stalls every other request.
+ */
+export function createReadPool(file: string, size: number): ReadPool {
+  const readers: Reader[] = [];
+  const queue: Queued[] = [];
+  let nextId = 1;
+  let statisticsGeneration = 0;
+  let closing: Promise<void> | undefined;
+  let whenIdle: (() => void) | undefined;
+
+  const spawn = (): Reader => {
+    const worker = new Worker(WORKER_URL, { workerData: { file } });
+    const reader: Reader = { worker, busy: undefined };
+    // An idle pool must not keep a process alive (a CLI command that forgot to close the store).
+    worker.unref();
+    worker.on("message", (reply: ReadReply) => {
+      const busy = reader.busy;
+      if (!busy || busy.id !== reply.id) return;
+      reader.busy = undefined;
+      settle(busy.pending, reply);
+      dispatch(reader);
+    });
+    const fail = (error: Error) => {
+      const busy = reader.busy;
+      reader.busy = undefined;
+      busy?.pending.reject(new Error(`SQLite reader stopped: ${error.message}`));
+      const index = readers.indexOf(reader);
+      if (index >= 0) readers.splice(index, 1);
+      if (!closing) {
+        const replacement = spawn();
+        readers.push(replacement);
+        dispatch(replacement);
+        return;
+      }
+      if (readers.length === 0) {
+        for (const queued of queue.splice(0)) queued.pending.reject(new Error("The store is closed"));
+      }
+      if (whenIdle && readers.every((r) => !r.busy)) whenIdle();
+    };
+    worker.on("error", fail);
+    worker.on("exit", (code) => {
+      if (readers.includes(reader)) fail(new Error(`exit code ${code}`));
+    });
+    return reader;
+  };
+
+  const dispatch = (reader: Reader) => {
+    const next = queue.shift();
+    if (!next) {
+      reader.worker.unref();
+      if (whenIdle && readers.every((r) => !r.busy)) whenIdle();
+      return;
+    }
+    reader.busy = { id: next.request.id, pending: next.pending };
+    // Referenced while it works: a process awaiting a read must not exit under it.
+    reader.worker.ref();
+    reader.worker.postMessage({ ...next.request, statisticsGeneration });
+  };
+
+  return {
+    size,
+    read(sql, parameters) {
+      if (closing) return Promise.reject(new Error("The store is closed"));
+      return new Promise((resolve, reject) => {
+        queue.push({
+          request: { type: "read", id: nextId++, sql, parameters, statisticsGeneration },
+          pending: { resolve, reject },
+        });
+        // Readers start on demand: a short CLI command that reads little starts one thread, not all.
+        let idle = readers.find((r) => !r.busy);
+        if (!idle && readers.length < size) {
+          idle = spawn();
+          readers.push(idle);
+        }
+        if (idle) dispatch(idle);
+      });
+    },
+    statisticsChanged() {
+      statisticsGeneration++;
+    },
+    close() {
+      closing ??= (async () => {
+        // The reads already asked for are answered; new ones are refused from now on.
+        if (queue.length > 0 || readers.some((r) => r.busy)) {
+          await new Promise<void>((resolve) => {
+            whenIdle = resolve;
+          });
+        }
+        const stopping = readers.splice(0);
+        await Promise.all(
+          stopping.map(
+            (reader) =>
+              new Promise<void>((resolve) => {
+                reader.worker.once("exit", () => resolve());
+                // Waiting for the thread to end must keep the process alive until it has.
+                reader.worker.ref();
+                reader.worker.postMessage({ type: "close" } satisfies ReadRequest);
+              }),
+          ),
+        );
+      })();
+      return closing;
+    },
+  };
+}
+
+function settle(pending: Pending, reply: ReadReply): void {
+  if ("error" in reply) {
+    const error = new Error(reply.error.message) as Error & Record<string, unknown>;
+    error.code = reply.error.code;
+    error.errcode = reply.error.errcode;
+    error.errstr = reply.error.errstr;
+    pending.reject(error);
+    return;
+  }
+  const rows = "json" in reply ? (JSON.parse(reply.json) as unknown[][]) : reply.rows;
+  pending.resolve(toObjects(reply.columns, rows));
+}
+
+function toObjects(columns: string[], rows: unknown[][]): Record<string, unknown>[] {
+  const objects = new Array<Record<string, unknown>>(rows.length);
+  const width = columns.length;
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r] as unknown[];
+    const object: Record<string, unknown> = {};
+    for (let c = 0; c < width; c++) object[columns[c] as string] = row[c];
+    objects[r] = object;
+  }
+  return objects;
+}

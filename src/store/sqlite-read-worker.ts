@@ -1,0 +1,84 @@
+/**
+ * One reader of the SQLite read pool (sqlite-read-pool.ts): its own read-only connection to the store
+ * file, so a long SELECT runs here instead of on the event loop that serves the gateway, the identity
+ * provider and the MCP servers. WAL mode lets it read while the main thread's connection writes.
+ */
+
+import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
+import { parentPort, workerData } from "node:worker_threads";
+import type { ReadReply, ReadRequest } from "./sqlite-read-protocol.ts";
+
+const { file } = workerData as { file: string };
+const port = parentPort;
+if (!port) throw new Error("sqlite-read-worker.ts runs as a worker thread");
+
+function open(): DatabaseSync {
+  // Read-only: a routing mistake fails loudly rather than writing from a second connection.
+  const connection = new DatabaseSync(file, { readOnly: true });
+  connection.exec("PRAGMA busy_timeout = 10000");
+  return connection;
+}
+
+let db = open();
+
+const STATEMENT_CACHE_SIZE = 500;
+const prepared = new Map<string, StatementSync>();
+let statisticsGeneration = 0;
+
+function statement(sql: string): StatementSync {
+  let found = prepared.get(sql);
+  if (!found) {
+    if (prepared.size >= STATEMENT_CACHE_SIZE) prepared.delete(prepared.keys().next().value as string);
+    found = db.prepare(sql);
+    // Rows as arrays: one column list per answer instead of one key set per row, less to transfer.
+    found.setReturnArrays(true);
+    prepared.set(sql, found);
+  }
+  return found;
+}
+
+/** JSON is the cheapest way across threads for plain values; blobs and big integers need a clone. */
+function jsonSafe(rows: unknown[][]): boolean {
+  for (const row of rows) {
+    for (const value of row) {
+      if (value === null || typeof value === "string") continue;
+      if (typeof value === "number" && Number.isFinite(value)) continue;
+      return false;
+    }
+  }
+  return true;
+}
+
+port.on("message", (request: ReadRequest) => {
+  if (request.type === "close") {
+    prepared.clear();
+    db.close();
+    port.close();
+    return;
+  }
+  let reply: ReadReply;
+  try {
+    if (request.statisticsGeneration !== statisticsGeneration) {
+      // The writer ran ANALYZE: another connection keeps the statistics it loaded when it read the schema
+      // (ANALYZE does not change the schema version, and reloading them is a write), and the plans of the
+      // interval queries depend on them (docs/benchmarks.md). A new connection loads the new ones.
+      prepared.clear();
+      db.close();
+      db = open();
+      statisticsGeneration = request.statisticsGeneration;
+    }
+    const query = statement(request.sql);
+    const rows = query.all(...(request.parameters as SQLInputValue[])) as unknown as unknown[][];
+    const columns = query.columns().map((c) => c.name);
+    reply = jsonSafe(rows)
+      ? { id: request.id, columns, json: JSON.stringify(rows) }
+      : { id: request.id, columns, rows };
+  } catch (error) {
+    const e = error as Error & { code?: string; errcode?: number; errstr?: string };
+    reply = {
+      id: request.id,
+      error: { message: e.message, code: e.code, errcode: e.errcode, errstr: e.errstr },
+    };
+  }
+  port.postMessage(reply);
+});
