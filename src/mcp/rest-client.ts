@@ -237,7 +237,8 @@ export function createRestClient(options: RestClientOptions): RestClient {
     for (const [key, value] of Object.entries(query)) {
       if (value !== undefined && value !== "") url.searchParams.set(key, String(value));
     }
-    const headers: Record<string, string> = { accept: "application/json" };
+    // Loopback to the REST API: compressing there and inflating here would only cost CPU.
+    const headers: Record<string, string> = { accept: "application/json", "accept-encoding": "identity" };
     if (options.token) headers.authorization = `Bearer ${options.token}`;
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;

@@ -104,7 +104,7 @@ for (const kind of STORE_KINDS) {
 
     it("lets a read in progress finish, then refuses new ones", async () => {
       // A connection (or reader thread) ready, so that the heavy read starts at once.
-      await handle.db.selectFrom("users").selectAll().execute();
+      await handle.db.selectFrom("api_keys").selectAll().execute();
       const heavy = startHeavyRead(handle.db);
       // Let the read reach its connection before closing.
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -112,7 +112,7 @@ for (const kind of STORE_KINDS) {
       const { rows } = await heavy.result;
       assert.equal(Number(rows[0]?.n), HEAVY_ROWS);
       await closed;
-      await assert.rejects(handle.db.selectFrom("users").selectAll().execute());
+      await assert.rejects(handle.db.selectFrom("api_keys").selectAll().execute());
     });
   });
 }
