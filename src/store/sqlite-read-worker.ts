@@ -5,10 +5,20 @@
  */
 
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
+import { constants, setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
 import type { ReadReply, ReadRequest } from "./sqlite-read-protocol.ts";
 
 const { file } = workerData as { file: string };
+
+// Linux nice values are per thread: this reader yields the CPU to the event loop of the main thread
+// (gateway, identity provider, MCP servers) when both want it, as on a busy 2-core machine. Lowering
+// one's own priority needs no privilege; where it is not supported, readers keep the normal one.
+try {
+  setPriority(constants.priority.PRIORITY_BELOW_NORMAL);
+} catch {
+  // not supported here
+}
 const port = parentPort;
 if (!port) throw new Error("sqlite-read-worker.ts runs as a worker thread");
 
