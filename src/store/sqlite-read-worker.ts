@@ -4,8 +4,8 @@
  * provider and the MCP servers. WAL mode lets it read while the main thread's connection writes.
  */
 
-import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { constants, setPriority } from "node:os";
+import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { parentPort, workerData } from "node:worker_threads";
 import type { ReadReply, ReadRequest } from "./sqlite-read-protocol.ts";
 
