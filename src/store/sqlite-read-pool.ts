@@ -1,3 +1,4 @@
+import { performance } from "node:perf_hooks";
 import { Worker } from "node:worker_threads";
 import type { ReadReply, ReadRequest } from "./sqlite-read-protocol.ts";
 
@@ -18,14 +19,28 @@ interface Pending {
 
 interface Reader {
   worker: Worker;
-  /** The request this reader runs, if any: one at a time, as node:sqlite is synchronous. */
-  busy: { id: number; pending: Pending } | undefined;
+  /** The request this reader runs, if any (one at a time, as node:sqlite is synchronous), and its rows so far. */
+  busy:
+    | {
+        id: number;
+        pending: Pending;
+        rows: Record<string, unknown>[];
+        sql: string;
+        heavy: boolean;
+        started: number;
+      }
+    | undefined;
 }
 
 interface Queued {
   request: Extract<ReadRequest, { type: "read" }>;
   pending: Pending;
+  heavy: boolean;
 }
+
+/** A statement that took longer than this on average is heavy: light reads go before it. */
+const HEAVY_READ_MS = 5;
+const MAX_TIMED_STATEMENTS = 2_000;
 
 // The worker is TypeScript when the service runs from the sources, JavaScript once built.
 const WORKER_URL = new URL(
@@ -39,7 +54,21 @@ const WORKER_URL = new URL(
  */
 export function createReadPool(file: string, size: number): ReadPool {
   const readers: Reader[] = [];
-  const queue: Queued[] = [];
+  // Two queues, so that a sign-in's or a tool's short lookup never waits behind a queue of heavy pages:
+  // light reads go first, and with 3 or more readers heavy ones never take the last one.
+  const light: Queued[] = [];
+  const heavy: Queued[] = [];
+  const maxHeavy = size >= 3 ? size - 1 : size;
+  let heavyRunning = 0;
+  /** Average duration of each statement (moving average, ms): what makes a read heavy. */
+  const durations = new Map<string, number>();
+  const finished = (busy: NonNullable<Reader["busy"]>) => {
+    if (busy.heavy) heavyRunning--;
+    const took = performance.now() - busy.started;
+    const average = durations.get(busy.sql);
+    if (average === undefined && durations.size >= MAX_TIMED_STATEMENTS) durations.clear();
+    durations.set(busy.sql, average === undefined ? took : average * 0.8 + took * 0.2);
+  };
   let nextId = 1;
   let statisticsGeneration = 0;
   let closing: Promise<void> | undefined;
@@ -53,13 +82,26 @@ export function createReadPool(file: string, size: number): ReadPool {
     worker.on("message", (reply: ReadReply) => {
       const busy = reader.busy;
       if (!busy || busy.id !== reply.id) return;
+      if ("error" in reply) {
+        reader.busy = undefined;
+        finished(busy);
+        busy.pending.reject(readError(reply.error));
+        dispatch(reader);
+        return;
+      }
+      // Parsed as each part arrives, one event-loop turn per part.
+      const rows = "json" in reply ? (JSON.parse(reply.json) as unknown[][]) : reply.rows;
+      appendObjects(busy.rows, reply.columns, rows);
+      if (reply.more) return;
       reader.busy = undefined;
-      settle(busy.pending, reply);
+      finished(busy);
+      busy.pending.resolve(busy.rows);
       dispatch(reader);
     });
     const fail = (error: Error) => {
       const busy = reader.busy;
       reader.busy = undefined;
+      if (busy) finished(busy);
       busy?.pending.reject(new Error(`SQLite reader stopped: ${error.message}`));
       const index = readers.indexOf(reader);
       if (index >= 0) readers.splice(index, 1);
@@ -70,7 +112,9 @@ export function createReadPool(file: string, size: number): ReadPool {
         return;
       }
       if (readers.length === 0) {
-        for (const queued of queue.splice(0)) queued.pending.reject(new Error("The store is closed"));
+        for (const queued of [...light.splice(0), ...heavy.splice(0)]) {
+          queued.pending.reject(new Error("The store is closed"));
+        }
       }
       if (whenIdle && readers.every((r) => !r.busy)) whenIdle();
     };
@@ -82,13 +126,21 @@ export function createReadPool(file: string, size: number): ReadPool {
   };
 
   const dispatch = (reader: Reader) => {
-    const next = queue.shift();
+    const next = light.shift() ?? (heavyRunning < maxHeavy ? heavy.shift() : undefined);
     if (!next) {
       reader.worker.unref();
       if (whenIdle && readers.every((r) => !r.busy)) whenIdle();
       return;
     }
-    reader.busy = { id: next.request.id, pending: next.pending };
+    if (next.heavy) heavyRunning++;
+    reader.busy = {
+      id: next.request.id,
+      pending: next.pending,
+      rows: [],
+      sql: next.request.sql,
+      heavy: next.heavy,
+      started: performance.now(),
+    };
     // Referenced while it works: a process awaiting a read must not exit under it.
     reader.worker.ref();
     reader.worker.postMessage({ ...next.request, statisticsGeneration });
@@ -99,9 +151,11 @@ export function createReadPool(file: string, size: number): ReadPool {
     read(sql, parameters) {
       if (closing) return Promise.reject(new Error("The store is closed"));
       return new Promise((resolve, reject) => {
-        queue.push({
+        const isHeavy = (durations.get(sql) ?? 0) > HEAVY_READ_MS;
+        (isHeavy ? heavy : light).push({
           request: { type: "read", id: nextId++, sql, parameters, statisticsGeneration },
           pending: { resolve, reject },
+          heavy: isHeavy,
         });
         // Readers start on demand: a short CLI command that reads little starts one thread, not all.
         let idle = readers.find((r) => !r.busy);
@@ -118,7 +172,7 @@ export function createReadPool(file: string, size: number): ReadPool {
     close() {
       closing ??= (async () => {
         // The reads already asked for are answered; new ones are refused from now on.
-        if (queue.length > 0 || readers.some((r) => r.busy)) {
+        if (light.length + heavy.length > 0 || readers.some((r) => r.busy)) {
           await new Promise<void>((resolve) => {
             whenIdle = resolve;
           });
@@ -141,27 +195,19 @@ export function createReadPool(file: string, size: number): ReadPool {
   };
 }
 
-function settle(pending: Pending, reply: ReadReply): void {
-  if ("error" in reply) {
-    const error = new Error(reply.error.message) as Error & Record<string, unknown>;
-    error.code = reply.error.code;
-    error.errcode = reply.error.errcode;
-    error.errstr = reply.error.errstr;
-    pending.reject(error);
-    return;
-  }
-  const rows = "json" in reply ? (JSON.parse(reply.json) as unknown[][]) : reply.rows;
-  pending.resolve(toObjects(reply.columns, rows));
+function readError(reply: Extract<ReadReply, { error: unknown }>["error"]): Error {
+  const error = new Error(reply.message) as Error & Record<string, unknown>;
+  error.code = reply.code;
+  error.errcode = reply.errcode;
+  error.errstr = reply.errstr;
+  return error;
 }
 
-function toObjects(columns: string[], rows: unknown[][]): Record<string, unknown>[] {
-  const objects = new Array<Record<string, unknown>>(rows.length);
+function appendObjects(into: Record<string, unknown>[], columns: string[], rows: unknown[][]): void {
   const width = columns.length;
-  for (let r = 0; r < rows.length; r++) {
-    const row = rows[r] as unknown[];
+  for (const row of rows) {
     const object: Record<string, unknown> = {};
     for (let c = 0; c < width; c++) object[columns[c] as string] = row[c];
-    objects[r] = object;
+    into.push(object);
   }
-  return objects;
 }

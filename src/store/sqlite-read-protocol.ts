@@ -10,7 +10,13 @@ export type ReadRequest =
     }
   | { type: "close" };
 
+/**
+ * A large answer comes in several replies of at most ROWS_PER_REPLY rows (`more` on all but the last):
+ * the main thread parses each in its own event-loop turn, so other requests run in between.
+ */
 export type ReadReply =
-  | { id: number; columns: string[]; json: string }
-  | { id: number; columns: string[]; rows: unknown[][] }
+  | { id: number; columns: string[]; json: string; more: boolean }
+  | { id: number; columns: string[]; rows: unknown[][]; more: boolean }
   | { id: number; error: { message: string; code?: string; errcode?: number; errstr?: string } };
+
+export const ROWS_PER_REPLY = 500;

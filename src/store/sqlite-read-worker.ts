@@ -7,7 +7,7 @@
 import { constants, setPriority } from "node:os";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { parentPort, workerData } from "node:worker_threads";
-import type { ReadReply, ReadRequest } from "./sqlite-read-protocol.ts";
+import { type ReadReply, type ReadRequest, ROWS_PER_REPLY } from "./sqlite-read-protocol.ts";
 
 const { file } = workerData as { file: string };
 
@@ -66,7 +66,8 @@ port.on("message", (request: ReadRequest) => {
     port.close();
     return;
   }
-  let reply: ReadReply;
+  let rows: unknown[][];
+  let columns: string[];
   try {
     if (request.statisticsGeneration !== statisticsGeneration) {
       // The writer ran ANALYZE: another connection keeps the statistics it loaded when it read the schema
@@ -78,17 +79,23 @@ port.on("message", (request: ReadRequest) => {
       statisticsGeneration = request.statisticsGeneration;
     }
     const query = statement(request.sql);
-    const rows = query.all(...(request.parameters as SQLInputValue[])) as unknown as unknown[][];
-    const columns = query.columns().map((c) => c.name);
-    reply = jsonSafe(rows)
-      ? { id: request.id, columns, json: JSON.stringify(rows) }
-      : { id: request.id, columns, rows };
+    rows = query.all(...(request.parameters as SQLInputValue[])) as unknown as unknown[][];
+    columns = query.columns().map((c) => c.name);
   } catch (error) {
     const e = error as Error & { code?: string; errcode?: number; errstr?: string };
-    reply = {
+    port.postMessage({
       id: request.id,
       error: { message: e.message, code: e.code, errcode: e.errcode, errstr: e.errstr },
-    };
+    } satisfies ReadReply);
+    return;
   }
-  port.postMessage(reply);
+  for (let start = 0; start === 0 || start < rows.length; start += ROWS_PER_REPLY) {
+    const part = rows.length <= ROWS_PER_REPLY ? rows : rows.slice(start, start + ROWS_PER_REPLY);
+    const more = start + ROWS_PER_REPLY < rows.length;
+    port.postMessage(
+      (jsonSafe(part)
+        ? { id: request.id, columns, json: JSON.stringify(part), more }
+        : { id: request.id, columns, rows: part, more }) satisfies ReadReply,
+    );
+  }
 });
