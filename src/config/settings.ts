@@ -315,6 +315,6 @@ export const settingDocs: readonly SettingDoc[] = [
     env: "STORE_READ_WORKERS",
     description:
       "SQLite: worker threads running the store's reads, each with its own connection (0: on the event loop)",
-    defaultText: "one per core, at least 2, at most 8",
+    defaultText: "one per core (2 to 8) plus one kept for short reads",
   },
 ];

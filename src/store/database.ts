@@ -36,14 +36,17 @@ export interface OpenStoreOptions {
   migrate?: boolean;
   /**
    * SQLite: worker threads that run the reads, each with its own connection (default: one per core,
-   * at least 2); 0 runs every query on the calling thread's event loop.
+   * 2 to 8, plus one that heavy reads never take); 0 runs every query on the calling thread's event loop.
    */
   readWorkers?: number | undefined;
 }
 
-/** One reader per core, at least two so that one long read never holds up all the others. */
+/**
+ * One reader per core for the heavy reads (at least two, at most eight), plus one they never take, so
+ * that a short lookup (a sign-in, an API key, a tool's small page) never waits behind them.
+ */
 export function defaultReadWorkers(): number {
-  return Math.max(2, Math.min(availableParallelism(), 8));
+  return Math.max(2, Math.min(availableParallelism(), 8)) + 1;
 }
 
 export async function openStore(options: OpenStoreOptions): Promise<StoreHandle> {

@@ -54,11 +54,11 @@ const WORKER_URL = new URL(
  */
 export function createReadPool(file: string, size: number): ReadPool {
   const readers: Reader[] = [];
-  // Two queues, so that a sign-in's or a tool's short lookup never waits behind a queue of heavy pages:
-  // light reads go first, and with 3 or more readers heavy ones never take the last one.
+  // Two queues, so that a sign-in's or a tool's short lookup never waits behind heavy pages: light reads
+  // go first, and heavy ones never take the last reader (unless there is only one).
   const light: Queued[] = [];
   const heavy: Queued[] = [];
-  const maxHeavy = size >= 3 ? size - 1 : size;
+  const maxHeavy = Math.max(1, size - 1);
   let heavyRunning = 0;
   /** Average duration of each statement (moving average, ms): what makes a read heavy. */
   const durations = new Map<string, number>();

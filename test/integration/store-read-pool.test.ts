@@ -117,6 +117,37 @@ for (const kind of STORE_KINDS) {
   });
 }
 
+describe("the SQLite read pool's order", () => {
+  let store: TestStore;
+  let handle: StoreHandle;
+
+  before(async () => {
+    store = await createTestStore("sqlite");
+    // Two readers: heavy reads take at most one of them.
+    handle = await openStore({ sqliteFile: store.sqliteFile, readWorkers: 2 });
+  });
+  after(async () => {
+    await handle?.close();
+    await store?.drop();
+  });
+
+  it("answers a light read at once while heavy reads run and queue ahead of it", async () => {
+    // Known heavy: the pool has timed this statement once.
+    await heavyRead(handle.db);
+    const order: string[] = [];
+    const heavy = [1, 2, 3, 4].map((i) => heavyRead(handle.db).then(() => order.push(`heavy ${i}`)));
+    // One heavy read runs, three wait; the light one arrives last and ends first.
+    const light = handle.db
+      .selectFrom("api_keys")
+      .select("id")
+      .execute()
+      .then(() => order.push("light"));
+    await Promise.all([...heavy, light]);
+    assert.equal(order[0], "light", `order: ${order.join(", ")}`);
+    assert.equal(order.length, 5);
+  });
+});
+
 describe("the same heavy read on the event loop (STORE_READ_WORKERS=0, SQLite)", () => {
   let store: TestStore;
   let service: RunningService;
