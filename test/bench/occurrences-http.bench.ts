@@ -65,7 +65,14 @@ interface Latency {
 export interface DesignResult {
   design: string;
   readWorkers: number;
-  occurrences: { requestsPerSecond: number; p50Ms: number; p99Ms: number; serviceEventLoopBusy: number };
+  occurrences: {
+    requestsPerSecond: number;
+    p50Ms: number;
+    p99Ms: number;
+    serviceEventLoopBusy: number;
+    /** CPU time of the service's main thread (gateway, REST API, MCP servers) per answered page. */
+    mainThreadCpuMsPerRequest: number;
+  };
   alone: { health: Latency; tools: Latency };
   loaded: {
     health: Latency;
@@ -150,6 +157,7 @@ async function load(url: string, headers: Record<string, string>, options: HttpB
     requestsPerSecond: round(result.requests.total / result.duration, 1),
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
+    total: result.requests.total,
   };
 }
 
@@ -302,9 +310,12 @@ async function measureDesign(
     await drained();
     log(`${design}: occurrences throughput`);
     let before = performance.eventLoopUtilization();
-    const occurrences = await load(page, headers, options);
+    const cpuBefore = process.threadCpuUsage();
+    const { total, ...occurrences } = await load(page, headers, options);
     const occurrencesElu = performance.eventLoopUtilization(before).utilization;
+    // Pages forwarded before the load stopped are still being answered: count their CPU too.
     await drained();
+    const cpu = process.threadCpuUsage(cpuBefore);
     log(`${design}: probes alone`);
     const [healthAlone, toolsAlone] = await probes(options.seconds);
     await drained();
@@ -325,7 +336,11 @@ async function measureDesign(
     const result: DesignResult = {
       design,
       readWorkers,
-      occurrences: { ...occurrences, serviceEventLoopBusy: round(occurrencesElu, 2) },
+      occurrences: {
+        ...occurrences,
+        serviceEventLoopBusy: round(occurrencesElu, 2),
+        mainThreadCpuMsPerRequest: round((cpu.user + cpu.system) / 1000 / Math.max(1, total), 2),
+      },
       alone: { health: healthAlone, tools: toolsAlone },
       loaded: {
         health: healthLoaded,
@@ -418,7 +433,7 @@ export function renderHttpReport(report: HttpBenchReport): string {
   const rows = report.designs.map((d) => {
     const share = (n: number) => `${round((100 * n) / d.bytes.identity, 1)} %`;
     return [
-      `| ${d.design} (${d.readWorkers} read workers) | ${d.occurrences.requestsPerSecond} | ${d.occurrences.p50Ms} / ${d.occurrences.p99Ms}`,
+      `| ${d.design} (${d.readWorkers} read workers) | ${d.occurrences.requestsPerSecond} | ${d.occurrences.p50Ms} / ${d.occurrences.p99Ms} | ${d.occurrences.mainThreadCpuMsPerRequest}`,
       `${d.alone.health.p99Ms} → ${d.loaded.health.p99Ms} (×${ratio(d.loaded.health, d.alone.health)})`,
       `${d.alone.tools.p99Ms} → ${d.loaded.tools.p99Ms} (×${ratio(d.loaded.tools, d.alone.tools)})`,
       `${d.loaded.occurrencesRequestsPerSecond}`,
@@ -440,8 +455,8 @@ export function renderHttpReport(report: HttpBenchReport): string {
     `Machine: ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB, ${m.os}, Node.js ${m.node}. CPU used by other processes during the measurements: ${report.otherCpu} cores${report.otherCpu > 0.3 ? " — **the machine was not idle: absolute numbers are pessimistic, compare the two designs**" : ""}.`,
     `Load: autocannon, ${report.options.connections} connections, ${report.options.seconds} s per run, in a worker thread; probes: ${report.options.probeRate} requests/s each, one keep-alive connection, in their own worker threads; the service runs on the main thread of the same process.`,
     "",
-    "| design | occurrences req/s | occurrences p50 / p99 ms | /mcp/healthcheck p99 ms alone → loaded | tools/call p99 ms alone → loaded | occurrences req/s while probed | service event loop busy (load / load + probes) | page bytes identity / br / gzip |",
-    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    "| design | occurrences req/s | occurrences p50 / p99 ms | main-thread CPU ms per page | /mcp/healthcheck p99 ms alone → loaded | tools/call p99 ms alone → loaded | occurrences req/s while probed | service event loop busy (load / load + probes) | page bytes identity / br / gzip |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ...rows,
     "",
     "| target (read pool) | measured | met |",
