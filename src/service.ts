@@ -109,7 +109,11 @@ export async function startService(
   const parts = new Set<Part>(hooks.only && hooks.only.length > 0 ? hooks.only : PARTS);
   // The data directory holds the generated secrets with either store: 0700 (src/store/file-modes.ts).
   const tightened = secureDataDirectory(config.dataDir);
-  const store = await openStore({ databaseUrl: config.databaseUrl, sqliteFile: config.sqliteFile });
+  const store = await openStore({
+    databaseUrl: config.databaseUrl,
+    sqliteFile: config.sqliteFile,
+    readWorkers: config.storeReadWorkers,
+  });
   if (config.logLevel !== "silent") {
     for (const notice of [...tightened, ...store.notices]) process.stderr.write(`[store] ${notice}\n`);
   }

@@ -66,6 +66,7 @@ export const settingsSchema = z.object({
     .min(1024)
     .default(64 * 1024 * 1024),
   shutdownTimeout: z.coerce.number().positive().max(600).default(5),
+  storeReadWorkers: z.coerce.number().int().min(0).max(64).optional(),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
@@ -316,5 +317,12 @@ export const settingDocs: readonly SettingDoc[] = [
     description:
       "Seconds `imaging start` has, after SIGTERM or SIGINT, to finish in-flight requests and exit (a second signal exits at once)",
     defaultText: "5",
+  },
+  {
+    key: "storeReadWorkers",
+    env: "STORE_READ_WORKERS",
+    description:
+      "SQLite: worker threads running the store's reads, each with its own connection (0: on the event loop)",
+    defaultText: "one per core (2 to 8) plus one kept for short reads",
   },
 ];

@@ -10,6 +10,7 @@ import type { JwtVerifier } from "../auth/jwt-verifier.ts";
 import type { Database } from "../store/schema.ts";
 import { allowedMethods } from "./allowed-methods.ts";
 import { createAuthenticator } from "./authenticate.ts";
+import { compressAnswers } from "./compression.ts";
 import { cveReferenceSchema } from "./cve-reference-schema.ts";
 import {
   comparisonSchema,
@@ -18,6 +19,7 @@ import {
   gateHistoryEntrySchema,
   gateRuleSchema,
 } from "./gate-schemas.ts";
+import { streamLargePages } from "./large-pages.ts";
 import { problemResponses } from "./openapi.ts";
 import {
   applicationObjectSchema,
@@ -128,6 +130,10 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
     transformObject: (document) =>
       problemResponses("openapiObject" in document ? document.openapiObject : {}),
   });
+
+  // Both act on the routes declared after them.
+  await compressAnswers(app);
+  streamLargePages(app);
 
   const authenticate = createAuthenticator({ db: options.db, verifier: options.verifier });
   app.addHook("onRequest", async (request, reply) => {

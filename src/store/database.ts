@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { dirname } from "node:path";
 import { Kysely, PostgresDialect } from "kysely";
 import { type Migration, type MigrationProvider, Migrator } from "kysely/migration";
@@ -13,7 +14,8 @@ import { hashedOidcKeysMigration } from "./migrations/007-hashed-oidc-keys.ts";
 import { advisoryRecordsMigration } from "./migrations/008-advisory-records.ts";
 import { registeredClientsMigration } from "./migrations/009-registered-clients.ts";
 import { affectedFunctionsMigration } from "./migrations/011-affected-functions.ts";
-import { createNodeSqliteDialect } from "./node-sqlite-dialect.ts";
+import { createNodeSqliteDialect, openNodeSqliteDatabase } from "./node-sqlite-dialect.ts";
+import { createPooledSqliteDialect } from "./pooled-sqlite-dialect.ts";
 import type { Database } from "./schema.ts";
 
 export type StoreKind = "sqlite" | "postgres";
@@ -33,10 +35,25 @@ export interface OpenStoreOptions {
   sqliteFile: string;
   /** Run pending migrations (default true). */
   migrate?: boolean;
+  /**
+   * SQLite: worker threads that run the reads, each with its own connection (default: one per core,
+   * 2 to 8, plus one that heavy reads never take); 0 runs every query on the calling thread's event loop.
+   */
+  readWorkers?: number | undefined;
+}
+
+/**
+ * One reader per core for the heavy reads (at least two, at most eight), plus one they never take, so
+ * that a short lookup (a sign-in, an API key, a tool's small page) never waits behind them.
+ */
+export function defaultReadWorkers(): number {
+  return Math.max(2, Math.min(availableParallelism(), 8)) + 1;
 }
 
 export async function openStore(options: OpenStoreOptions): Promise<StoreHandle> {
-  const handle = options.databaseUrl ? openPostgres(options.databaseUrl) : openSqlite(options.sqliteFile);
+  const handle = options.databaseUrl
+    ? openPostgres(options.databaseUrl)
+    : openSqlite(options.sqliteFile, options.readWorkers ?? defaultReadWorkers());
   if (options.migrate ?? true) {
     try {
       await migrateToLatest(handle);
@@ -48,9 +65,13 @@ export async function openStore(options: OpenStoreOptions): Promise<StoreHandle>
   return handle;
 }
 
-function openSqlite(file: string): StoreHandle {
+function openSqlite(file: string, readWorkers: number): StoreHandle {
   const notices = [...secureDataDirectory(dirname(file)), ...secureSqliteFiles(file)];
-  const { dialect } = createNodeSqliteDialect(file);
+  // An in-memory database has no file another connection could open.
+  const pooled = readWorkers > 0 && file !== "" && file !== ":memory:" && !file.startsWith("file:");
+  const { dialect } = pooled
+    ? createPooledSqliteDialect(file, openNodeSqliteDatabase(file).database, readWorkers)
+    : createNodeSqliteDialect(file);
   const db = new Kysely<Database>({ dialect });
   return { db, kind: "sqlite", location: file, notices, close: () => db.destroy() };
 }

@@ -7,6 +7,12 @@ import { type Dialect, type SqliteDatabase, SqliteDialect, type SqliteStatement 
  * a prebuilt binary download on the target machine.
  */
 export function createNodeSqliteDialect(file: string): { dialect: Dialect; raw: DatabaseSync } {
+  const { database, raw } = openNodeSqliteDatabase(file);
+  return { dialect: new SqliteDialect({ database }), raw };
+}
+
+/** The store file's read-write connection, shaped for Kysely's SqliteDriver. */
+export function openNodeSqliteDatabase(file: string): { database: SqliteDatabase; raw: DatabaseSync } {
   const raw = new DatabaseSync(file);
   raw.exec("PRAGMA journal_mode = WAL");
   raw.exec("PRAGMA busy_timeout = 10000");
@@ -31,7 +37,7 @@ export function createNodeSqliteDialect(file: string): { dialect: Dialect; raw: 
       return statement;
     },
   };
-  return { dialect: new SqliteDialect({ database }), raw };
+  return { database, raw };
 }
 
 const STATEMENT_CACHE_SIZE = 500;

@@ -26,7 +26,7 @@
  * `current.cpuprofile` are written there when they stop), BENCH_WRITE_DOCS=1.
  * Profile command (kept with the benchmark, see docs/benchmarks.md):
  *   BENCH_MCP_CPU_PROF=.bench-data/mcp-prof BENCH_MCP_WIDE_SECONDS=1 npm run bench:mcp
- *   node test/bench/cpu-profile-summary.ts .bench-data/mcp-prof/current.cpuprofile
+ *   node test/bench/cpuprofile-summary.ts .bench-data/mcp-prof/current.cpuprofile
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";

@@ -1,0 +1,213 @@
+import { performance } from "node:perf_hooks";
+import { Worker } from "node:worker_threads";
+import type { ReadReply, ReadRequest } from "./sqlite-read-protocol.ts";
+
+export interface ReadPool {
+  /** Runs one SELECT on the first free reader; rows as objects, like node:sqlite's `all()`. */
+  read(sql: string, parameters: unknown[]): Promise<Record<string, unknown>[]>;
+  /** Readers reload the planner's statistics before their next query (the writer ran ANALYZE). */
+  statisticsChanged(): void;
+  /** Lets the reads in progress finish, then closes every reader's connection and ends its thread. */
+  close(): Promise<void>;
+  readonly size: number;
+}
+
+interface Pending {
+  resolve(rows: Record<string, unknown>[]): void;
+  reject(error: Error): void;
+}
+
+interface Reader {
+  worker: Worker;
+  /** The request this reader runs, if any (one at a time, as node:sqlite is synchronous), and its rows so far. */
+  busy:
+    | {
+        id: number;
+        pending: Pending;
+        rows: Record<string, unknown>[];
+        sql: string;
+        heavy: boolean;
+        started: number;
+      }
+    | undefined;
+}
+
+interface Queued {
+  request: Extract<ReadRequest, { type: "read" }>;
+  pending: Pending;
+  heavy: boolean;
+}
+
+/** A statement that took longer than this on average is heavy: light reads go before it. */
+const HEAVY_READ_MS = 5;
+const MAX_TIMED_STATEMENTS = 2_000;
+
+// The worker is TypeScript when the service runs from the sources, JavaScript once built.
+const WORKER_URL = new URL(
+  import.meta.url.endsWith(".ts") ? "./sqlite-read-worker.ts" : "./sqlite-read-worker.js",
+  import.meta.url,
+);
+
+/**
+ * Worker threads, each with its own read-only connection to the SQLite file: the main thread only
+ * posts the SQL and parses the answer, so a heavy read no longer stalls every other request.
+ */
+export function createReadPool(file: string, size: number): ReadPool {
+  const readers: Reader[] = [];
+  // Two queues, so that a sign-in's or a tool's short lookup never waits behind heavy pages: light reads
+  // go first, and heavy ones never take the last reader (unless there is only one).
+  const light: Queued[] = [];
+  const heavy: Queued[] = [];
+  const maxHeavy = Math.max(1, size - 1);
+  let heavyRunning = 0;
+  /** Average duration of each statement (moving average, ms): what makes a read heavy. */
+  const durations = new Map<string, number>();
+  const finished = (busy: NonNullable<Reader["busy"]>) => {
+    if (busy.heavy) heavyRunning--;
+    const took = performance.now() - busy.started;
+    const average = durations.get(busy.sql);
+    if (average === undefined && durations.size >= MAX_TIMED_STATEMENTS) durations.clear();
+    durations.set(busy.sql, average === undefined ? took : average * 0.8 + took * 0.2);
+  };
+  let nextId = 1;
+  let statisticsGeneration = 0;
+  let closing: Promise<void> | undefined;
+  let whenIdle: (() => void) | undefined;
+
+  const spawn = (): Reader => {
+    const worker = new Worker(WORKER_URL, { workerData: { file } });
+    const reader: Reader = { worker, busy: undefined };
+    // An idle pool must not keep a process alive (a CLI command that forgot to close the store).
+    worker.unref();
+    worker.on("message", (reply: ReadReply) => {
+      const busy = reader.busy;
+      if (!busy || busy.id !== reply.id) return;
+      if ("error" in reply) {
+        reader.busy = undefined;
+        finished(busy);
+        busy.pending.reject(readError(reply.error));
+        dispatch(reader);
+        return;
+      }
+      // Parsed as each part arrives, one event-loop turn per part.
+      const rows = "json" in reply ? (JSON.parse(reply.json) as unknown[][]) : reply.rows;
+      appendObjects(busy.rows, reply.columns, rows);
+      if (reply.more) return;
+      reader.busy = undefined;
+      finished(busy);
+      busy.pending.resolve(busy.rows);
+      dispatch(reader);
+    });
+    const fail = (error: Error) => {
+      const busy = reader.busy;
+      reader.busy = undefined;
+      if (busy) finished(busy);
+      busy?.pending.reject(new Error(`SQLite reader stopped: ${error.message}`));
+      const index = readers.indexOf(reader);
+      if (index >= 0) readers.splice(index, 1);
+      if (!closing) {
+        const replacement = spawn();
+        readers.push(replacement);
+        dispatch(replacement);
+        return;
+      }
+      if (readers.length === 0) {
+        for (const queued of [...light.splice(0), ...heavy.splice(0)]) {
+          queued.pending.reject(new Error("The store is closed"));
+        }
+      }
+      if (whenIdle && readers.every((r) => !r.busy)) whenIdle();
+    };
+    worker.on("error", fail);
+    worker.on("exit", (code) => {
+      if (readers.includes(reader)) fail(new Error(`exit code ${code}`));
+    });
+    return reader;
+  };
+
+  const dispatch = (reader: Reader) => {
+    const next = light.shift() ?? (heavyRunning < maxHeavy ? heavy.shift() : undefined);
+    if (!next) {
+      reader.worker.unref();
+      if (whenIdle && readers.every((r) => !r.busy)) whenIdle();
+      return;
+    }
+    if (next.heavy) heavyRunning++;
+    reader.busy = {
+      id: next.request.id,
+      pending: next.pending,
+      rows: [],
+      sql: next.request.sql,
+      heavy: next.heavy,
+      started: performance.now(),
+    };
+    // Referenced while it works: a process awaiting a read must not exit under it.
+    reader.worker.ref();
+    reader.worker.postMessage({ ...next.request, statisticsGeneration });
+  };
+
+  return {
+    size,
+    read(sql, parameters) {
+      if (closing) return Promise.reject(new Error("The store is closed"));
+      return new Promise((resolve, reject) => {
+        const isHeavy = (durations.get(sql) ?? 0) > HEAVY_READ_MS;
+        (isHeavy ? heavy : light).push({
+          request: { type: "read", id: nextId++, sql, parameters, statisticsGeneration },
+          pending: { resolve, reject },
+          heavy: isHeavy,
+        });
+        // Readers start on demand: a short CLI command that reads little starts one thread, not all.
+        let idle = readers.find((r) => !r.busy);
+        if (!idle && readers.length < size) {
+          idle = spawn();
+          readers.push(idle);
+        }
+        if (idle) dispatch(idle);
+      });
+    },
+    statisticsChanged() {
+      statisticsGeneration++;
+    },
+    close() {
+      closing ??= (async () => {
+        // The reads already asked for are answered; new ones are refused from now on.
+        if (light.length + heavy.length > 0 || readers.some((r) => r.busy)) {
+          await new Promise<void>((resolve) => {
+            whenIdle = resolve;
+          });
+        }
+        const stopping = readers.splice(0);
+        await Promise.all(
+          stopping.map(
+            (reader) =>
+              new Promise<void>((resolve) => {
+                reader.worker.once("exit", () => resolve());
+                // Waiting for the thread to end must keep the process alive until it has.
+                reader.worker.ref();
+                reader.worker.postMessage({ type: "close" } satisfies ReadRequest);
+              }),
+          ),
+        );
+      })();
+      return closing;
+    },
+  };
+}
+
+function readError(reply: Extract<ReadReply, { error: unknown }>["error"]): Error {
+  const error = new Error(reply.message) as Error & Record<string, unknown>;
+  error.code = reply.code;
+  error.errcode = reply.errcode;
+  error.errstr = reply.errstr;
+  return error;
+}
+
+function appendObjects(into: Record<string, unknown>[], columns: string[], rows: unknown[][]): void {
+  const width = columns.length;
+  for (const row of rows) {
+    const object: Record<string, unknown> = {};
+    for (let c = 0; c < width; c++) object[columns[c] as string] = row[c];
+    into.push(object);
+  }
+}

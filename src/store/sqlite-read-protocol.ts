@@ -1,0 +1,22 @@
+/** Messages between the SQLite read pool (sqlite-read-pool.ts) and its workers (sqlite-read-worker.ts). */
+export type ReadRequest =
+  | {
+      type: "read";
+      id: number;
+      sql: string;
+      parameters: unknown[];
+      /** Bumped when the writer refreshed the planner's statistics (ANALYZE). */
+      statisticsGeneration: number;
+    }
+  | { type: "close" };
+
+/**
+ * A large answer comes in several replies of at most ROWS_PER_REPLY rows (`more` on all but the last):
+ * the main thread parses each in its own event-loop turn, so other requests run in between.
+ */
+export type ReadReply =
+  | { id: number; columns: string[]; json: string; more: boolean }
+  | { id: number; columns: string[]; rows: unknown[][]; more: boolean }
+  | { id: number; error: { message: string; code?: string; errcode?: number; errstr?: string } };
+
+export const ROWS_PER_REPLY = 500;

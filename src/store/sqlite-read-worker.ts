@@ -1,0 +1,101 @@
+/**
+ * One reader of the SQLite read pool (sqlite-read-pool.ts): its own read-only connection to the store
+ * file, so a long SELECT runs here instead of on the event loop that serves the gateway, the identity
+ * provider and the MCP servers. WAL mode lets it read while the main thread's connection writes.
+ */
+
+import { constants, setPriority } from "node:os";
+import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
+import { parentPort, workerData } from "node:worker_threads";
+import { type ReadReply, type ReadRequest, ROWS_PER_REPLY } from "./sqlite-read-protocol.ts";
+
+const { file } = workerData as { file: string };
+
+// Linux nice values are per thread: this reader yields the CPU to the event loop of the main thread
+// (gateway, identity provider, MCP servers) when both want it, as on a busy 2-core machine. Lowering
+// one's own priority needs no privilege; where it is not supported, readers keep the normal one.
+try {
+  setPriority(constants.priority.PRIORITY_BELOW_NORMAL);
+} catch {
+  // not supported here
+}
+const port = parentPort;
+if (!port) throw new Error("sqlite-read-worker.ts runs as a worker thread");
+
+function open(): DatabaseSync {
+  // Read-only: a routing mistake fails loudly rather than writing from a second connection.
+  const connection = new DatabaseSync(file, { readOnly: true });
+  connection.exec("PRAGMA busy_timeout = 10000");
+  return connection;
+}
+
+let db = open();
+
+const STATEMENT_CACHE_SIZE = 500;
+const prepared = new Map<string, StatementSync>();
+let statisticsGeneration = 0;
+
+function statement(sql: string): StatementSync {
+  let found = prepared.get(sql);
+  if (!found) {
+    if (prepared.size >= STATEMENT_CACHE_SIZE) prepared.delete(prepared.keys().next().value as string);
+    found = db.prepare(sql);
+    // Rows as arrays: one column list per answer instead of one key set per row, less to transfer.
+    found.setReturnArrays(true);
+    prepared.set(sql, found);
+  }
+  return found;
+}
+
+/** JSON is the cheapest way across threads for plain values; blobs and big integers need a clone. */
+function jsonSafe(rows: unknown[][]): boolean {
+  for (const row of rows) {
+    for (const value of row) {
+      if (value === null || typeof value === "string") continue;
+      if (typeof value === "number" && Number.isFinite(value)) continue;
+      return false;
+    }
+  }
+  return true;
+}
+
+port.on("message", (request: ReadRequest) => {
+  if (request.type === "close") {
+    prepared.clear();
+    db.close();
+    port.close();
+    return;
+  }
+  let rows: unknown[][];
+  let columns: string[];
+  try {
+    if (request.statisticsGeneration !== statisticsGeneration) {
+      // The writer ran ANALYZE: another connection keeps the statistics it loaded when it read the schema
+      // (ANALYZE does not change the schema version, and reloading them is a write), and the plans of the
+      // interval queries depend on them (docs/benchmarks.md). A new connection loads the new ones.
+      prepared.clear();
+      db.close();
+      db = open();
+      statisticsGeneration = request.statisticsGeneration;
+    }
+    const query = statement(request.sql);
+    rows = query.all(...(request.parameters as SQLInputValue[])) as unknown as unknown[][];
+    columns = query.columns().map((c) => c.name);
+  } catch (error) {
+    const e = error as Error & { code?: string; errcode?: number; errstr?: string };
+    port.postMessage({
+      id: request.id,
+      error: { message: e.message, code: e.code, errcode: e.errcode, errstr: e.errstr },
+    } satisfies ReadReply);
+    return;
+  }
+  for (let start = 0; start === 0 || start < rows.length; start += ROWS_PER_REPLY) {
+    const part = rows.length <= ROWS_PER_REPLY ? rows : rows.slice(start, start + ROWS_PER_REPLY);
+    const more = start + ROWS_PER_REPLY < rows.length;
+    port.postMessage(
+      (jsonSafe(part)
+        ? { id: request.id, columns, json: JSON.stringify(part), more }
+        : { id: request.id, columns, rows: part, more }) satisfies ReadReply,
+    );
+  }
+});

@@ -1,0 +1,494 @@
+/**
+ * The occurrences endpoint over HTTP, through the gateway (the HTTP phase of npm run bench:occurrences;
+ * alone: node test/bench/occurrences-http.bench.ts). On the benchmark's SQLite store (generate-store.ts,
+ * same cache, same BENCH_SCALE), two designs side by side in one run, each the real service
+ * (startService: gateway + REST API + MCP servers on free ports of 127.0.0.1):
+ * - "reads on the event loop": STORE_READ_WORKERS=0, every query runs on the thread that serves the
+ *   gateway, the REST API and the MCP servers (the design before the read pool);
+ * - "read pool": the default, SQLite reads in worker threads.
+ * For each: (1) throughput of GET .../insights/cve/{wide CVE}/occurrences?limit=50 without compression
+ * (autocannon, BENCH_CONNECTIONS connections, BENCH_HTTP_SECONDS); (2) isolation: the latency of
+ * GET /mcp/healthcheck and of an MCP tools/call (`applications`, 2026-07-28 stateless era, through the
+ * gateway with an MCP token) measured by probes at a fixed rate, first alone, then while autocannon
+ * loads the occurrences endpoint; (3) bytes on the wire of the wide page with Accept-Encoding br and
+ * gzip against identity. Every answer under load must be 2xx, and the page identical in both designs.
+ *
+ * Knobs: BENCH_SCALE, BENCH_HTTP_SECONDS (10), BENCH_CONNECTIONS (20), BENCH_PROBE_RATE (50 requests/s
+ * per probe), BENCH_WRITE_DOCS=1 (rewrite docs/benchmarks.md below scale 1).
+ */
+import { spawn } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { request as httpRequest } from "node:http";
+import os from "node:os";
+import { join, resolve } from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
+import autocannon from "autocannon";
+import { loadSettings } from "../../src/config/load-config.ts";
+import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
+import { type RunningService, startService } from "../../src/service.ts";
+import { createApiKey } from "../../src/store/api-keys.ts";
+import { defaultReadWorkers } from "../../src/store/database.ts";
+import { startTestIssuer, type TestIssuer } from "../support/test-issuer.ts";
+import type { BenchFacts, StoreInfo } from "./generate-store.ts";
+import type { ProbeOptions, ProbeResult } from "./latency-probe.ts";
+
+const ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
+const DOCS_FILE = join(ROOT, "docs", "benchmarks.md");
+const REPORT_FILE = join(ROOT, ".bench-data", "occurrences-http-last-run.json");
+const PUBLIC_URL = "http://127.0.0.1:8090";
+const SUBJECT = "occurrences-http-bench";
+const MODERN = "2026-07-28";
+
+export const TARGETS = { requestsPerSecond: 250, isolationRatio: 3, compressedShare: 0.2 };
+
+const log = (message: string) =>
+  process.stderr.write(`[bench:occurrences-http] ${new Date().toISOString().slice(11, 19)} ${message}\n`);
+const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+export interface HttpBenchOptions {
+  seconds: number;
+  connections: number;
+  probeRate: number;
+  /** Environment of the store generator (BENCH_SCALE...). */
+  generatorEnv?: NodeJS.ProcessEnv;
+}
+
+interface Latency {
+  samples: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+}
+
+export interface DesignResult {
+  design: string;
+  readWorkers: number;
+  occurrences: {
+    requestsPerSecond: number;
+    p50Ms: number;
+    p99Ms: number;
+    serviceEventLoopBusy: number;
+    /** CPU time of the service's main thread (gateway, REST API, MCP servers) per answered page. */
+    mainThreadCpuMsPerRequest: number;
+  };
+  alone: { health: Latency; tools: Latency };
+  loaded: {
+    health: Latency;
+    tools: Latency;
+    occurrencesRequestsPerSecond: number;
+    serviceEventLoopBusy: number;
+  };
+  bytes: { identity: number; br: number; gzip: number };
+}
+
+export interface HttpBenchReport {
+  date: string;
+  machine: { cpus: number; cpuModel: string; memoryGiB: number; os: string; node: string };
+  scale: number;
+  store: { reused: boolean; packages: number; objects: number; wideCve: string; widePackages: number };
+  options: HttpBenchOptions;
+  /** CPU used by other processes during the measurements, in cores. */
+  otherCpu: number;
+  designs: DesignResult[];
+}
+
+/** Runs the generator in a child process: the store of the in-process benchmark, from its cache. */
+function ensureStore(env: NodeJS.ProcessEnv): Promise<StoreInfo> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(
+      process.execPath,
+      ["--max-old-space-size=8192", join(ROOT, "test/bench/generate-store.ts"), "sqlite"],
+      { stdio: ["ignore", "pipe", "inherit"], env },
+    );
+    let out = "";
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk: string) => {
+      out += chunk;
+    });
+    child.on("error", reject);
+    child.on("exit", (code) => {
+      const line = out.split("\n").find((l) => l.startsWith("BENCH_STORE "));
+      if (code !== 0 || !line) reject(new Error(`generate-store.ts sqlite failed (exit ${code})`));
+      else resolvePromise(JSON.parse(line.slice("BENCH_STORE ".length)) as StoreInfo);
+    });
+  });
+}
+
+function percentiles(values: number[]): Latency {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (p: number) => sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)] ?? Number.NaN;
+  return {
+    samples: sorted.length,
+    p50Ms: round(at(0.5), 2),
+    p99Ms: round(at(0.99), 2),
+    maxMs: round(sorted.at(-1) ?? Number.NaN, 2),
+  };
+}
+
+function probe(options: ProbeOptions): Promise<Latency> {
+  return new Promise((resolvePromise, reject) => {
+    const worker = new Worker(new URL("./latency-probe.ts", import.meta.url), { workerData: options });
+    worker.once("message", (result: ProbeResult) => {
+      if (result.failures > 0) {
+        reject(new Error(`${options.url}: ${result.failures} failed probes, first: ${result.firstFailure}`));
+      } else {
+        resolvePromise(percentiles(result.latenciesMs));
+      }
+    });
+    worker.once("error", reject);
+  });
+}
+
+async function load(url: string, headers: Record<string, string>, options: HttpBenchOptions) {
+  const result = await autocannon({
+    url,
+    connections: options.connections,
+    duration: options.seconds,
+    workers: 1,
+    timeout: 60,
+    headers,
+  });
+  if (result.errors > 0 || result.timeouts > 0 || result.non2xx > 0) {
+    throw new Error(`${url}: ${result.errors} errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx`);
+  }
+  return {
+    requestsPerSecond: round(result.requests.total / result.duration, 1),
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    total: result.requests.total,
+  };
+}
+
+/** Waits until the service (on this thread) is idle: forwarded requests outlive a load run. */
+async function drained(): Promise<void> {
+  const started = performance.now();
+  for (;;) {
+    const before = performance.eventLoopUtilization();
+    await new Promise((r) => setTimeout(r, 250));
+    if (performance.eventLoopUtilization(before).utilization < 0.05) return;
+    if (performance.now() - started > 180_000) throw new Error("the service is still busy after 180 s");
+  }
+}
+
+/** The bytes of one answer as they come over the wire (node:http does not decode). */
+function wireBytes(
+  url: string,
+  headers: Record<string, string>,
+): Promise<{ bytes: number; encoding: string }> {
+  return new Promise((resolvePromise, reject) => {
+    const req = httpRequest(url, { headers }, (res) => {
+      let bytes = 0;
+      res.on("data", (chunk: Buffer) => {
+        bytes += chunk.length;
+      });
+      res.on("end", () => {
+        if (res.statusCode !== 200) reject(new Error(`${url}: HTTP ${res.statusCode}`));
+        else resolvePromise({ bytes, encoding: String(res.headers["content-encoding"] ?? "identity") });
+      });
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+const toolsCallBody = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "tools/call",
+  params: {
+    name: "applications",
+    arguments: { limit: 5 },
+    _meta: {
+      "io.modelcontextprotocol/protocolVersion": MODERN,
+      "io.modelcontextprotocol/clientInfo": { name: "occurrences-http-bench", version: "1.0.0" },
+      "io.modelcontextprotocol/clientCapabilities": {},
+    },
+  },
+});
+
+async function startDesign(
+  store: StoreInfo,
+  issuer: TestIssuer,
+  readWorkers: number,
+): Promise<{ service: RunningService; apiKey: string; apiKeyId: string }> {
+  const settings = loadSettings({
+    env: {},
+    overrides: {
+      dataDir: store.dataDir,
+      port: 0,
+      restPort: 0,
+      mcpAnalysisPort: 0,
+      mcpGatekeeperPort: 0,
+      logLevel: "silent",
+      publicUrl: PUBLIC_URL,
+      bindAddress: "127.0.0.1",
+      internalBindAddress: "127.0.0.1",
+      issuer: issuer.issuer,
+      tokenExchangeClientSecret: issuer.clientSecret,
+      storeReadWorkers: readWorkers,
+    },
+  });
+  const service = await startService(await resolveRuntimeConfig(settings));
+  const created = await createApiKey(service.store.db, { user: SUBJECT, role: "admin", applications: [] });
+  return { service, apiKey: created.key, apiKeyId: created.id };
+}
+
+async function measureDesign(
+  design: string,
+  readWorkers: number,
+  store: StoreInfo,
+  facts: BenchFacts,
+  issuer: TestIssuer,
+  options: HttpBenchOptions,
+  expectedPage: { json?: string },
+): Promise<DesignResult> {
+  const { service, apiKey, apiKeyId } = await startDesign(store, issuer, readWorkers);
+  try {
+    const page = `${service.gatewayUrl}/rest/applications/${encodeURIComponent(facts.application)}/insights/cve/${facts.wideCve}/occurrences?limit=50&skip=0`;
+    const headers = { "X-API-KEY": apiKey };
+    const health = `${service.gatewayUrl}/mcp/healthcheck`;
+    const mcpToken = await issuer.signMcp(SUBJECT, `${PUBLIC_URL}/mcp`, { expiresIn: "2h" });
+    const mcpHeaders = {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": MODERN,
+      "mcp-method": "tools/call",
+      "mcp-name": "applications",
+      authorization: `Bearer ${mcpToken}`,
+    };
+
+    // The answers first: the page equal in both designs and not empty, the tool answering the demo-less store.
+    const answer = await fetch(page, { headers });
+    const json = await answer.text();
+    if (answer.status !== 200) throw new Error(`${page}: HTTP ${answer.status} ${json.slice(0, 300)}`);
+    const packages = JSON.parse(json) as { objects: unknown[] }[];
+    if (packages.length === 0 || packages.some((p) => p.objects.length === 0)) {
+      throw new Error(`${page}: an empty page or a package without objects`);
+    }
+    if (expectedPage.json === undefined) expectedPage.json = json;
+    else if (expectedPage.json !== json)
+      throw new Error(`${design}: the page differs from the other design's`);
+    const tool = await fetch(`${service.gatewayUrl}/mcp`, {
+      method: "POST",
+      headers: mcpHeaders,
+      body: toolsCallBody,
+    });
+    const toolText = await tool.text();
+    if (tool.status !== 200 || !toolText.includes(facts.application) || toolText.includes('"isError":true')) {
+      throw new Error(`tools/call applications: HTTP ${tool.status} ${toolText.slice(0, 300)}`);
+    }
+    for (let i = 0; i < 50; i++) {
+      if (((await (await fetch(health)).json()) as { status: string }).status === "UP") break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+
+    const probes = (seconds: number) =>
+      Promise.all([
+        probe({
+          url: health,
+          method: "GET",
+          headers: {},
+          rate: options.probeRate,
+          seconds,
+          expect: '"status":"UP"',
+        }),
+        probe({
+          url: `${service.gatewayUrl}/mcp`,
+          method: "POST",
+          headers: mcpHeaders,
+          body: toolsCallBody,
+          rate: options.probeRate,
+          seconds,
+          expect: facts.application,
+        }),
+      ]);
+
+    log(`${design}: warm-up`);
+    await load(page, headers, { ...options, seconds: Math.min(3, options.seconds) });
+    await drained();
+    log(`${design}: occurrences throughput`);
+    let before = performance.eventLoopUtilization();
+    const cpuBefore = process.threadCpuUsage();
+    const { total, ...occurrences } = await load(page, headers, options);
+    const occurrencesElu = performance.eventLoopUtilization(before).utilization;
+    // Pages forwarded before the load stopped are still being answered: count their CPU too.
+    await drained();
+    const cpu = process.threadCpuUsage(cpuBefore);
+    log(`${design}: probes alone`);
+    const [healthAlone, toolsAlone] = await probes(options.seconds);
+    await drained();
+    log(`${design}: probes while the occurrences endpoint is loaded`);
+    before = performance.eventLoopUtilization();
+    const [loadedRun, [healthLoaded, toolsLoaded]] = await Promise.all([
+      load(page, headers, options),
+      // The probes start once the load is on, and end before it.
+      new Promise((r) => setTimeout(r, 500)).then(() => probes(Math.max(1, options.seconds - 1))),
+    ]);
+    const loadedElu = performance.eventLoopUtilization(before).utilization;
+    await drained();
+    const bytes = {
+      identity: (await wireBytes(page, headers)).bytes,
+      br: (await wireBytes(page, { ...headers, "accept-encoding": "br" })).bytes,
+      gzip: (await wireBytes(page, { ...headers, "accept-encoding": "gzip" })).bytes,
+    };
+    const result: DesignResult = {
+      design,
+      readWorkers,
+      occurrences: {
+        ...occurrences,
+        serviceEventLoopBusy: round(occurrencesElu, 2),
+        mainThreadCpuMsPerRequest: round((cpu.user + cpu.system) / 1000 / Math.max(1, total), 2),
+      },
+      alone: { health: healthAlone, tools: toolsAlone },
+      loaded: {
+        health: healthLoaded,
+        tools: toolsLoaded,
+        occurrencesRequestsPerSecond: loadedRun.requestsPerSecond,
+        serviceEventLoopBusy: round(loadedElu, 2),
+      },
+      bytes,
+    };
+    log(`${design}: ${JSON.stringify(result)}`);
+    return result;
+  } finally {
+    await service.store.db.deleteFrom("api_keys").where("id", "=", apiKeyId).execute();
+    await service.stop();
+  }
+}
+
+/** CPU used by processes other than this one from now until the returned function is called, in cores. */
+function otherCpuSampler(): () => number {
+  const read = () => {
+    const fields = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "")
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
+    return (fields.slice(0, 8).reduce((a, b) => a + b, 0) - (fields[3] ?? 0) - (fields[4] ?? 0)) / 100;
+  };
+  try {
+    const wall0 = performance.now();
+    const busy0 = read();
+    const own0 = process.cpuUsage();
+    return () => {
+      const own = process.cpuUsage(own0);
+      const other = read() - busy0 - (own.user + own.system) / 1e6;
+      return round(Math.max(0, other) / ((performance.now() - wall0) / 1000), 2);
+    };
+  } catch {
+    return () => Number.NaN;
+  }
+}
+
+export async function runOccurrencesHttpBench(options: HttpBenchOptions): Promise<HttpBenchReport> {
+  const store = await ensureStore({ ...process.env, ...options.generatorEnv });
+  const facts = store.report.facts;
+  const latest = facts.analyses.length;
+  const issuer = await startTestIssuer();
+  issuer.setUser(SUBJECT, { roles: ["admin"], applications: [] });
+  const cpu = otherCpuSampler();
+  const designs: DesignResult[] = [];
+  const expectedPage: { json?: string } = {};
+  try {
+    designs.push(
+      await measureDesign("reads on the event loop", 0, store, facts, issuer, options, expectedPage),
+    );
+    designs.push(
+      await measureDesign("read pool", defaultReadWorkers(), store, facts, issuer, options, expectedPage),
+    );
+  } finally {
+    await issuer.close();
+  }
+  const otherCpu = cpu();
+  return {
+    date: `${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC`,
+    machine: {
+      cpus: os.availableParallelism(),
+      cpuModel: os.cpus()[0]?.model ?? "unknown",
+      memoryGiB: round(os.totalmem() / 2 ** 30, 1),
+      os: `${os.type()} ${os.release()} ${os.arch()}`,
+      node: process.version,
+    },
+    scale: Number((options.generatorEnv ?? process.env).BENCH_SCALE ?? "1"),
+    store: {
+      reused: store.reused,
+      packages: facts.counts.packages,
+      objects: facts.counts.perAnalysis.at(-1)?.objects ?? 0,
+      wideCve: facts.wideCve,
+      widePackages: facts.wideCounts[latest] ?? 0,
+    },
+    options,
+    otherCpu,
+    designs,
+  };
+}
+
+const ratio = (loaded: Latency, alone: Latency) => round(loaded.p99Ms / alone.p99Ms, 1);
+const mark = (met: boolean) => (met ? "✅ yes" : "❌ no");
+
+export function renderHttpReport(report: HttpBenchReport): string {
+  const m = report.machine;
+  const rows = report.designs.map((d) => {
+    const share = (n: number) => `${round((100 * n) / d.bytes.identity, 1)} %`;
+    return [
+      `| ${d.design} (${d.readWorkers} read workers) | ${d.occurrences.requestsPerSecond} | ${d.occurrences.p50Ms} / ${d.occurrences.p99Ms} | ${d.occurrences.mainThreadCpuMsPerRequest}`,
+      `${d.alone.health.p99Ms} → ${d.loaded.health.p99Ms} (×${ratio(d.loaded.health, d.alone.health)})`,
+      `${d.alone.tools.p99Ms} → ${d.loaded.tools.p99Ms} (×${ratio(d.loaded.tools, d.alone.tools)})`,
+      `${d.loaded.occurrencesRequestsPerSecond}`,
+      `${round(d.occurrences.serviceEventLoopBusy * 100, 0)} % / ${round(d.loaded.serviceEventLoopBusy * 100, 0)} %`,
+      `${d.bytes.identity} / ${d.bytes.br} (${share(d.bytes.br)}) / ${d.bytes.gzip} (${share(d.bytes.gzip)}) |`,
+    ].join(" | ");
+  });
+  const pool = report.designs.at(-1) as DesignResult;
+  const baseline = report.designs[0] as DesignResult;
+  const targets = [
+    `| wide CVE, limit 50, through the gateway, uncompressed: ≥ ${TARGETS.requestsPerSecond} requests/s | ${pool.occurrences.requestsPerSecond} requests/s (${round(pool.occurrences.requestsPerSecond / baseline.occurrences.requestsPerSecond, 2)}× the event-loop design) | ${mark(pool.occurrences.requestsPerSecond >= TARGETS.requestsPerSecond)} |`,
+    `| /mcp/healthcheck p99 under occurrences load ≤ ${TARGETS.isolationRatio}× alone | ×${ratio(pool.loaded.health, pool.alone.health)} (event-loop design ×${ratio(baseline.loaded.health, baseline.alone.health)}) | ${mark(ratio(pool.loaded.health, pool.alone.health) <= TARGETS.isolationRatio)} |`,
+    `| MCP tools/call p99 under occurrences load ≤ ${TARGETS.isolationRatio}× alone | ×${ratio(pool.loaded.tools, pool.alone.tools)} (event-loop design ×${ratio(baseline.loaded.tools, baseline.alone.tools)}) | ${mark(ratio(pool.loaded.tools, pool.alone.tools) <= TARGETS.isolationRatio)} |`,
+    `| br / gzip bytes on the wire ≤ ${TARGETS.compressedShare * 100} % of the uncompressed page | ${round((100 * pool.bytes.br) / pool.bytes.identity, 1)} % / ${round((100 * pool.bytes.gzip) / pool.bytes.identity, 1)} % | ${mark(Math.max(pool.bytes.br, pool.bytes.gzip) <= TARGETS.compressedShare * pool.bytes.identity)} |`,
+  ];
+  return [
+    `Run of ${report.date}, BENCH_SCALE ${report.scale}: ${report.store.packages} packages, ${report.store.objects} external objects in the latest analysis; wide CVE ${report.store.wideCve} affects ${report.store.widePackages} packages (store ${report.store.reused ? "reused from the cache" : "generated in this run"}).`,
+    "",
+    `Machine: ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB, ${m.os}, Node.js ${m.node}. CPU used by other processes during the measurements: ${report.otherCpu} cores${report.otherCpu > 0.3 ? " — **the machine was not idle: absolute numbers are pessimistic, compare the two designs**" : ""}.`,
+    `Load: autocannon, ${report.options.connections} connections, ${report.options.seconds} s per run, in a worker thread; probes: ${report.options.probeRate} requests/s each, one keep-alive connection, in their own worker threads; the service runs on the main thread of the same process.`,
+    "",
+    "| design | occurrences req/s | occurrences p50 / p99 ms | main-thread CPU ms per page | /mcp/healthcheck p99 ms alone → loaded | tools/call p99 ms alone → loaded | occurrences req/s while probed | service event loop busy (load / load + probes) | page bytes identity / br / gzip |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ...rows,
+    "",
+    "| target (read pool) | measured | met |",
+    "| --- | --- | --- |",
+    ...targets,
+  ].join("\n");
+}
+
+const START = "<!-- bench:occurrences-http:results:start -->";
+const END = "<!-- bench:occurrences-http:results:end -->";
+
+function writeDocs(text: string): void {
+  const docs = readFileSync(DOCS_FILE, "utf8");
+  const start = docs.indexOf(START);
+  const end = docs.indexOf(END);
+  if (start < 0 || end < start) throw new Error(`${DOCS_FILE} has no ${START} … ${END} block`);
+  writeFileSync(DOCS_FILE, `${docs.slice(0, start + START.length)}\n${text}\n${docs.slice(end)}`);
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const options: HttpBenchOptions = {
+    seconds: Number(process.env.BENCH_HTTP_SECONDS ?? "10"),
+    connections: Number(process.env.BENCH_CONNECTIONS ?? "20"),
+    probeRate: Number(process.env.BENCH_PROBE_RATE ?? "50"),
+  };
+  const report = await runOccurrencesHttpBench(options);
+  const text = renderHttpReport(report);
+  process.stdout.write(`${text}\n`);
+  mkdirSync(join(ROOT, ".bench-data"), { recursive: true });
+  writeFileSync(REPORT_FILE, `${JSON.stringify(report, null, 2)}\n`);
+  if (report.scale === 1 || process.env.BENCH_WRITE_DOCS === "1") {
+    writeDocs(text);
+    log(`results written to ${DOCS_FILE}`);
+  }
+}

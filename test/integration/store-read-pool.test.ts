@@ -1,0 +1,171 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { type Kysely, sql } from "kysely";
+import type { RunningService } from "../../src/service.ts";
+import { createApiKey } from "../../src/store/api-keys.ts";
+import { openStore, type StoreHandle } from "../../src/store/database.ts";
+import type { Database } from "../../src/store/schema.ts";
+import { FIXTURE, loadFixture } from "../support/fixture.ts";
+import { startTestService } from "../support/service.ts";
+import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
+
+/** A read that keeps its connection busy for a while (seconds on a loaded 2-core machine). */
+const HEAVY_ROWS = 2_000_000;
+const heavyRead = (db: Kysely<Database>) =>
+  sql<{
+    n: number;
+  }>`with recursive c(x) as (select 1 union all select x + 1 from c where x < ${HEAVY_ROWS}) select count(*) as n from c`.execute(
+    db,
+  );
+
+/** Starts the heavy read and tells, at any later moment, whether it has ended. */
+function startHeavyRead(db: Kysely<Database>) {
+  let settled = false;
+  const result = heavyRead(db).finally(() => {
+    settled = true;
+  });
+  return { result, settled: () => settled };
+}
+
+const occurrences = `/rest/applications/shop/insights/cve/${FIXTURE.cve}/occurrences?limit=3`;
+
+for (const kind of STORE_KINDS) {
+  describe(`store reads off the event loop on ${kind}`, () => {
+    let store: TestStore;
+    let service: RunningService;
+    let key: string;
+
+    before(async () => {
+      store = await createTestStore(kind);
+      service = await startTestService(store, {}, (handle) => loadFixture(handle.db));
+      key = (await createApiKey(service.store.db, { user: "pool-test", role: "admin", applications: [] }))
+        .key;
+    });
+    after(async () => {
+      await service?.stop();
+      await store?.drop();
+    });
+
+    it("answers the health check and another read while a heavy read runs", async () => {
+      const heavy = startHeavyRead(service.store.db);
+      const health = await fetch(`${service.gatewayUrl}/mcp/healthcheck`);
+      assert.equal(health.status, 200);
+      assert.equal(heavy.settled(), false, "the health check waited for the heavy read");
+      // An authenticated page: the key lookup and the page's queries are reads beside the heavy one.
+      const page = await fetch(`${service.gatewayUrl}${occurrences}`, { headers: { "X-API-KEY": key } });
+      assert.equal(page.status, 200);
+      assert.deepEqual(
+        ((await page.json()) as { name: string }[]).map((p) => p.name),
+        ["lib-02", "lib-03", "lib-04"],
+      );
+      assert.equal(heavy.settled(), false, "the page waited for the heavy read");
+      const { rows } = await heavy.result;
+      assert.equal(Number(rows[0]?.n), HEAVY_ROWS);
+    });
+
+    it("reads its own writes at once, and a transaction's writes only once committed", async () => {
+      const db = service.store.db;
+      // Each new key is accepted by the very next request (its lookup is a read on another connection).
+      for (let i = 0; i < 20; i++) {
+        const created = await createApiKey(db, { user: `ryw-${i}`, role: "admin", applications: [] });
+        const response = await fetch(`${service.gatewayUrl}${occurrences}`, {
+          headers: { "X-API-KEY": created.key },
+        });
+        assert.equal(response.status, 200, `key ${i} not seen right after it was written`);
+      }
+      const named = (from: Kysely<Database>) =>
+        from.selectFrom("api_keys").select("id").where("user_name", "=", "in-transaction").execute();
+      await db.transaction().execute(async (trx) => {
+        await createApiKey(trx, { user: "in-transaction", role: "viewer", applications: [] });
+        assert.equal((await named(trx)).length, 1, "the transaction reads what it wrote");
+        assert.equal((await named(db)).length, 0, "outside the transaction nothing is committed yet");
+      });
+      assert.equal((await named(db)).length, 1, "committed: every read sees it");
+    });
+
+    it("reports a failing read with the database's own message", async () => {
+      await assert.rejects(sql`select * from no_such_table`.execute(service.store.db), (error: Error) =>
+        /no_such_table/.test(error.message),
+      );
+    });
+  });
+
+  describe(`closing a ${kind} store`, () => {
+    let store: TestStore;
+    let handle: StoreHandle;
+
+    before(async () => {
+      store = await createTestStore(kind);
+      handle = await openStore({ databaseUrl: store.databaseUrl, sqliteFile: store.sqliteFile });
+    });
+    after(async () => {
+      await store?.drop();
+    });
+
+    it("lets a read in progress finish, then refuses new ones", async () => {
+      // A connection (or reader thread) ready, so that the heavy read starts at once.
+      await handle.db.selectFrom("api_keys").selectAll().execute();
+      const heavy = startHeavyRead(handle.db);
+      // Let the read reach its connection before closing.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const closed = handle.close();
+      const { rows } = await heavy.result;
+      assert.equal(Number(rows[0]?.n), HEAVY_ROWS);
+      await closed;
+      await assert.rejects(handle.db.selectFrom("api_keys").selectAll().execute());
+    });
+  });
+}
+
+describe("the SQLite read pool's order", () => {
+  let store: TestStore;
+  let handle: StoreHandle;
+
+  before(async () => {
+    store = await createTestStore("sqlite");
+    // Two readers: heavy reads take at most one of them.
+    handle = await openStore({ sqliteFile: store.sqliteFile, readWorkers: 2 });
+  });
+  after(async () => {
+    await handle?.close();
+    await store?.drop();
+  });
+
+  it("answers a light read at once while heavy reads run and queue ahead of it", async () => {
+    // Known heavy: the pool has timed this statement once.
+    await heavyRead(handle.db);
+    const order: string[] = [];
+    const heavy = [1, 2, 3, 4].map((i) => heavyRead(handle.db).then(() => order.push(`heavy ${i}`)));
+    // One heavy read runs, three wait; the light one arrives last and ends first.
+    const light = handle.db
+      .selectFrom("api_keys")
+      .select("id")
+      .execute()
+      .then(() => order.push("light"));
+    await Promise.all([...heavy, light]);
+    assert.equal(order[0], "light", `order: ${order.join(", ")}`);
+    assert.equal(order.length, 5);
+  });
+});
+
+describe("the same heavy read on the event loop (STORE_READ_WORKERS=0, SQLite)", () => {
+  let store: TestStore;
+  let service: RunningService;
+
+  before(async () => {
+    store = await createTestStore("sqlite");
+    service = await startTestService(store, { storeReadWorkers: 0 });
+  });
+  after(async () => {
+    await service?.stop();
+    await store?.drop();
+  });
+
+  it("holds the health check until it ends: what the read pool prevents", async () => {
+    const heavy = startHeavyRead(service.store.db);
+    const health = await fetch(`${service.gatewayUrl}/mcp/healthcheck`);
+    assert.equal(health.status, 200);
+    assert.equal(heavy.settled(), true, "on the event loop the heavy read ends before anything else runs");
+    await heavy.result;
+  });
+});
