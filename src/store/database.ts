@@ -12,6 +12,7 @@ import { openObjectsIndexMigration } from "./migrations/006-open-objects-index.t
 import { hashedOidcKeysMigration } from "./migrations/007-hashed-oidc-keys.ts";
 import { advisoryRecordsMigration } from "./migrations/008-advisory-records.ts";
 import { registeredClientsMigration } from "./migrations/009-registered-clients.ts";
+import { occurrenceModelMigration } from "./migrations/012-occurrence-model.ts";
 import { createNodeSqliteDialect } from "./node-sqlite-dialect.ts";
 import type { Database } from "./schema.ts";
 
@@ -79,6 +80,7 @@ const migrationNames = [
   "007-hashed-oidc-keys",
   "008-advisory-records",
   "009-registered-clients",
+  "012-occurrence-model",
 ] as const;
 
 function inCodeMigrations(kind: StoreKind): MigrationProvider {
@@ -93,6 +95,7 @@ function inCodeMigrations(kind: StoreKind): MigrationProvider {
       [migrationNames[6]]: hashedOidcKeysMigration(),
       [migrationNames[7]]: advisoryRecordsMigration(kind),
       [migrationNames[8]]: registeredClientsMigration(),
+      [migrationNames[9]]: occurrenceModelMigration(kind),
     }),
   };
 }

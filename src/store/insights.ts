@@ -1,4 +1,5 @@
 import { type Kysely, sql } from "kysely";
+import { referredObjectsJson } from "./occurrence-model.ts";
 import { type Database, OPEN_SEQ } from "./schema.ts";
 import { liveAt, referredAt } from "./sql-helpers.ts";
 
@@ -163,7 +164,9 @@ export async function findVulnerability(db: Db, idOrAlias: string): Promise<Vuln
 
 /**
  * The packages of an application (as of analysis `seq`) affected by a vulnerability, ordered by name
- * then version, each with the external objects of that package that the application refers to.
+ * then version, each with the external objects of that package that the application refers to. Reads
+ * the occurrence read model (occurrence-model.ts): the page's packages are one index range in page
+ * order, their objects one range per package, concatenated by the database.
  */
 export async function listOccurrences(
   db: Db,
@@ -171,42 +174,45 @@ export async function listOccurrences(
 ): Promise<CvePackageRecord[]> {
   const { applicationId, seq } = query;
   const packages = await db
-    .selectFrom("version_vulnerabilities as vv")
-    .innerJoin("application_packages as ap", "ap.package_version_id", "vv.package_version_id")
-    .innerJoin("package_versions as pv", "pv.id", "vv.package_version_id")
-    .innerJoin("packages as p", "p.id", "pv.package_id")
+    .selectFrom("cve_occurrences as co")
+    .innerJoin("package_versions as pv", "pv.id", "co.package_version_id")
+    .innerJoin("packages as p", "p.id", "co.package_id")
     .select([
-      "p.id as package_id",
-      "p.name",
-      "pv.version",
+      "co.package_id",
+      "co.package_name",
+      "co.version",
       "pv.released_at",
       "p.releases_per_year",
       "pv.safer_closest_version",
       "p.safest_version",
     ])
-    .where("vv.vulnerability_id", "=", query.vulnerabilityId)
-    .where("ap.application_id", "=", applicationId)
-    .where(liveAt("ap", seq))
-    .orderBy("p.name")
-    .orderBy("pv.rank")
-    .orderBy("pv.version")
+    .where("co.application_id", "=", applicationId)
+    .where("co.vulnerability_id", "=", query.vulnerabilityId)
+    .where(liveAt("co", seq))
+    .orderBy("co.package_name")
+    .orderBy("co.rank")
+    .orderBy("co.version")
+    .orderBy("co.package_version_id")
     .limit(query.limit)
     .offset(query.skip)
     .execute();
   if (packages.length === 0) return [];
 
-  const objects = await referredExternalObjects(db, applicationId, seq, [
+  const objects = await referredObjectsJson(db, applicationId, seq, [
     ...new Set(packages.map((p) => p.package_id)),
   ]);
-  return packages.map((p) => ({
-    name: p.name,
-    objects: objects.get(p.package_id) ?? [],
-    releaseDate: p.released_at ? { dateTime: toUtcSeconds(p.released_at) } : null,
-    releasesPerYear: p.releases_per_year,
-    saferClosestVersion: p.safer_closest_version,
-    safestVersion: p.safest_version,
-    version: p.version,
-  }));
+  return packages.map((p) => {
+    const json = objects.get(p.package_id);
+    return {
+      name: p.package_name,
+      objects: json ? (JSON.parse(json) as ExternalObjectRecord[]) : [],
+      releaseDate: p.released_at ? { dateTime: toUtcSeconds(p.released_at) } : null,
+      releasesPerYear: p.releases_per_year,
+      saferClosestVersion: p.safer_closest_version,
+      safestVersion: p.safest_version,
+      version: p.version,
+    };
+  });
 }
 
 /** External objects of the given packages that application objects refer to in analysis `seq`. */
