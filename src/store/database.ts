@@ -1,5 +1,5 @@
 import { dirname } from "node:path";
-import { Kysely, PostgresDialect } from "kysely";
+import { Kysely, type LogEvent, PostgresDialect } from "kysely";
 import { type Migration, type MigrationProvider, Migrator } from "kysely/migration";
 import pg from "pg";
 import { secureDataDirectory, secureSqliteFiles } from "./file-modes.ts";
@@ -33,10 +33,14 @@ export interface OpenStoreOptions {
   sqliteFile: string;
   /** Run pending migrations (default true). */
   migrate?: boolean;
+  /** Kysely's query log (the benchmarks time statements with it). */
+  log?: (event: LogEvent) => void;
 }
 
 export async function openStore(options: OpenStoreOptions): Promise<StoreHandle> {
-  const handle = options.databaseUrl ? openPostgres(options.databaseUrl) : openSqlite(options.sqliteFile);
+  const handle = options.databaseUrl
+    ? openPostgres(options.databaseUrl, options.log)
+    : openSqlite(options.sqliteFile, options.log);
   if (options.migrate ?? true) {
     try {
       await migrateToLatest(handle);
@@ -48,14 +52,14 @@ export async function openStore(options: OpenStoreOptions): Promise<StoreHandle>
   return handle;
 }
 
-function openSqlite(file: string): StoreHandle {
+function openSqlite(file: string, log?: (event: LogEvent) => void): StoreHandle {
   const notices = [...secureDataDirectory(dirname(file)), ...secureSqliteFiles(file)];
   const { dialect } = createNodeSqliteDialect(file);
-  const db = new Kysely<Database>({ dialect });
+  const db = new Kysely<Database>({ dialect, ...(log ? { log } : {}) });
   return { db, kind: "sqlite", location: file, notices, close: () => db.destroy() };
 }
 
-function openPostgres(url: string): StoreHandle {
+function openPostgres(url: string, log?: (event: LogEvent) => void): StoreHandle {
   const pool = new pg.Pool({ connectionString: url, max: 10 });
   // An idle connection the server drops (restart, failover) is discarded by the pool, and the next
   // query reconnects or fails where it is answered. Unlistened, this event would end the process.
@@ -64,7 +68,7 @@ function openPostgres(url: string): StoreHandle {
   pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number.parseInt(v, 10));
   pg.types.setTypeParser(pg.types.builtins.FLOAT4, (v) => Number.parseFloat(v));
   pg.types.setTypeParser(pg.types.builtins.FLOAT8, (v) => Number.parseFloat(v));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...(log ? { log } : {}) });
   const safe = new URL(url);
   safe.password = "";
   return { db, kind: "postgres", location: safe.toString(), notices: [], close: () => db.destroy() };
