@@ -259,26 +259,28 @@ export async function referredExternalObjects(
 
 const severityRank = sql<number>`case v.severity when 'CRITICAL' then 4 when 'HIGH' then 3 when 'MEDIUM' then 2 when 'LOW' then 1 else 0 end`;
 
-/** Vulnerabilities affecting the application in analysis `seq`, most severe first. */
+/**
+ * Vulnerabilities affecting the application in analysis `seq`, most severe first. Reads the occurrence
+ * read model: affected versions from cve_occurrences, referred objects from occurrence_objects.
+ */
 export async function listCveInsights(
   db: Db,
   query: { applicationId: number; seq: number; limit: number; skip: number; severities?: readonly string[] },
 ): Promise<CveInsight[]> {
   const { applicationId, seq } = query;
   let select = db
-    .selectFrom("application_packages as ap")
-    .innerJoin("version_vulnerabilities as vv", "vv.package_version_id", "ap.package_version_id")
-    .innerJoin("vulnerabilities as v", "v.id", "vv.vulnerability_id")
+    .selectFrom("cve_occurrences as co")
+    .innerJoin("vulnerabilities as v", "v.id", "co.vulnerability_id")
     .select((eb) => [
       "v.id",
       "v.cve_id",
       "v.severity",
       "v.cvss_score",
       "v.summary",
-      eb.fn.count<number>("ap.package_version_id").distinct().as("affected"),
+      eb.fn.count<number>("co.package_version_id").distinct().as("affected"),
     ])
-    .where("ap.application_id", "=", applicationId)
-    .where(liveAt("ap", seq))
+    .where("co.application_id", "=", applicationId)
+    .where(liveAt("co", seq))
     .groupBy(["v.id", "v.cve_id", "v.severity", "v.cvss_score", "v.summary"])
     .orderBy(severityRank, "desc")
     .orderBy(sql`coalesce(v.cvss_score, -1)`, "desc")
@@ -291,22 +293,16 @@ export async function listCveInsights(
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
 
-  const counts = await db
-    .selectFrom("application_packages as ap")
-    .innerJoin("version_vulnerabilities as vv", "vv.package_version_id", "ap.package_version_id")
-    .innerJoin("package_versions as pv", "pv.id", "ap.package_version_id")
-    .innerJoin("external_objects as eo", (join) =>
-      join.onRef("eo.application_id", "=", "ap.application_id").onRef("eo.package_id", "=", "pv.package_id"),
-    )
-    .select((eb) => ["vv.vulnerability_id", eb.fn.count<number>("eo.id").distinct().as("objects")])
-    .where("ap.application_id", "=", applicationId)
-    .where(liveAt("ap", seq))
-    .where(liveAt("eo", seq))
-    .where("vv.vulnerability_id", "in", ids)
-    .where(referredAt("eo", seq))
-    .groupBy("vv.vulnerability_id")
-    .execute();
-  const objectCounts = new Map(counts.map((c) => [c.vulnerability_id, Number(c.objects)]));
+  // Each referred object has one row live at `seq`; a package in use in two versions counts once.
+  const { rows: counts } = await sql<{ vulnerability_id: number; objects: number }>`
+    select a.vulnerability_id, count(*) as objects
+    from (select distinct vulnerability_id, package_id from cve_occurrences
+      where application_id = ${applicationId} and from_seq <= ${seq} and to_seq > ${seq}
+        and vulnerability_id in (${sql.join(ids)})) as a
+    join occurrence_objects as o on o.application_id = ${applicationId} and o.package_id = a.package_id
+      and o.from_seq <= ${seq} and o.to_seq > ${seq}
+    group by a.vulnerability_id`.execute(db);
+  const objectCounts = new Map(counts.map((c) => [Number(c.vulnerability_id), Number(c.objects)]));
   const aliases = await db
     .selectFrom("vulnerability_aliases")
     .select(["vulnerability_id", "alias"])

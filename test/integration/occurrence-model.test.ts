@@ -8,11 +8,12 @@ import { ingestAnalysis } from "../../src/store/ingest.ts";
 import {
   findApplication,
   findVulnerability,
+  listCveInsights,
   listOccurrences,
   resolveAnalysis,
 } from "../../src/store/insights.ts";
 import { buildOccurrenceModel } from "../../src/store/occurrence-model.ts";
-import { occurrencesBySingleQuery } from "../support/occurrences-baseline.ts";
+import { cveInsightsByJoins, occurrencesBySingleQuery } from "../support/occurrences-baseline.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 
 const day = (d: string) => `${d}T00:00:00.000Z`;
@@ -139,6 +140,19 @@ for (const kind of STORE_KINDS) {
     async function assertSameAsJoins(context: string): Promise<number> {
       const vulnerabilities = await store.db.selectFrom("vulnerabilities").select(["id", "cve_id"]).execute();
       let nonEmpty = 0;
+      for (let seq = 1; seq <= analyses.length; seq++) {
+        for (const [limit, skip] of [
+          [10, 0],
+          [1, 1],
+        ] as const) {
+          const query = { applicationId, seq, limit, skip };
+          assert.deepEqual(
+            await listCveInsights(store.db, query),
+            await cveInsightsByJoins(store.db, query),
+            `${context}: insights/cve analysis ${seq}`,
+          );
+        }
+      }
       for (const v of vulnerabilities) {
         for (let seq = 1; seq <= analyses.length; seq++) {
           for (const [limit, skip] of [

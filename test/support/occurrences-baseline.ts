@@ -5,8 +5,14 @@
  * tests' oracle for the read model: both must give the same answers.
  */
 import { type Kysely, SqliteAdapter, sql } from "kysely";
-import { type CvePackageRecord, type ExternalObjectRecord, toUtcSeconds } from "../../src/store/insights.ts";
+import {
+  type CveInsight,
+  type CvePackageRecord,
+  type ExternalObjectRecord,
+  toUtcSeconds,
+} from "../../src/store/insights.ts";
 import type { Database } from "../../src/store/schema.ts";
+import { liveAt, referredAt } from "../../src/store/sql-helpers.ts";
 
 export async function occurrencesBySingleQuery(
   db: Kysely<Database>,
@@ -56,5 +62,73 @@ export async function occurrencesBySingleQuery(
     saferClosestVersion: r.safer_closest_version,
     safestVersion: r.safest_version,
     version: r.version,
+  }));
+}
+
+const severityRank = sql<number>`case v.severity when 'CRITICAL' then 4 when 'HIGH' then 3 when 'MEDIUM' then 2 when 'LOW' then 1 else 0 end`;
+
+/** Vulnerabilities affecting the application in analysis `seq`, most severe first. */
+/** listCveInsights on the interval tables alone (before migration 012): the oracle of the read model. */
+export async function cveInsightsByJoins(
+  db: Kysely<Database>,
+  query: { applicationId: number; seq: number; limit: number; skip: number; severities?: readonly string[] },
+): Promise<CveInsight[]> {
+  const { applicationId, seq } = query;
+  let select = db
+    .selectFrom("application_packages as ap")
+    .innerJoin("version_vulnerabilities as vv", "vv.package_version_id", "ap.package_version_id")
+    .innerJoin("vulnerabilities as v", "v.id", "vv.vulnerability_id")
+    .select((eb) => [
+      "v.id",
+      "v.cve_id",
+      "v.severity",
+      "v.cvss_score",
+      "v.summary",
+      eb.fn.count<number>("ap.package_version_id").distinct().as("affected"),
+    ])
+    .where("ap.application_id", "=", applicationId)
+    .where(liveAt("ap", seq))
+    .groupBy(["v.id", "v.cve_id", "v.severity", "v.cvss_score", "v.summary"])
+    .orderBy(severityRank, "desc")
+    .orderBy(sql`coalesce(v.cvss_score, -1)`, "desc")
+    .orderBy("v.cve_id")
+    .limit(query.limit)
+    .offset(query.skip);
+  if (query.severities && query.severities.length > 0)
+    select = select.where("v.severity", "in", query.severities);
+  const rows = await select.execute();
+  if (rows.length === 0) return [];
+  const ids = rows.map((r) => r.id);
+
+  const counts = await db
+    .selectFrom("application_packages as ap")
+    .innerJoin("version_vulnerabilities as vv", "vv.package_version_id", "ap.package_version_id")
+    .innerJoin("package_versions as pv", "pv.id", "ap.package_version_id")
+    .innerJoin("external_objects as eo", (join) =>
+      join.onRef("eo.application_id", "=", "ap.application_id").onRef("eo.package_id", "=", "pv.package_id"),
+    )
+    .select((eb) => ["vv.vulnerability_id", eb.fn.count<number>("eo.id").distinct().as("objects")])
+    .where("ap.application_id", "=", applicationId)
+    .where(liveAt("ap", seq))
+    .where(liveAt("eo", seq))
+    .where("vv.vulnerability_id", "in", ids)
+    .where(referredAt("eo", seq))
+    .groupBy("vv.vulnerability_id")
+    .execute();
+  const objectCounts = new Map(counts.map((c) => [c.vulnerability_id, Number(c.objects)]));
+  const aliases = await db
+    .selectFrom("vulnerability_aliases")
+    .select(["vulnerability_id", "alias"])
+    .where("vulnerability_id", "in", ids)
+    .orderBy("alias")
+    .execute();
+  return rows.map((r) => ({
+    affectedPackageCount: Number(r.affected),
+    aliases: aliases.filter((a) => a.vulnerability_id === r.id).map((a) => a.alias),
+    id: r.cve_id,
+    referringObjectCount: objectCounts.get(r.id) ?? 0,
+    score: r.cvss_score,
+    severity: r.severity,
+    summary: r.summary,
   }));
 }
