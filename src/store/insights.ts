@@ -167,13 +167,32 @@ export async function findVulnerability(db: Db, idOrAlias: string): Promise<Vuln
  * the occurrence read model (occurrence-model.ts): the page's packages are one index range in page
  * order, their objects one range per package, concatenated by the database.
  */
-export async function listOccurrences(
-  db: Db,
-  query: { applicationId: number; seq: number; vulnerabilityId: number; limit: number; skip: number },
-): Promise<CvePackageRecord[]> {
+export interface OccurrenceQuery {
+  applicationId: number;
+  seq: number;
+  vulnerabilityId: number;
+  limit: number;
+  skip: number;
+}
+
+async function occurrencePage(db: Db, query: OccurrenceQuery) {
   const { applicationId, seq } = query;
+  // The page is cut from the key alone (covering, in order), then only its rows are joined to their facts.
+  const page = db
+    .selectFrom("cve_occurrences as c")
+    .select(["c.package_id", "c.package_name", "c.rank", "c.version", "c.package_version_id"])
+    .where("c.application_id", "=", applicationId)
+    .where("c.vulnerability_id", "=", query.vulnerabilityId)
+    .where(liveAt("c", seq))
+    .orderBy("c.package_name")
+    .orderBy("c.rank")
+    .orderBy("c.version")
+    .orderBy("c.package_version_id")
+    .limit(query.limit)
+    .offset(query.skip)
+    .as("co");
   const packages = await db
-    .selectFrom("cve_occurrences as co")
+    .selectFrom(page)
     .innerJoin("package_versions as pv", "pv.id", "co.package_version_id")
     .innerJoin("packages as p", "p.id", "co.package_id")
     .select([
@@ -185,21 +204,20 @@ export async function listOccurrences(
       "pv.safer_closest_version",
       "p.safest_version",
     ])
-    .where("co.application_id", "=", applicationId)
-    .where("co.vulnerability_id", "=", query.vulnerabilityId)
-    .where(liveAt("co", seq))
     .orderBy("co.package_name")
     .orderBy("co.rank")
     .orderBy("co.version")
     .orderBy("co.package_version_id")
-    .limit(query.limit)
-    .offset(query.skip)
     .execute();
-  if (packages.length === 0) return [];
+  const objects =
+    packages.length === 0
+      ? new Map<number, string>()
+      : await referredObjectsJson(db, applicationId, seq, [...new Set(packages.map((p) => p.package_id))]);
+  return { packages, objects };
+}
 
-  const objects = await referredObjectsJson(db, applicationId, seq, [
-    ...new Set(packages.map((p) => p.package_id)),
-  ]);
+export async function listOccurrences(db: Db, query: OccurrenceQuery): Promise<CvePackageRecord[]> {
+  const { packages, objects } = await occurrencePage(db, query);
   return packages.map((p) => {
     const json = objects.get(p.package_id);
     return {
@@ -212,6 +230,24 @@ export async function listOccurrences(
       version: p.version,
     };
   });
+}
+
+/**
+ * listOccurrences as the API writes it: a JSON array text (CvePackage records, properties in name
+ * order) in which the objects' JSON from the read model is spliced as stored, never parsed and
+ * re-serialized: a wide page is ~5,000 objects (limit 50) to ~50,000 (limit 500).
+ */
+export async function listOccurrencesJson(db: Db, query: OccurrenceQuery): Promise<string> {
+  const { packages, objects } = await occurrencePage(db, query);
+  const text = (value: string | number | null) => JSON.stringify(value);
+  const records = packages.map(
+    (p) =>
+      `{"name":${text(p.package_name)},"objects":${objects.get(p.package_id) ?? "[]"},` +
+      `"releaseDate":${p.released_at ? `{"dateTime":${text(toUtcSeconds(p.released_at))}}` : "null"},` +
+      `"releasesPerYear":${text(p.releases_per_year)},"saferClosestVersion":${text(p.safer_closest_version)},` +
+      `"safestVersion":${text(p.safest_version)},"version":${text(p.version)}}`,
+  );
+  return `[${records.join(",")}]`;
 }
 
 /**

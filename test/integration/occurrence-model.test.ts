@@ -10,6 +10,7 @@ import {
   findVulnerability,
   listCveInsights,
   listOccurrences,
+  listOccurrencesJson,
   resolveAnalysis,
 } from "../../src/store/insights.ts";
 import { buildOccurrenceModel } from "../../src/store/occurrence-model.ts";
@@ -164,6 +165,11 @@ for (const kind of STORE_KINDS) {
           ] as const) {
             const query = { applicationId, seq, vulnerabilityId: v.id, limit, skip };
             const expected = await occurrencesBySingleQuery(store.db, query);
+            assert.equal(
+              await listOccurrencesJson(store.db, query),
+              JSON.stringify(expected),
+              `${context}: JSON of ${v.cve_id} analysis ${seq} limit ${limit} skip ${skip}`,
+            );
             assert.deepEqual(
               await listOccurrences(store.db, query),
               expected,
