@@ -13,7 +13,7 @@
  * analysis applies to it, as for the joins it replaces): every recomputation of a version's
  * vulnerabilities or rank rebuilds that version's rows.
  */
-import { type Kysely, SqliteAdapter, sql, type Transaction } from "kysely";
+import { type Kysely, sql, type Transaction } from "kysely";
 import type { ExternalObjectInput } from "../scanner/analysis.ts";
 import { chunks } from "./batch.ts";
 import { type Database, OPEN_SEQ } from "./schema.ts";
@@ -190,30 +190,6 @@ export async function diffOccurrenceObjects(
       .execute();
   }
   return { added: added.length, removed: closed.length };
-}
-
-/**
- * The objects of these packages referred to in analysis `seq`, as one JSON array text per package
- * (ordered by full name, then id). The database concatenates the rows: one string per package crosses
- * to JavaScript instead of one row per object.
- */
-export async function referredObjectsJson(
-  db: Db,
-  applicationId: number,
-  seq: number,
-  packageIds: readonly number[],
-): Promise<Map<number, string>> {
-  if (packageIds.length === 0) return new Map();
-  const aggregate =
-    db.getExecutor().adapter instanceof SqliteAdapter
-      ? sql`group_concat(doc, ',' order by full_name, object_id)`
-      : sql`string_agg(doc, ',' order by full_name, object_id)`;
-  const { rows } = await sql<{ package_id: number; docs: string }>`select package_id, ${aggregate} as docs
-    from occurrence_objects
-    where application_id = ${applicationId} and package_id in (${sql.join(packageIds)})
-      and from_seq <= ${seq} and to_seq > ${seq}
-    group by package_id`.execute(db);
-  return new Map(rows.map((r) => [Number(r.package_id), `[${r.docs}]`]));
 }
 
 /**

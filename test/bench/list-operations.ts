@@ -23,6 +23,9 @@ export interface OperationResult {
   iterations: number;
   medianMs: number;
   p95Ms: number;
+  /** CPU time of this process per run (the store's share on SQLite; not PostgreSQL's server). */
+  cpuMedianMs: number;
+  cpuP95Ms: number;
   /** Size of the answer: items listed (or changes, findings). */
   items: number;
 }
@@ -96,23 +99,30 @@ export async function measureListOperations(
     const items = await run();
     await run();
     const times: number[] = [];
+    const cpuTimes: number[] = [];
     const started = performance.now();
     for (let i = 0; i < options.iterations; i++) {
       if (i >= 5 && performance.now() - started > options.budgetMs) break;
       const t0 = performance.now();
+      const cpu0 = process.cpuUsage();
       await run();
+      const cpu = process.cpuUsage(cpu0);
       times.push(performance.now() - t0);
+      cpuTimes.push((cpu.user + cpu.system) / 1000);
     }
     times.sort((a, b) => a - b);
+    cpuTimes.sort((a, b) => a - b);
     const result = {
       label,
       iterations: times.length,
       medianMs: round(percentile(times, 0.5)),
       p95Ms: round(percentile(times, 0.95)),
+      cpuMedianMs: round(percentile(cpuTimes, 0.5)),
+      cpuP95Ms: round(percentile(cpuTimes, 0.95)),
       items,
     };
     log(
-      `${label.padEnd(48)} median ${result.medianMs} ms  p95 ${result.p95Ms} ms  (${items} items, n=${times.length})`,
+      `${label.padEnd(48)} median ${result.medianMs} ms  p95 ${result.p95Ms} ms  cpu ${result.cpuMedianMs} / ${result.cpuP95Ms} ms  (${items} items, n=${times.length})`,
     );
     results.push(result);
   }

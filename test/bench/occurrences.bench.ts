@@ -744,7 +744,9 @@ function listOperationsTable(report: Report): string {
     ...first.map((op, i) => {
       const cells = kinds.map((k) => {
         const r = report.listOperations[k]?.[i];
-        return r ? `${r.medianMs} / ${r.p95Ms}${r.p95Ms <= LIST_TARGET_P95_MS ? " ✅" : " ❌"}` : "–";
+        return r
+          ? `${r.medianMs} / ${r.p95Ms}${r.p95Ms <= LIST_TARGET_P95_MS ? " ✅" : " ❌"} (CPU ${r.cpuMedianMs} / ${r.cpuP95Ms})`
+          : "–";
       });
       return `| ${op.label} | ${op.items} | ${cells.join(" | ")} |`;
     }),
