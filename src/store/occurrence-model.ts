@@ -97,8 +97,17 @@ function apFilter(scope: Scope) {
  */
 export async function refreshOccurrencePackages(db: Db, versionIds: Iterable<number>): Promise<void> {
   for (const batch of chunks([...new Set(versionIds)], 300)) {
-    await db.deleteFrom("cve_occurrences").where("package_version_id", "in", batch).execute();
-    await insertOccurrencePackages(db, { versionIds: batch });
+    // Only versions some analysis uses have rows (a registry refresh touches mostly others).
+    const used = await db
+      .selectFrom("application_packages")
+      .select("package_version_id")
+      .distinct()
+      .where("package_version_id", "in", batch)
+      .execute();
+    if (used.length === 0) continue;
+    const ids = used.map((r) => r.package_version_id);
+    await db.deleteFrom("cve_occurrences").where("package_version_id", "in", ids).execute();
+    await insertOccurrencePackages(db, { versionIds: ids });
   }
 }
 

@@ -77,6 +77,9 @@ export function occurrenceModelMigration(kind: StoreKind) {
         .execute();
 
       await buildOccurrenceModel(db as Kysely<Database>);
+      // Ingestion closes rows through the partial index of open rows; without statistics SQLite's planner
+      // may prefer a range of the primary key (every row of the application) for those updates.
+      if (kind === "sqlite") await sql`ANALYZE occurrence_objects`.execute(db);
     },
   };
 }
