@@ -9,6 +9,7 @@ import type { OsvRecordInput } from "../scanner/analysis.ts";
 import { detachAffectedFunctions, insertAffectedFunctions } from "./affected-functions.ts";
 import { chunks } from "./batch.ts";
 import { ensurePackage, rangeColumns, recomputePackagesFacts } from "./catalog.ts";
+import { dropOccurrencesOf } from "./occurrence-model.ts";
 import type { Database } from "./schema.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -373,6 +374,7 @@ async function detachRecord(
   if (!row || row.cve_id === staying) return;
   // Explicit deletes: SQLite enforces ON DELETE CASCADE only with foreign keys switched on.
   await db.deleteFrom("version_vulnerabilities").where("vulnerability_id", "=", vulnerabilityId).execute();
+  await dropOccurrencesOf(db, vulnerabilityId);
   await db.deleteFrom("vulnerability_aliases").where("vulnerability_id", "=", vulnerabilityId).execute();
   await db.deleteFrom("vulnerabilities").where("id", "=", vulnerabilityId).execute();
 }

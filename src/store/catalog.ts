@@ -8,6 +8,7 @@ import {
   type PackageAdvisory,
 } from "../scanner/versions/index.ts";
 import { chunks } from "./batch.ts";
+import { refreshOccurrencePackages } from "./occurrence-model.ts";
 import type { Database } from "./schema.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -204,6 +205,8 @@ export async function recomputePackagesFacts(db: Db, packageIds: Iterable<number
     );
     const links: { package_version_id: number; vulnerability_id: number }[] = [];
     const versionIds: number[] = [];
+    // Versions whose place in the page order moved: their occurrence rows are rebuilt.
+    const reranked = new Set<number>();
     for (const pkg of packages) {
       const versions = versionsOf.get(pkg.id) ?? [];
       const byVulnerability = new Map<number, PackageAdvisory["ranges"][number][]>();
@@ -237,6 +240,7 @@ export async function recomputePackagesFacts(db: Db, packageIds: Iterable<number
           facts.versions.find((x) => compareVersions(ecosystem, x.version, row.version) === 0);
         if (!f) continue;
         const prerelease = f.prerelease ? 1 : 0;
+        if (row.rank !== f.rank) reranked.add(row.id);
         if (
           row.rank !== f.rank ||
           row.prerelease !== prerelease ||
@@ -260,10 +264,37 @@ export async function recomputePackagesFacts(db: Db, packageIds: Iterable<number
           .execute();
       }
     }
+    // Only the versions whose vulnerabilities changed are rewritten, and their occurrences rebuilt.
+    const key = (pairs: readonly { package_version_id: number; vulnerability_id: number }[]) => {
+      const sets = new Map<number, number[]>();
+      for (const p of pairs) {
+        const list = sets.get(p.package_version_id);
+        if (list) list.push(p.vulnerability_id);
+        else sets.set(p.package_version_id, [p.vulnerability_id]);
+      }
+      return new Map([...sets].map(([id, list]) => [id, list.sort((a, b) => a - b).join(",")]));
+    };
+    const stored: { package_version_id: number; vulnerability_id: number }[] = [];
     for (const batch of chunks(versionIds, 500)) {
+      stored.push(
+        ...(await db
+          .selectFrom("version_vulnerabilities")
+          .select(["package_version_id", "vulnerability_id"])
+          .where("package_version_id", "in", batch)
+          .execute()),
+      );
+    }
+    const before = key(stored);
+    const after = key(links);
+    const changed = versionIds.filter((id) => before.get(id) !== after.get(id));
+    const rewritten = new Set(changed);
+    for (const batch of chunks(changed, 500)) {
       await db.deleteFrom("version_vulnerabilities").where("package_version_id", "in", batch).execute();
     }
-    for (const batch of chunks(links)) await db.insertInto("version_vulnerabilities").values(batch).execute();
+    for (const batch of chunks(links.filter((l) => rewritten.has(l.package_version_id)))) {
+      await db.insertInto("version_vulnerabilities").values(batch).execute();
+    }
+    await refreshOccurrencePackages(db, [...changed, ...reranked]);
   }
 }
 

@@ -1,6 +1,6 @@
 import { availableParallelism } from "node:os";
 import { dirname } from "node:path";
-import { Kysely, PostgresDialect } from "kysely";
+import { Kysely, type LogEvent, PostgresDialect } from "kysely";
 import { type Migration, type MigrationProvider, Migrator } from "kysely/migration";
 import pg from "pg";
 import { secureDataDirectory, secureSqliteFiles } from "./file-modes.ts";
@@ -14,6 +14,7 @@ import { hashedOidcKeysMigration } from "./migrations/007-hashed-oidc-keys.ts";
 import { advisoryRecordsMigration } from "./migrations/008-advisory-records.ts";
 import { registeredClientsMigration } from "./migrations/009-registered-clients.ts";
 import { affectedFunctionsMigration } from "./migrations/011-affected-functions.ts";
+import { occurrenceModelMigration } from "./migrations/012-occurrence-model.ts";
 import { createNodeSqliteDialect, openNodeSqliteDatabase } from "./node-sqlite-dialect.ts";
 import { createPooledSqliteDialect } from "./pooled-sqlite-dialect.ts";
 import type { Database } from "./schema.ts";
@@ -40,6 +41,8 @@ export interface OpenStoreOptions {
    * 2 to 8, plus one that heavy reads never take); 0 runs every query on the calling thread's event loop.
    */
   readWorkers?: number | undefined;
+  /** Kysely's query log (the benchmarks time statements with it). */
+  log?: (event: LogEvent) => void;
 }
 
 /**
@@ -52,8 +55,8 @@ export function defaultReadWorkers(): number {
 
 export async function openStore(options: OpenStoreOptions): Promise<StoreHandle> {
   const handle = options.databaseUrl
-    ? openPostgres(options.databaseUrl)
-    : openSqlite(options.sqliteFile, options.readWorkers ?? defaultReadWorkers());
+    ? openPostgres(options.databaseUrl, options.log)
+    : openSqlite(options.sqliteFile, options.readWorkers ?? defaultReadWorkers(), options.log);
   if (options.migrate ?? true) {
     try {
       await migrateToLatest(handle);
@@ -65,18 +68,18 @@ export async function openStore(options: OpenStoreOptions): Promise<StoreHandle>
   return handle;
 }
 
-function openSqlite(file: string, readWorkers: number): StoreHandle {
+function openSqlite(file: string, readWorkers: number, log?: (event: LogEvent) => void): StoreHandle {
   const notices = [...secureDataDirectory(dirname(file)), ...secureSqliteFiles(file)];
   // An in-memory database has no file another connection could open.
   const pooled = readWorkers > 0 && file !== "" && file !== ":memory:" && !file.startsWith("file:");
   const { dialect } = pooled
     ? createPooledSqliteDialect(file, openNodeSqliteDatabase(file).database, readWorkers)
     : createNodeSqliteDialect(file);
-  const db = new Kysely<Database>({ dialect });
+  const db = new Kysely<Database>({ dialect, ...(log ? { log } : {}) });
   return { db, kind: "sqlite", location: file, notices, close: () => db.destroy() };
 }
 
-function openPostgres(url: string): StoreHandle {
+function openPostgres(url: string, log?: (event: LogEvent) => void): StoreHandle {
   const pool = new pg.Pool({ connectionString: url, max: 10 });
   // An idle connection the server drops (restart, failover) is discarded by the pool, and the next
   // query reconnects or fails where it is answered. Unlistened, this event would end the process.
@@ -85,7 +88,7 @@ function openPostgres(url: string): StoreHandle {
   pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number.parseInt(v, 10));
   pg.types.setTypeParser(pg.types.builtins.FLOAT4, (v) => Number.parseFloat(v));
   pg.types.setTypeParser(pg.types.builtins.FLOAT8, (v) => Number.parseFloat(v));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...(log ? { log } : {}) });
   const safe = new URL(url);
   safe.password = "";
   return { db, kind: "postgres", location: safe.toString(), notices: [], close: () => db.destroy() };
@@ -102,6 +105,7 @@ const migrationNames = [
   "008-advisory-records",
   "009-registered-clients",
   "011-affected-functions",
+  "012-occurrence-model",
 ] as const;
 
 function inCodeMigrations(kind: StoreKind): MigrationProvider {
@@ -117,6 +121,7 @@ function inCodeMigrations(kind: StoreKind): MigrationProvider {
       [migrationNames[7]]: advisoryRecordsMigration(kind),
       [migrationNames[8]]: registeredClientsMigration(),
       [migrationNames[9]]: affectedFunctionsMigration(kind),
+      [migrationNames[10]]: occurrenceModelMigration(kind),
     }),
   };
 }

@@ -8,6 +8,11 @@ import {
 } from "../scanner/analysis.ts";
 import { chunks, nowIso } from "./batch.ts";
 import { ensurePackage, recomputePackagesFacts } from "./catalog.ts";
+import {
+  closeOccurrencePackages,
+  diffOccurrenceObjects,
+  openOccurrencePackages,
+} from "./occurrence-model.ts";
 import { type Database, OPEN_SEQ } from "./schema.ts";
 
 export class IngestError extends Error {
@@ -77,6 +82,15 @@ export async function ingestAnalysis(
     const external = await diffExternalObjects(trx, applicationId, seq, input.objects, packageIds);
     const sources = await diffApplicationObjects(trx, applicationId, seq, input);
     const references = await diffReferences(trx, applicationId, seq, input, external.rowIds, sources.rowIds);
+    await diffOccurrenceObjects(
+      trx,
+      applicationId,
+      seq,
+      input.objects,
+      packageIds,
+      new Set(input.references.map((r) => r.to)),
+      external.replaced,
+    );
     return {
       application: applicationName,
       seq,
@@ -225,8 +239,15 @@ async function diffPackages(
     .where("to_seq", "=", OPEN_SEQ)
     .execute();
   const openVersions = new Set(open.map((r) => r.package_version_id));
-  const closed = open.filter((r) => !wanted.has(r.package_version_id)).map((r) => r.id);
+  const closing = open.filter((r) => !wanted.has(r.package_version_id));
+  const closed = closing.map((r) => r.id);
   await closeRows(trx, "application_packages", closed, seq);
+  await closeOccurrencePackages(
+    trx,
+    applicationId,
+    closing.map((r) => r.package_version_id),
+    seq,
+  );
   const added = [...wanted].filter((id) => !openVersions.has(id));
   for (const batch of chunks(added)) {
     await trx
@@ -241,6 +262,7 @@ async function diffPackages(
       )
       .execute();
   }
+  await openOccurrencePackages(trx, applicationId, added, seq);
   return { added: added.length, removed: closed.length };
 }
 
@@ -250,7 +272,7 @@ async function diffExternalObjects(
   seq: number,
   objects: readonly ExternalObjectInput[],
   packageIds: Map<string, number>,
-): Promise<{ count: ChangeCount; rowIds: Map<string, number> }> {
+): Promise<{ count: ChangeCount; rowIds: Map<string, number>; replaced: Set<string> }> {
   const open = await trx
     .selectFrom("external_objects")
     .select(["id", "object_id", "package_id", "name", "full_name", "mangling", "type", "type_id"])
@@ -300,7 +322,11 @@ async function diffExternalObjects(
       .execute();
     for (const r of inserted) rowIds.set(r.object_id, r.id);
   }
-  return { count: { added: toInsert.length, removed: closed.length }, rowIds };
+  return {
+    count: { added: toInsert.length, removed: closed.length },
+    rowIds,
+    replaced: new Set(toInsert.map((o) => o.object_id)),
+  };
 }
 
 interface ExternalObjectRow {

@@ -192,6 +192,9 @@ export async function listInteractions(
     ])
     .where("r.application_id", "=", applicationId)
     .where(liveAt("r", seq))
+    // Redundant with r's application, but it lets the planner start from the package's objects
+    // (external_objects_by_package, in page order) instead of every reference of the application.
+    .where("t.application_id", "=", applicationId)
     .where("t.package_id", "=", query.packageId)
     .where(liveAt("t", seq))
     .orderBy("t.full_name")

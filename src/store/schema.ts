@@ -139,6 +139,37 @@ export interface ObjectReferencesTable {
   to_seq: number;
 }
 
+/**
+ * Read model of the occurrences page (migrations/012-occurrence-model.ts, occurrence-model.ts): one row
+ * per package version in use (an application_packages interval) and vulnerability affecting it, keyed
+ * in page order. Maintained by ingestAnalysis and by every recomputation of version_vulnerabilities.
+ */
+export interface CveOccurrencesTable {
+  application_id: number;
+  vulnerability_id: number;
+  package_name: string;
+  rank: number;
+  version: string;
+  package_version_id: number;
+  package_id: number;
+  from_seq: number;
+  to_seq: number;
+}
+
+/**
+ * Read model of the occurrences page: an external object over the analyses where it exists unchanged
+ * and is referred to, keyed in page order, with its JSON (the API's ExternalObject) ready to parse.
+ */
+export interface OccurrenceObjectsTable {
+  application_id: number;
+  package_id: number;
+  full_name: string;
+  object_id: string;
+  from_seq: number;
+  to_seq: number;
+  doc: string;
+}
+
 export interface ApiKeysTable {
   id: string;
   secret_hash: string;
@@ -176,6 +207,8 @@ export interface Database {
   external_objects: ExternalObjectsTable;
   application_objects: ApplicationObjectsTable;
   object_references: ObjectReferencesTable;
+  cve_occurrences: CveOccurrencesTable;
+  occurrence_objects: OccurrenceObjectsTable;
   api_keys: ApiKeysTable;
   gate_rules: GateRulesTable;
 }

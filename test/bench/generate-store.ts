@@ -32,7 +32,7 @@ import {
 } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { sql } from "kysely";
+import { type LogEvent, sql } from "kysely";
 import pg from "pg";
 import type {
   AdvisoryInput,
@@ -48,7 +48,7 @@ import { openStore, type StoreHandle } from "../../src/store/database.ts";
 import { ingestAnalysis } from "../../src/store/ingest.ts";
 
 /** Bump whenever the data set or the way it is written changes: caches keyed by it are regenerated. */
-export const GENERATOR_VERSION = 1;
+export const GENERATOR_VERSION = 2;
 
 const SCALE = Number(process.env.BENCH_SCALE ?? "1");
 if (!(SCALE > 0 && SCALE <= 1))
@@ -92,6 +92,8 @@ const WRITE_PATH = [
   "src/store/catalog.ts",
   "src/store/database.ts",
   "src/store/ingest.ts",
+  "src/store/occurrence-model.ts",
+  "src/store/advisories.ts",
   "src/store/node-sqlite-dialect.ts",
   "src/store/schema.ts",
   "src/store/migrations",
@@ -117,12 +119,19 @@ function writePathHash(): string {
 
 const SCALE_SUFFIX = SCALE === 1 ? "" : `-scale${SCALE}`;
 export const GENERATOR_KEY = `v${GENERATOR_VERSION}-${writePathHash()}${SCALE_SUFFIX}`;
-export const BENCH_DATA_DIR = join(ROOT, ".bench-data");
+/** BENCH_DATA_DIR: another cache directory (the test suite's tiny run uses its own). */
+export const BENCH_DATA_DIR = process.env.BENCH_DATA_DIR ?? join(ROOT, ".bench-data");
 export const SQLITE_DIR = join(BENCH_DATA_DIR, `sqlite-${GENERATOR_KEY}`);
 export const POSTGRES_ADMIN_URL =
   process.env.BENCH_POSTGRES_URL ?? "postgres://imaging:imaging@127.0.0.1:5432/postgres";
-/** Reduced scales (for trying the benchmark out) use their own database, keeping the full-size one. */
-export const POSTGRES_DATABASE = SCALE === 1 ? "imaging_bench" : "imaging_bench_small";
+/**
+ * Reduced scales (for trying the benchmark out) use their own database, keeping the full-size one;
+ * BENCH_POSTGRES_DATABASE names another (a second checkout on the same server must not drop this one).
+ */
+export const POSTGRES_DATABASE =
+  process.env.BENCH_POSTGRES_DATABASE ?? (SCALE === 1 ? "imaging_bench" : "imaging_bench_small");
+if (!/^[a-z_][a-z0-9_]*$/.test(POSTGRES_DATABASE))
+  throw new Error(`BENCH_POSTGRES_DATABASE must be a plain lower-case identifier, got ${POSTGRES_DATABASE}`);
 
 export function benchPostgresUrl(): string {
   const url = new URL(POSTGRES_ADMIN_URL);
@@ -462,21 +471,73 @@ export interface GenerationReport {
   kind: "sqlite" | "postgres";
   generatorKey: string;
   seconds: Record<string, number>;
+  /** Per phase: seconds spent in the statements that maintain the occurrence read model. */
+  modelSeconds: Record<string, number>;
   totalSeconds: number;
+  storage: StorageReport;
   facts: BenchFacts;
   ingests: { seq: number; packages: unknown; objects: unknown; references: unknown }[];
 }
 
+/** Bytes on disk (tables with their indexes) and rows of the history and of the read model. */
+export interface StorageReport {
+  tables: Record<string, { bytes: number; rows: number }>;
+}
+
+const MEASURED_TABLES = [
+  "application_packages",
+  "external_objects",
+  "object_references",
+  "cve_occurrences",
+  "occurrence_objects",
+] as const;
+
+async function measureStorage(handle: StoreHandle): Promise<StorageReport> {
+  const tables: StorageReport["tables"] = {};
+  for (const table of MEASURED_TABLES) {
+    const rows = Number(
+      (await sql<{ n: number }>`select count(*) as n from ${sql.table(table)}`.execute(handle.db)).rows[0]?.n,
+    );
+    let bytes: number;
+    if (handle.kind === "sqlite") {
+      // dbstat: every b-tree of the table (its own and its indexes').
+      const { rows: pages } = await sql<{ bytes: number }>`select sum(pgsize) as bytes from dbstat
+        where name = ${table} or name in (select name from sqlite_schema where type = 'index' and tbl_name = ${table})`.execute(
+        handle.db,
+      );
+      bytes = Number(pages[0]?.bytes ?? 0);
+    } else {
+      const { rows: size } = await sql<{
+        bytes: number;
+      }>`select pg_total_relation_size(${table}::regclass) as bytes`.execute(handle.db);
+      bytes = Number(size[0]?.bytes ?? 0);
+    }
+    tables[table] = { bytes, rows };
+  }
+  return { tables };
+}
+
+/** Sums the time of the statements on the read model's tables (Kysely's query log). */
+export const modelClock = { ms: 0 };
+export function logModelStatements(event: LogEvent): void {
+  if (/\b(cve_occurrences|occurrence_objects)\b/.test(event.query.sql))
+    modelClock.ms += event.queryDurationMillis;
+}
+
 async function writeStore(handle: StoreHandle): Promise<GenerationReport> {
   const seconds: Record<string, number> = {};
+  const modelSeconds: Record<string, number> = {};
   const started = performance.now();
   let mark = started;
   const lap = (name: string) => {
     const now = performance.now();
     seconds[name] = Math.round((now - mark) / 100) / 10;
+    modelSeconds[name] = Math.round(modelClock.ms / 100) / 10;
+    modelClock.ms = 0;
     mark = now;
-    log(`${handle.kind}: ${name} done in ${seconds[name]} s`);
+    log(`${handle.kind}: ${name} done in ${seconds[name]} s (read model statements ${modelSeconds[name]} s)`);
   };
+  modelClock.ms = 0;
 
   const data = buildDataset();
   lap("model");
@@ -543,6 +604,7 @@ async function writeStore(handle: StoreHandle): Promise<GenerationReport> {
     await sql`pragma wal_checkpoint(truncate)`.execute(handle.db);
   }
   lap("finish");
+  const storage = await measureStorage(handle);
 
   const facts: BenchFacts = {
     application: BENCH_SPEC.application,
@@ -566,9 +628,11 @@ async function writeStore(handle: StoreHandle): Promise<GenerationReport> {
     kind: handle.kind,
     generatorKey: GENERATOR_KEY,
     seconds,
+    modelSeconds,
     totalSeconds: Math.round((performance.now() - started) / 100) / 10,
     facts,
     ingests,
+    storage,
   };
 }
 
@@ -607,7 +671,7 @@ export async function ensureSqliteStore(force = false): Promise<StoreInfo> {
   rmSync(temporary, { recursive: true, force: true });
   rmSync(SQLITE_DIR, { recursive: true, force: true });
   mkdirSync(temporary, { recursive: true });
-  const handle = await openStore({ sqliteFile: join(temporary, "imaging.db") });
+  const handle = await openStore({ sqliteFile: join(temporary, "imaging.db"), log: logModelStatements });
   let report: GenerationReport;
   try {
     report = await writeStore(handle);
@@ -656,7 +720,7 @@ export async function ensurePostgresStore(force = false): Promise<StoreInfo> {
   await admin.query(`create database ${POSTGRES_DATABASE}`);
   await admin.end();
 
-  const handle = await openStore({ databaseUrl, sqliteFile: "" });
+  const handle = await openStore({ databaseUrl, sqliteFile: "", log: logModelStatements });
   let report: GenerationReport;
   try {
     report = await writeStore(handle);

@@ -1,0 +1,294 @@
+/**
+ * The read model of the occurrences page (docs/benchmarks.md, "Occurrences read model"):
+ *
+ * - `cve_occurrences`: one row per interval of a package version in use (an application_packages row)
+ *   and vulnerability affecting that version, keyed (application, vulnerability, package name, rank,
+ *   version): a page of packages is one index range read in page order, no sort.
+ * - `occurrence_objects`: one row per external object and run of analyses in which it exists unchanged
+ *   and is referred to, keyed (application, package, full name, object id), carrying the object's JSON:
+ *   the objects of a page are one index range per package, aggregated by the database into one string.
+ *
+ * Both follow the history's intervals (from_seq <= seq < to_seq), so an analysis adds rows only for what
+ * changed. Affected-ness follows version_vulnerabilities as it is now (an advisory imported after an
+ * analysis applies to it, as for the joins it replaces): every recomputation of a version's
+ * vulnerabilities or rank rebuilds that version's rows.
+ */
+import { type Kysely, sql, type Transaction } from "kysely";
+import type { ExternalObjectInput } from "../scanner/analysis.ts";
+import { chunks } from "./batch.ts";
+import { type Database, OPEN_SEQ } from "./schema.ts";
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export interface ObjectFields {
+  fullName: string;
+  id: string;
+  mangling: string;
+  name: string;
+  type: string;
+  typeId: string;
+}
+
+/** An external object as the API writes it (properties in name order). */
+export function objectDoc(o: ObjectFields): string {
+  return JSON.stringify({
+    fullName: o.fullName,
+    id: o.id,
+    mangling: o.mangling,
+    name: o.name,
+    type: o.type,
+    typeId: o.typeId,
+  });
+}
+
+interface Scope {
+  versionIds: readonly number[];
+  applicationId?: number;
+  fromSeq?: number;
+}
+
+/** The cve_occurrences rows of the application_packages rows in `scope`. */
+async function insertOccurrencePackages(db: Db, scope: Scope): Promise<void> {
+  await db
+    .insertInto("cve_occurrences")
+    .columns([
+      "application_id",
+      "vulnerability_id",
+      "package_name",
+      "rank",
+      "version",
+      "package_version_id",
+      "package_id",
+      "from_seq",
+      "to_seq",
+    ])
+    .expression(
+      db
+        .selectFrom("application_packages as ap")
+        .innerJoin("version_vulnerabilities as vv", "vv.package_version_id", "ap.package_version_id")
+        .innerJoin("package_versions as pv", "pv.id", "ap.package_version_id")
+        .innerJoin("packages as p", "p.id", "pv.package_id")
+        .select([
+          "ap.application_id",
+          "vv.vulnerability_id",
+          "p.name",
+          "pv.rank",
+          "pv.version",
+          "pv.id",
+          "p.id as package_id",
+          "ap.from_seq",
+          "ap.to_seq",
+        ])
+        .where(apFilter(scope)),
+    )
+    .execute();
+}
+
+function apFilter(scope: Scope) {
+  const parts = [sql`ap.package_version_id in (${sql.join(scope.versionIds)})`];
+  if (scope.applicationId !== undefined) parts.push(sql`ap.application_id = ${scope.applicationId}`);
+  if (scope.fromSeq !== undefined) parts.push(sql`ap.from_seq = ${scope.fromSeq}`);
+  return sql<boolean>`${sql.join(parts, sql` and `)}`;
+}
+
+/**
+ * Rebuilds the rows of these package versions, for every application and interval: called when their
+ * vulnerabilities or rank changed (advisory import, new published versions).
+ */
+export async function refreshOccurrencePackages(db: Db, versionIds: Iterable<number>): Promise<void> {
+  for (const batch of chunks([...new Set(versionIds)], 300)) {
+    // Only versions some analysis uses have rows (a registry refresh touches mostly others).
+    const used = await db
+      .selectFrom("application_packages")
+      .select("package_version_id")
+      .distinct()
+      .where("package_version_id", "in", batch)
+      .execute();
+    if (used.length === 0) continue;
+    const ids = used.map((r) => r.package_version_id);
+    await db.deleteFrom("cve_occurrences").where("package_version_id", "in", ids).execute();
+    await insertOccurrencePackages(db, { versionIds: ids });
+  }
+}
+
+/** An analysis started using these versions (application_packages rows opened at `seq`). */
+export async function openOccurrencePackages(
+  trx: Db,
+  applicationId: number,
+  versionIds: readonly number[],
+  seq: number,
+): Promise<void> {
+  for (const batch of chunks(versionIds, 300)) {
+    await insertOccurrencePackages(trx, { applicationId, versionIds: batch, fromSeq: seq });
+  }
+}
+
+/** An analysis stopped using these versions (application_packages rows closed at `seq`). */
+export async function closeOccurrencePackages(
+  trx: Db,
+  applicationId: number,
+  versionIds: readonly number[],
+  seq: number,
+): Promise<void> {
+  for (const batch of chunks(versionIds, 500)) {
+    await trx
+      .updateTable("cve_occurrences")
+      .set({ to_seq: seq })
+      .where("application_id", "=", applicationId)
+      .where("package_version_id", "in", batch)
+      .where("to_seq", "=", OPEN_SEQ)
+      .execute();
+  }
+}
+
+/** The vulnerability is gone (its last record withdrawn). */
+export async function dropOccurrencesOf(db: Db, vulnerabilityId: number): Promise<void> {
+  await db.deleteFrom("cve_occurrences").where("vulnerability_id", "=", vulnerabilityId).execute();
+}
+
+/**
+ * Analysis `seq` (the application's newest) refers to the objects `referred`; `replaced` are the ids
+ * whose external_objects row was (re)inserted at `seq` (new or changed attributes). Rows of objects no
+ * longer referred, or replaced, are closed; referred objects without an open row, or replaced, get one.
+ */
+export async function diffOccurrenceObjects(
+  trx: Db,
+  applicationId: number,
+  seq: number,
+  objects: readonly ExternalObjectInput[],
+  packageIds: ReadonlyMap<string, number>,
+  referred: ReadonlySet<string>,
+  replaced: ReadonlySet<string>,
+): Promise<{ added: number; removed: number }> {
+  const open = await trx
+    .selectFrom("occurrence_objects")
+    .select("object_id")
+    .where("application_id", "=", applicationId)
+    .where("to_seq", "=", OPEN_SEQ)
+    .execute();
+  const openIds = new Set<string>();
+  const closed: string[] = [];
+  for (const { object_id } of open) {
+    openIds.add(object_id);
+    if (!referred.has(object_id) || replaced.has(object_id)) closed.push(object_id);
+  }
+  for (const batch of chunks(closed, 500)) {
+    await trx
+      .updateTable("occurrence_objects")
+      .set({ to_seq: seq })
+      .where("application_id", "=", applicationId)
+      .where("to_seq", "=", OPEN_SEQ)
+      .where("object_id", "in", batch)
+      .execute();
+  }
+  const added = objects.filter((o) => referred.has(o.id) && (!openIds.has(o.id) || replaced.has(o.id)));
+  for (const batch of chunks(added, 400)) {
+    await trx
+      .insertInto("occurrence_objects")
+      .values(
+        batch.map((o) => ({
+          application_id: applicationId,
+          package_id: packageIds.get(o.package) as number,
+          full_name: o.fullName,
+          object_id: o.id,
+          from_seq: seq,
+          to_seq: OPEN_SEQ,
+          doc: objectDoc(o),
+        })),
+      )
+      .execute();
+  }
+  return { added: added.length, removed: closed.length };
+}
+
+/**
+ * Builds both tables from the history already stored (migration 012): the same rows ingestAnalysis and
+ * the recomputations would have written, one application and a few hundred packages at a time.
+ */
+export async function buildOccurrenceModel(db: Kysely<Database>): Promise<void> {
+  await db.deleteFrom("cve_occurrences").execute();
+  await db.deleteFrom("occurrence_objects").execute();
+  const versions = await db
+    .selectFrom("application_packages")
+    .select("package_version_id")
+    .distinct()
+    .execute();
+  await refreshOccurrencePackages(
+    db,
+    versions.map((v) => v.package_version_id),
+  );
+  const applications = await db.selectFrom("applications").select("id").execute();
+  for (const { id: applicationId } of applications) {
+    const packages = await db
+      .selectFrom("external_objects")
+      .select("package_id")
+      .distinct()
+      .where("application_id", "=", applicationId)
+      .execute();
+    for (const batch of chunks(
+      packages.map((p) => p.package_id),
+      200,
+    )) {
+      const objects = await db
+        .selectFrom("external_objects")
+        .select(["id", "package_id", "object_id", "name", "full_name", "mangling", "type", "type_id"])
+        .select(["from_seq", "to_seq"])
+        .where("application_id", "=", applicationId)
+        .where("package_id", "in", batch)
+        .execute();
+      const references = await db
+        .selectFrom("object_references as r")
+        .innerJoin("external_objects as eo", "eo.id", "r.target_id")
+        .select(["r.target_id", "r.from_seq", "r.to_seq"])
+        .where("eo.application_id", "=", applicationId)
+        .where("eo.package_id", "in", batch)
+        .execute();
+      const spansOf = new Map<number, [number, number][]>();
+      for (const r of references) {
+        const list = spansOf.get(r.target_id) ?? [];
+        list.push([r.from_seq, r.to_seq]);
+        spansOf.set(r.target_id, list);
+      }
+      const rows: Database["occurrence_objects"][] = [];
+      for (const o of objects) {
+        const doc = objectDoc({
+          fullName: o.full_name,
+          id: o.object_id,
+          mangling: o.mangling,
+          name: o.name,
+          type: o.type,
+          typeId: o.type_id,
+        });
+        for (const [from, to] of referredSpans(spansOf.get(o.id) ?? [], o.from_seq, o.to_seq)) {
+          rows.push({
+            application_id: applicationId,
+            package_id: o.package_id,
+            full_name: o.full_name,
+            object_id: o.object_id,
+            from_seq: from,
+            to_seq: to,
+            doc,
+          });
+        }
+      }
+      for (const rowBatch of chunks(rows, 400)) {
+        await db.insertInto("occurrence_objects").values(rowBatch).execute();
+      }
+    }
+  }
+}
+
+/** The union of the references' spans within the object's own span, touching spans merged. */
+function referredSpans(spans: [number, number][], from: number, to: number): [number, number][] {
+  const clipped = spans
+    .map(([a, b]): [number, number] => [Math.max(a, from), Math.min(b, to)])
+    .filter(([a, b]) => a < b)
+    .sort((x, y) => x[0] - y[0]);
+  const merged: [number, number][] = [];
+  for (const span of clipped) {
+    const last = merged.at(-1);
+    if (last && span[0] <= last[1]) last[1] = Math.max(last[1], span[1]);
+    else merged.push(span);
+  }
+  return merged;
+}

@@ -1,0 +1,69 @@
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
+import pg from "pg";
+import { postgresAdminUrl } from "../support/stores.ts";
+
+/**
+ * `npm run bench:occurrences` at a tiny scale, so that the benchmark cannot rot: it generates both stores
+ * through the store's write path, measures the read model and the single-query baseline on both
+ * databases (checking every answer against the generator's model and each other), the other list
+ * operations and the HTTP phase. Its own cache directory and database; docs/benchmarks.md untouched.
+ */
+describe("bench:occurrences at a tiny scale", () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "imaging-bench-occ-"));
+  const database = `imaging_bench_tiny_${randomBytes(4).toString("hex")}`;
+  after(async () => {
+    rmSync(dataDir, { recursive: true, force: true });
+    const admin = new pg.Client({ connectionString: postgresAdminUrl });
+    await admin.connect();
+    await admin.query(`drop database if exists ${database} with (force)`);
+    await admin.end();
+  });
+
+  it("runs from an empty cache and reports every phase with identical answers on both stores", () => {
+    const run = spawnSync(process.execPath, ["test/bench/occurrences.bench.ts"], {
+      cwd: join(import.meta.dirname, "../.."),
+      encoding: "utf8",
+      timeout: 600_000,
+      env: {
+        ...process.env,
+        BENCH_SCALE: "0.005",
+        BENCH_DATA_DIR: dataDir,
+        BENCH_POSTGRES_URL: postgresAdminUrl,
+        BENCH_POSTGRES_DATABASE: database,
+        BENCH_HTTP_SECONDS: "1",
+        BENCH_CONNECTIONS: "2",
+        BENCH_WRITE_DOCS: "",
+      },
+    });
+    assert.equal(run.status, 0, `the benchmark failed:\n${run.stderr.slice(-4000)}`);
+    const report = JSON.parse(readFileSync(join(dataDir, "occurrences-last-run.json"), "utf8")) as {
+      identicalAnswers: boolean;
+      latency: Record<string, { label: string; packages: number; p95Ms: number }[]>;
+      listOperations: Record<string, { label: string; p95Ms: number }[]>;
+      http: { label: string; requestsPerSecond: number }[];
+      generation: Record<string, { report: { modelSeconds: Record<string, number>; storage: unknown } }>;
+    };
+    assert.equal(report.identicalAnswers, true);
+    assert.deepEqual(Object.keys(report.latency).sort(), [
+      "postgres-baseline",
+      "postgres-model",
+      "sqlite-baseline",
+      "sqlite-model",
+    ]);
+    for (const cases of Object.values(report.latency)) {
+      assert.equal(cases.length, 9);
+      assert.ok(cases.every((c) => c.packages > 0 && c.p95Ms > 0));
+    }
+    assert.deepEqual(Object.keys(report.listOperations).sort(), ["postgres", "sqlite"]);
+    assert.equal(report.listOperations.sqlite?.length, 7);
+    assert.ok(report.http.some((r) => r.label.startsWith("occurrences, wide") && r.requestsPerSecond > 0));
+    assert.ok(report.generation.sqlite?.report.storage && report.generation.postgres?.report.modelSeconds);
+    assert.match(run.stdout, /#### In-process latency/);
+  });
+});

@@ -1,0 +1,401 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import type { AnalysisInput, OsvRecordInput } from "../../src/scanner/analysis.ts";
+import { applyOsvRecords, recomputeTouched } from "../../src/store/advisories.ts";
+import { loadAdvisory, loadPublishedVersions } from "../../src/store/catalog.ts";
+import { openStore, type StoreHandle } from "../../src/store/database.ts";
+import { ingestAnalysis } from "../../src/store/ingest.ts";
+import {
+  findApplication,
+  findVulnerability,
+  listCveInsights,
+  listOccurrences,
+  listOccurrencesJson,
+  resolveAnalysis,
+} from "../../src/store/insights.ts";
+import { buildOccurrenceModel } from "../../src/store/occurrence-model.ts";
+import { cveInsightsByJoins, occurrencesBySingleQuery } from "../support/occurrences-baseline.ts";
+import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
+
+const day = (d: string) => `${d}T00:00:00.000Z`;
+const published = (...list: [string, string][]) =>
+  list.map(([version, d]) => ({ version, releasedAt: day(d) }));
+
+const object = (pkg: string, local: string, mangling = `${local}(x)`) => ({
+  id: `${pkg}#${local}`,
+  package: `npm:${pkg}`,
+  name: local,
+  fullName: `${pkg}.lib.${local}`,
+  mangling,
+  type: "JavaScript Function",
+  typeId: "JS_FUNCTION",
+});
+const from = (id: string) => ({
+  id,
+  name: id,
+  fullName: `app.${id}`,
+  type: "TS Method",
+  typeId: "TS_METHOD",
+});
+const refs = (...targets: string[]) => targets.map((to, i) => ({ from: from(`c${i % 3}`), to }));
+const use = (...list: [string, string][]) =>
+  list.map(([name, version]) => ({ ecosystem: "npm" as const, name, version }));
+
+/** Five analyses: upgrades (out of and into a CVE), two versions of one package, objects added, removed,
+ * changed, unreferenced and referred again, and a version in use that the registry does not list. */
+const analyses: AnalysisInput[] = [
+  {
+    analyzedAt: "2024-01-01T00:00:00Z",
+    packages: use(["alpha", "1.0.0"], ["beta", "1.0.0"], ["gamma", "1.0.0"]),
+    objects: [
+      object("alpha", "a1"),
+      object("alpha", "a2"),
+      object("alpha", "a3"),
+      object("beta", "b1"),
+      object("beta", "b2"),
+      object("gamma", "g1"),
+    ],
+    references: refs("alpha#a1", "alpha#a2", "beta#b1", "beta#b2", "gamma#g1"),
+  },
+  {
+    analyzedAt: "2024-02-01T00:00:00Z",
+    packages: use(["alpha", "1.0.0"], ["beta", "1.1.0"], ["gamma", "1.0.0"]),
+    objects: [
+      object("alpha", "a1", "a1(x, y)"),
+      object("alpha", "a3"),
+      object("alpha", "a4"),
+      object("beta", "b1"),
+      object("beta", "b2"),
+      object("gamma", "g1"),
+    ],
+    references: refs("alpha#a1", "alpha#a3", "alpha#a4", "beta#b1", "beta#b2", "gamma#g1"),
+  },
+  {
+    analyzedAt: "2024-03-01T00:00:00Z",
+    packages: use(["alpha", "1.0.0"], ["alpha", "2.0.0"], ["beta", "1.1.0"], ["gamma", "1.0.0"]),
+    objects: [
+      object("alpha", "a1", "a1(x, y)"),
+      object("alpha", "a3"),
+      object("alpha", "a4"),
+      object("beta", "b1"),
+      object("beta", "b2"),
+      object("gamma", "g1"),
+    ],
+    references: refs("alpha#a1", "alpha#a4", "beta#b1", "beta#b2", "gamma#g1"),
+  },
+  {
+    analyzedAt: "2024-04-01T00:00:00Z",
+    packages: use(["alpha", "2.0.0"], ["beta", "1.0.0"], ["gamma", "1.0.5"]),
+    objects: [
+      object("alpha", "a1", "a1(x, y)"),
+      object("alpha", "a3"),
+      object("alpha", "a4"),
+      object("beta", "b1"),
+      object("beta", "b2"),
+      object("gamma", "g1"),
+    ],
+    references: refs("alpha#a1", "alpha#a3", "alpha#a4", "beta#b1", "beta#b2", "gamma#g1"),
+  },
+  {
+    analyzedAt: "2024-05-01T00:00:00Z",
+    packages: use(["alpha", "2.0.0"], ["beta", "1.0.0"], ["gamma", "1.0.5"]),
+    objects: [
+      object("alpha", "a1", "a1(x, y)"),
+      object("alpha", "a3"),
+      object("beta", "b1"),
+      object("beta", "b2"),
+      object("gamma", "g1"),
+    ],
+    references: refs("alpha#a1", "alpha#a3", "beta#b1", "gamma#g1"),
+  },
+];
+
+const osv = (
+  osvId: string,
+  modified: string,
+  cve: string,
+  affected: OsvRecordInput["advisory"]["affected"],
+  withdrawn = false,
+): OsvRecordInput => ({
+  osvId,
+  modified,
+  withdrawn,
+  advisory: {
+    id: cve,
+    aliases: [osvId],
+    severity: "HIGH",
+    cvssScore: 7.5,
+    summary: `${cve} test`,
+    publishedAt: null,
+    affected,
+  },
+});
+
+for (const kind of STORE_KINDS) {
+  describe(`occurrence read model on ${kind}`, () => {
+    let test: TestStore;
+    let store: StoreHandle;
+    let applicationId: number;
+
+    /** Every vulnerability, analysis and page shape: the read model answers what the joins answer. */
+    async function assertSameAsJoins(context: string): Promise<number> {
+      const vulnerabilities = await store.db.selectFrom("vulnerabilities").select(["id", "cve_id"]).execute();
+      let nonEmpty = 0;
+      for (let seq = 1; seq <= analyses.length; seq++) {
+        for (const [limit, skip] of [
+          [10, 0],
+          [1, 1],
+        ] as const) {
+          const query = { applicationId, seq, limit, skip };
+          assert.deepEqual(
+            await listCveInsights(store.db, query),
+            await cveInsightsByJoins(store.db, query),
+            `${context}: insights/cve analysis ${seq}`,
+          );
+        }
+      }
+      for (const v of vulnerabilities) {
+        for (let seq = 1; seq <= analyses.length; seq++) {
+          for (const [limit, skip] of [
+            [10, 0],
+            [1, 0],
+            [1, 1],
+            [2, 1],
+            [5, 3],
+          ] as const) {
+            const query = { applicationId, seq, vulnerabilityId: v.id, limit, skip };
+            const expected = await occurrencesBySingleQuery(store.db, query);
+            assert.equal(
+              await listOccurrencesJson(store.db, query),
+              JSON.stringify(expected),
+              `${context}: JSON of ${v.cve_id} analysis ${seq} limit ${limit} skip ${skip}`,
+            );
+            assert.deepEqual(
+              await listOccurrences(store.db, query),
+              expected,
+              `${context}: ${v.cve_id} analysis ${seq} limit ${limit} skip ${skip}`,
+            );
+            if (expected.length > 0) nonEmpty++;
+          }
+        }
+      }
+      return nonEmpty;
+    }
+
+    async function page(cve: string, date: string) {
+      const vulnerability = await findVulnerability(store.db, cve);
+      const analysis = await resolveAnalysis(store.db, applicationId, date);
+      if (!vulnerability || !analysis) return undefined;
+      return listOccurrences(store.db, {
+        applicationId,
+        seq: analysis.seq,
+        vulnerabilityId: vulnerability.id,
+        limit: 10,
+        skip: 0,
+      });
+    }
+
+    before(async () => {
+      test = await createTestStore(kind);
+      store = await openStore({ databaseUrl: test.databaseUrl, sqliteFile: test.sqliteFile });
+      await loadPublishedVersions(
+        store.db,
+        "npm",
+        "alpha",
+        published(["1.0.0", "2020-01-01"], ["1.1.0", "2020-06-01"], ["2.0.0", "2021-01-01"]),
+      );
+      await loadPublishedVersions(
+        store.db,
+        "npm",
+        "beta",
+        published(["1.0.0", "2020-01-01"], ["1.1.0", "2020-06-01"]),
+      );
+      await loadPublishedVersions(
+        store.db,
+        "npm",
+        "gamma",
+        published(["1.0.0", "2020-01-01"], ["1.1.0", "2021-01-01"]),
+      );
+      await loadAdvisory(store.db, {
+        id: "CVE-2099-1000",
+        aliases: [],
+        severity: "HIGH",
+        cvssScore: 8,
+        summary: "before the analyses",
+        publishedAt: null,
+        affected: [
+          { ecosystem: "npm", package: "alpha", ranges: [{ introduced: "0" }] },
+          { ecosystem: "npm", package: "beta", ranges: [{ introduced: "0", fixed: "1.1.0" }] },
+        ],
+      });
+      for (const input of analyses) await ingestAnalysis(store.db, "app", input);
+      applicationId = (await findApplication(store.db, "app"))?.id as number;
+    });
+    after(async () => {
+      await store?.close();
+      await test?.drop();
+    });
+
+    it("answers as the joins do in every analysis, with history as intervals", async () => {
+      assert.ok((await assertSameAsJoins("after ingestion")) >= 10);
+      // Analysis 3 uses two versions of alpha: both listed, in version order, each with alpha's objects.
+      const third = await page("CVE-2099-1000", "2024-03-15T00:00:00Z");
+      assert.deepEqual(
+        third?.map((p) => [p.name, p.version, p.objects.map((o) => `${o.id} ${o.mangling}`)]),
+        [
+          ["alpha", "1.0.0", ["alpha#a1 a1(x, y)", "alpha#a4 a4(x)"]],
+          ["alpha", "2.0.0", ["alpha#a1 a1(x, y)", "alpha#a4 a4(x)"]],
+        ],
+      );
+      // Analysis 1: beta 1.0.0 is affected, a3 is not referred to.
+      const first = await page("CVE-2099-1000", "2024-01-15T00:00:00Z");
+      assert.deepEqual(
+        first?.map((p) => [p.name, p.version, p.objects.map((o) => o.id)]),
+        [
+          ["alpha", "1.0.0", ["alpha#a1", "alpha#a2"]],
+          ["beta", "1.0.0", ["beta#b1", "beta#b2"]],
+        ],
+      );
+      // Unchanged and referred throughout: one row for all five analyses; a3 referred in 2, 4-5: two rows.
+      const rows = async (objectId: string) =>
+        (
+          await store.db
+            .selectFrom("occurrence_objects")
+            .select(["from_seq", "to_seq"])
+            .where("object_id", "=", objectId)
+            .orderBy("from_seq")
+            .execute()
+        ).map((r) => [r.from_seq, r.to_seq]);
+      assert.deepEqual(await rows("beta#b1"), [[1, 2_147_483_647]]);
+      assert.deepEqual(await rows("alpha#a3"), [
+        [2, 3],
+        [4, 2_147_483_647],
+      ]);
+      assert.deepEqual(await rows("alpha#a1"), [
+        [1, 2],
+        [2, 2_147_483_647],
+      ]);
+    });
+
+    it("applies an advisory imported after the analyses to every analysis, and follows its revisions", async () => {
+      assert.equal(await page("CVE-2099-2000", "2024-01-15T00:00:00Z"), undefined);
+      const touched = new Set<number>();
+      await applyOsvRecords(
+        store.db,
+        [
+          osv("GHSA-aaaa-bbbb-cccc", "2025-01-01T00:00:00Z", "CVE-2099-2000", [
+            { ecosystem: "npm", package: "gamma", ranges: [{ introduced: "0", fixed: "1.1.0" }] },
+            { ecosystem: "npm", package: "alpha", ranges: [{ introduced: "2.0.0" }] },
+          ]),
+        ],
+        touched,
+      );
+      await recomputeTouched(store.db, touched);
+      assert.deepEqual(
+        (await page("CVE-2099-2000", "2024-01-15T00:00:00Z"))?.map((p) => `${p.name}@${p.version}`),
+        ["gamma@1.0.0"],
+      );
+      assert.deepEqual(
+        (await page("GHSA-aaaa-bbbb-cccc", "2024-05-15T00:00:00Z"))?.map((p) => `${p.name}@${p.version}`),
+        ["alpha@2.0.0", "gamma@1.0.5"],
+      );
+      await assertSameAsJoins("after an import");
+
+      // A newer revision narrows the ranges: gamma 1.0.5 is no longer affected.
+      touched.clear();
+      await applyOsvRecords(
+        store.db,
+        [
+          osv("GHSA-aaaa-bbbb-cccc", "2025-02-01T00:00:00Z", "CVE-2099-2000", [
+            { ecosystem: "npm", package: "gamma", ranges: [{ introduced: "0", fixed: "1.0.5" }] },
+          ]),
+        ],
+        touched,
+      );
+      await recomputeTouched(store.db, touched);
+      assert.deepEqual(
+        (await page("CVE-2099-2000", "2024-05-15T00:00:00Z"))?.map((p) => p.name),
+        [],
+      );
+      assert.deepEqual(
+        (await page("CVE-2099-2000", "2024-01-15T00:00:00Z"))?.map((p) => p.name),
+        ["gamma"],
+      );
+      await assertSameAsJoins("after a revision");
+
+      // Withdrawn: the advisory and its occurrences are gone.
+      touched.clear();
+      await applyOsvRecords(
+        store.db,
+        [osv("GHSA-aaaa-bbbb-cccc", "2025-03-01T00:00:00Z", "CVE-2099-2000", [], true)],
+        touched,
+      );
+      await recomputeTouched(store.db, touched);
+      assert.equal(await findVulnerability(store.db, "CVE-2099-2000"), undefined);
+      const left = await store.db
+        .selectFrom("cve_occurrences")
+        .select("vulnerability_id")
+        .distinct()
+        .execute();
+      const known = await store.db.selectFrom("vulnerabilities").select("id").execute();
+      assert.deepEqual(
+        left.map((r) => r.vulnerability_id).sort(),
+        known
+          .map((r) => r.id)
+          .filter((id) => left.some((r) => r.vulnerability_id === id))
+          .sort(),
+      );
+      await assertSameAsJoins("after a withdrawal");
+    });
+
+    it("keeps the version order when the registry publishes versions in between", async () => {
+      await loadPublishedVersions(
+        store.db,
+        "npm",
+        "alpha",
+        published(
+          ["0.9.0", "2019-01-01"],
+          ["1.0.0", "2020-01-01"],
+          ["1.5.0", "2020-09-01"],
+          ["1.1.0", "2020-06-01"],
+          ["2.0.0", "2021-01-01"],
+        ),
+      );
+      const ranks = await store.db
+        .selectFrom("cve_occurrences as co")
+        .innerJoin("package_versions as pv", "pv.id", "co.package_version_id")
+        .select(["co.rank as stored", "pv.rank as actual"])
+        .execute();
+      assert.ok(ranks.length > 0);
+      for (const r of ranks) assert.equal(r.stored, r.actual);
+      await assertSameAsJoins("after new versions");
+    });
+
+    it("builds the same rows from the stored history (migration 012) as ingestion and imports maintain", async () => {
+      const dump = async () => ({
+        packages: await store.db
+          .selectFrom("cve_occurrences")
+          .selectAll()
+          .orderBy([
+            "application_id",
+            "vulnerability_id",
+            "package_name",
+            "rank",
+            "version",
+            "package_version_id",
+            "from_seq",
+          ])
+          .execute(),
+        objects: await store.db
+          .selectFrom("occurrence_objects")
+          .selectAll()
+          .orderBy(["application_id", "package_id", "full_name", "object_id", "from_seq"])
+          .execute(),
+      });
+      const maintained = await dump();
+      assert.ok(maintained.packages.length > 0 && maintained.objects.length > 0);
+      await buildOccurrenceModel(store.db);
+      assert.deepEqual(await dump(), maintained);
+    });
+  });
+}

@@ -1,0 +1,134 @@
+/**
+ * The occurrences page in one hand-written SQL statement on the interval tables alone (no read model):
+ * the page of affected packages in page order, each with its referred objects aggregated to JSON by the
+ * database. The benchmark's baseline (the best single query on the schema before migration 012) and the
+ * tests' oracle for the read model: both must give the same answers.
+ */
+import { type Kysely, SqliteAdapter, sql } from "kysely";
+import {
+  type CveInsight,
+  type CvePackageRecord,
+  type ExternalObjectRecord,
+  toUtcSeconds,
+} from "../../src/store/insights.ts";
+import type { Database } from "../../src/store/schema.ts";
+import { liveAt, referredAt } from "../../src/store/sql-helpers.ts";
+
+export async function occurrencesBySingleQuery(
+  db: Kysely<Database>,
+  query: { applicationId: number; seq: number; vulnerabilityId: number; limit: number; skip: number },
+): Promise<CvePackageRecord[]> {
+  const { applicationId: app, seq } = query;
+  const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
+  const fields = sqlite
+    ? sql`json_object('fullName', eo.full_name, 'id', eo.object_id, 'mangling', eo.mangling, 'name', eo.name, 'type', eo.type, 'typeId', eo.type_id)`
+    : sql`json_build_object('fullName', eo.full_name, 'id', eo.object_id, 'mangling', eo.mangling, 'name', eo.name, 'type', eo.type, 'typeId', eo.type_id)`;
+  const aggregate = sqlite
+    ? sql`json_group_array(${fields} order by eo.full_name, eo.object_id)`
+    : sql`coalesce(json_agg(${fields} order by eo.full_name, eo.object_id), '[]')::text`;
+  const { rows } = await sql<{
+    name: string;
+    version: string;
+    released_at: string | null;
+    releases_per_year: number | null;
+    safer_closest_version: string | null;
+    safest_version: string | null;
+    objects: string;
+  }>`with page as (
+      select p.id as package_id, p.name, pv.version, pv.rank, pv.id as version_id, pv.released_at,
+        p.releases_per_year, pv.safer_closest_version, p.safest_version
+      from version_vulnerabilities vv
+      join application_packages ap on ap.package_version_id = vv.package_version_id
+      join package_versions pv on pv.id = vv.package_version_id
+      join packages p on p.id = pv.package_id
+      where vv.vulnerability_id = ${query.vulnerabilityId} and ap.application_id = ${app}
+        and ap.from_seq <= ${seq} and ap.to_seq > ${seq}
+      order by p.name, pv.rank, pv.version, pv.id
+      limit ${query.limit} offset ${query.skip})
+    select page.name, page.version, page.released_at, page.releases_per_year, page.safer_closest_version,
+      page.safest_version,
+      (select ${aggregate} from external_objects eo
+        where eo.application_id = ${app} and eo.package_id = page.package_id
+          and eo.from_seq <= ${seq} and eo.to_seq > ${seq}
+          and exists (select 1 from object_references r where r.target_id = eo.id
+            and r.from_seq <= ${seq} and r.to_seq > ${seq})) as objects
+    from page
+    order by page.name, page.rank, page.version, page.version_id`.execute(db);
+  return rows.map((r) => ({
+    name: r.name,
+    objects: JSON.parse(r.objects) as ExternalObjectRecord[],
+    releaseDate: r.released_at ? { dateTime: toUtcSeconds(r.released_at) } : null,
+    releasesPerYear: r.releases_per_year,
+    saferClosestVersion: r.safer_closest_version,
+    safestVersion: r.safest_version,
+    version: r.version,
+  }));
+}
+
+const severityRank = sql<number>`case v.severity when 'CRITICAL' then 4 when 'HIGH' then 3 when 'MEDIUM' then 2 when 'LOW' then 1 else 0 end`;
+
+/** Vulnerabilities affecting the application in analysis `seq`, most severe first. */
+/** listCveInsights on the interval tables alone (before migration 012): the oracle of the read model. */
+export async function cveInsightsByJoins(
+  db: Kysely<Database>,
+  query: { applicationId: number; seq: number; limit: number; skip: number; severities?: readonly string[] },
+): Promise<CveInsight[]> {
+  const { applicationId, seq } = query;
+  let select = db
+    .selectFrom("application_packages as ap")
+    .innerJoin("version_vulnerabilities as vv", "vv.package_version_id", "ap.package_version_id")
+    .innerJoin("vulnerabilities as v", "v.id", "vv.vulnerability_id")
+    .select((eb) => [
+      "v.id",
+      "v.cve_id",
+      "v.severity",
+      "v.cvss_score",
+      "v.summary",
+      eb.fn.count<number>("ap.package_version_id").distinct().as("affected"),
+    ])
+    .where("ap.application_id", "=", applicationId)
+    .where(liveAt("ap", seq))
+    .groupBy(["v.id", "v.cve_id", "v.severity", "v.cvss_score", "v.summary"])
+    .orderBy(severityRank, "desc")
+    .orderBy(sql`coalesce(v.cvss_score, -1)`, "desc")
+    .orderBy("v.cve_id")
+    .limit(query.limit)
+    .offset(query.skip);
+  if (query.severities && query.severities.length > 0)
+    select = select.where("v.severity", "in", query.severities);
+  const rows = await select.execute();
+  if (rows.length === 0) return [];
+  const ids = rows.map((r) => r.id);
+
+  const counts = await db
+    .selectFrom("application_packages as ap")
+    .innerJoin("version_vulnerabilities as vv", "vv.package_version_id", "ap.package_version_id")
+    .innerJoin("package_versions as pv", "pv.id", "ap.package_version_id")
+    .innerJoin("external_objects as eo", (join) =>
+      join.onRef("eo.application_id", "=", "ap.application_id").onRef("eo.package_id", "=", "pv.package_id"),
+    )
+    .select((eb) => ["vv.vulnerability_id", eb.fn.count<number>("eo.id").distinct().as("objects")])
+    .where("ap.application_id", "=", applicationId)
+    .where(liveAt("ap", seq))
+    .where(liveAt("eo", seq))
+    .where("vv.vulnerability_id", "in", ids)
+    .where(referredAt("eo", seq))
+    .groupBy("vv.vulnerability_id")
+    .execute();
+  const objectCounts = new Map(counts.map((c) => [c.vulnerability_id, Number(c.objects)]));
+  const aliases = await db
+    .selectFrom("vulnerability_aliases")
+    .select(["vulnerability_id", "alias"])
+    .where("vulnerability_id", "in", ids)
+    .orderBy("alias")
+    .execute();
+  return rows.map((r) => ({
+    affectedPackageCount: Number(r.affected),
+    aliases: aliases.filter((a) => a.vulnerability_id === r.id).map((a) => a.alias),
+    id: r.cve_id,
+    referringObjectCount: objectCounts.get(r.id) ?? 0,
+    score: r.cvss_score,
+    severity: r.severity,
+    summary: r.summary,
+  }));
+}
