@@ -10,9 +10,10 @@ type Serialize = (item: unknown) => string;
 /**
  * Streaming serialization of large pages. A list operation's page is serialized by its response
  * schema's item serializer one piece at a time: a small page is sent whole as before, a large one (a
- * wide CVE's occurrences: 720 KB at limit 50, 7 MB at limit 500) as a stream whose pieces are made one
+ * search over thousands of objects) as a stream whose pieces are made one
  * event-loop turn apart, so no request waits behind one big JSON.stringify. Applies to every route
- * whose 200 answer is an array of a schema; register before the routes.
+ * whose 200 answer is an array of a schema; register before the routes. (The occurrences page is not
+ * serialized here: the store assembles its JSON, see listOccurrencesJson.)
  */
 export function streamLargePages(app: FastifyInstance): void {
   app.addHook("onRoute", (route) => {
