@@ -7,6 +7,7 @@ import { type Kysely, type RawBuilder, sql, type Transaction } from "kysely";
 import type { AdvisoryInput } from "../scanner/analysis.ts";
 import type { Ecosystem } from "../scanner/versions/index.ts";
 import { chunks } from "./batch.ts";
+import { interactionOf, REFERENCE_COLUMNS } from "./packages.ts";
 import type { Database } from "./schema.ts";
 import { liveAt } from "./sql-helpers.ts";
 
@@ -190,22 +191,7 @@ export async function listCveReferences(
     .innerJoin("external_objects as t", "t.id", "r.target_id")
     .innerJoin("application_objects as s", "s.id", "r.source_id")
     .innerJoin("packages as p", "p.id", "t.package_id")
-    .select([
-      "p.id as package_id",
-      "p.name as package_name",
-      "p.ecosystem",
-      "s.object_id as source_id",
-      "s.name as source_name",
-      "s.full_name as source_full_name",
-      "s.type as source_type",
-      "s.type_id as source_type_id",
-      "t.object_id as target_id",
-      "t.name as target_name",
-      "t.full_name as target_full_name",
-      "t.mangling as target_mangling",
-      "t.type as target_type",
-      "t.type_id as target_type_id",
-    ])
+    .select(["p.id as package_id", "p.name as package_name", "p.ecosystem", ...REFERENCE_COLUMNS])
     .where("r.application_id", "=", applicationId)
     .where(liveAt("r", seq))
     .where(liveAt("t", seq))
@@ -247,21 +233,7 @@ export async function listCveReferences(
       package: r.package_name,
       reachesAffectedFunction: all.length === 0 ? null : reached.length > 0,
       reachedFunctions: reached,
-      source: {
-        fullName: r.source_full_name,
-        id: r.source_id,
-        name: r.source_name,
-        type: r.source_type,
-        typeId: r.source_type_id,
-      },
-      target: {
-        fullName: r.target_full_name,
-        id: r.target_id,
-        mangling: r.target_mangling,
-        name: r.target_name,
-        type: r.target_type,
-        typeId: r.target_type_id,
-      },
+      ...interactionOf(r),
     };
   });
 }

@@ -6,6 +6,7 @@
 import type { Kysely } from "kysely";
 import type { AffectedFunctionsTable } from "./affected-functions.ts";
 import { chunks } from "./batch.ts";
+import { interactionOf, REFERENCE_COLUMNS } from "./packages.ts";
 import type { Database } from "./schema.ts";
 import { liveAt } from "./sql-helpers.ts";
 
@@ -132,20 +133,7 @@ export async function readAnalysisExport(
     .selectFrom("object_references as r")
     .innerJoin("external_objects as t", "t.id", "r.target_id")
     .innerJoin("application_objects as s", "s.id", "r.source_id")
-    .select([
-      "t.package_id",
-      "s.object_id as source_id",
-      "s.name as source_name",
-      "s.full_name as source_full_name",
-      "s.type as source_type",
-      "s.type_id as source_type_id",
-      "t.object_id as target_id",
-      "t.name as target_name",
-      "t.full_name as target_full_name",
-      "t.mangling as target_mangling",
-      "t.type as target_type",
-      "t.type_id as target_type_id",
-    ])
+    .select(["t.package_id", ...REFERENCE_COLUMNS])
     .where("r.application_id", "=", applicationId)
     .where(liveAt("r", seq))
     .where(liveAt("t", seq))
@@ -168,23 +156,6 @@ export async function readAnalysisExport(
       safestVersion: p.safest_version,
     })),
     vulnerabilities,
-    references: references.map((r) => ({
-      packageId: r.package_id,
-      source: {
-        id: r.source_id,
-        name: r.source_name,
-        fullName: r.source_full_name,
-        type: r.source_type,
-        typeId: r.source_type_id,
-      },
-      target: {
-        id: r.target_id,
-        name: r.target_name,
-        fullName: r.target_full_name,
-        mangling: r.target_mangling,
-        type: r.target_type,
-        typeId: r.target_type_id,
-      },
-    })),
+    references: references.map((r) => ({ packageId: r.package_id, ...interactionOf(r) })),
   };
 }

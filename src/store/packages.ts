@@ -29,6 +29,60 @@ export interface InteractionRecord {
   target: ExternalObjectRecord;
 }
 
+/**
+ * The columns of one reference (`object_references as r` joined to `application_objects as s` and
+ * `external_objects as t`) that make an InteractionRecord: select them, then map each row with
+ * interactionOf.
+ */
+export const REFERENCE_COLUMNS = [
+  "s.object_id as source_id",
+  "s.name as source_name",
+  "s.full_name as source_full_name",
+  "s.type as source_type",
+  "s.type_id as source_type_id",
+  "t.object_id as target_id",
+  "t.name as target_name",
+  "t.full_name as target_full_name",
+  "t.mangling as target_mangling",
+  "t.type as target_type",
+  "t.type_id as target_type_id",
+] as const;
+
+type ReferenceRow = Record<
+  | "source_id"
+  | "source_name"
+  | "source_full_name"
+  | "source_type"
+  | "source_type_id"
+  | "target_id"
+  | "target_name"
+  | "target_full_name"
+  | "target_mangling"
+  | "target_type"
+  | "target_type_id",
+  string
+>;
+
+export function interactionOf(r: ReferenceRow): InteractionRecord {
+  return {
+    source: {
+      fullName: r.source_full_name,
+      id: r.source_id,
+      name: r.source_name,
+      type: r.source_type,
+      typeId: r.source_type_id,
+    },
+    target: {
+      fullName: r.target_full_name,
+      id: r.target_id,
+      mangling: r.target_mangling,
+      name: r.target_name,
+      type: r.target_type,
+      typeId: r.target_type_id,
+    },
+  };
+}
+
 export interface ObjectMatchRecord extends ExternalObjectRecord {
   package: string;
 }
@@ -177,19 +231,7 @@ export async function listInteractions(
     .selectFrom("object_references as r")
     .innerJoin("external_objects as t", "t.id", "r.target_id")
     .innerJoin("application_objects as s", "s.id", "r.source_id")
-    .select([
-      "s.object_id as source_id",
-      "s.name as source_name",
-      "s.full_name as source_full_name",
-      "s.type as source_type",
-      "s.type_id as source_type_id",
-      "t.object_id as target_id",
-      "t.name as target_name",
-      "t.full_name as target_full_name",
-      "t.mangling as target_mangling",
-      "t.type as target_type",
-      "t.type_id as target_type_id",
-    ])
+    .select(REFERENCE_COLUMNS)
     .where("r.application_id", "=", applicationId)
     .where(liveAt("r", seq))
     // Redundant with r's application, but it lets the planner start from the package's objects
@@ -204,23 +246,7 @@ export async function listInteractions(
     .limit(query.limit)
     .offset(query.skip)
     .execute();
-  return rows.map((r) => ({
-    source: {
-      fullName: r.source_full_name,
-      id: r.source_id,
-      name: r.source_name,
-      type: r.source_type,
-      typeId: r.source_type_id,
-    },
-    target: {
-      fullName: r.target_full_name,
-      id: r.target_id,
-      mangling: r.target_mangling,
-      name: r.target_name,
-      type: r.target_type,
-      typeId: r.target_type_id,
-    },
-  }));
+  return rows.map(interactionOf);
 }
 
 /**
