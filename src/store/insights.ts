@@ -322,7 +322,8 @@ export async function referredExternalObjects(
   return byPackage;
 }
 
-const severityRank = sql<number>`case v.severity when 'CRITICAL' then 4 when 'HIGH' then 3 when 'MEDIUM' then 2 when 'LOW' then 1 else 0 end`;
+/** The SQL order of `v.severity`, most severe highest (the list operations sort by it). */
+export const severitySqlRank = sql<number>`case v.severity when 'CRITICAL' then 4 when 'HIGH' then 3 when 'MEDIUM' then 2 when 'LOW' then 1 else 0 end`;
 
 /**
  * Vulnerabilities affecting the application in analysis `seq`, most severe first. Reads the occurrence
@@ -347,7 +348,7 @@ export async function listCveInsights(
     .where("co.application_id", "=", applicationId)
     .where(liveAt("co", seq))
     .groupBy(["v.id", "v.cve_id", "v.severity", "v.cvss_score", "v.summary"])
-    .orderBy(severityRank, "desc")
+    .orderBy(severitySqlRank, "desc")
     .orderBy(sql`coalesce(v.cvss_score, -1)`, "desc")
     .orderBy("v.cve_id")
     .limit(query.limit)

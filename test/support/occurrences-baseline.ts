@@ -9,6 +9,7 @@ import {
   type CveInsight,
   type CvePackageRecord,
   type ExternalObjectRecord,
+  severitySqlRank,
   toUtcSeconds,
 } from "../../src/store/insights.ts";
 import type { Database } from "../../src/store/schema.ts";
@@ -65,9 +66,6 @@ export async function occurrencesBySingleQuery(
   }));
 }
 
-const severityRank = sql<number>`case v.severity when 'CRITICAL' then 4 when 'HIGH' then 3 when 'MEDIUM' then 2 when 'LOW' then 1 else 0 end`;
-
-/** Vulnerabilities affecting the application in analysis `seq`, most severe first. */
 /** listCveInsights on the interval tables alone (before migration 012): the oracle of the read model. */
 export async function cveInsightsByJoins(
   db: Kysely<Database>,
@@ -89,7 +87,7 @@ export async function cveInsightsByJoins(
     .where("ap.application_id", "=", applicationId)
     .where(liveAt("ap", seq))
     .groupBy(["v.id", "v.cve_id", "v.severity", "v.cvss_score", "v.summary"])
-    .orderBy(severityRank, "desc")
+    .orderBy(severitySqlRank, "desc")
     .orderBy(sql`coalesce(v.cvss_score, -1)`, "desc")
     .orderBy("v.cve_id")
     .limit(query.limit)
