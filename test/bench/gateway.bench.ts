@@ -46,9 +46,17 @@ import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { issuerMetadata } from "../../src/auth/issuer-metadata.ts";
 import { createTokenExchanger, type TokenExchanger } from "../../src/auth/token-exchange.ts";
-import { settingDocs } from "../../src/config/settings.ts";
 import { PLATFORM_AUDIENCE } from "../../src/version.ts";
 import { EXCHANGE_CLIENT_ID, startTestIssuer, type TestIssuer } from "../support/test-issuer.ts";
+import {
+  cleanEnv,
+  cpuSeconds,
+  knob,
+  machineBusySeconds,
+  round,
+  sleep,
+  writeResultsSection,
+} from "./bench-kit.ts";
 import { findNginx, NGINX_MISSING, type RunningNginx, startNginx } from "./nginx-proxy.ts";
 
 const ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
@@ -66,13 +74,6 @@ const DEFAULTS = {
   soakSeconds: 60,
   soakConnections: 200,
   sequential: 2000,
-};
-const knob = (name: string, fallback: number, min = 0) => {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer >= ${min}`);
-  return value;
 };
 const SETTINGS = {
   seconds: knob("BENCH_GATEWAY_SECONDS", DEFAULTS.seconds, 1),
@@ -128,8 +129,6 @@ const MODERN = "2026-07-28";
 const SUBJECT = "bench-admin";
 
 const log = (message: string) => process.stderr.write(`[bench:gateway] ${message}\n`);
-const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // ---------------------------------------------------------------------------------------------------
 // The request
@@ -267,15 +266,6 @@ const logKinds = (child: Child, since: Map<string, number> = new Map()) =>
     .join(", ");
 
 const children = new Set<Child>();
-
-/** The environment of the shell, minus every setting of the service (so none can redirect the bench). */
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const doc of settingDocs) delete env[doc.env];
-  delete env.IMAGING_CONFIG;
-  delete env.NODE_OPTIONS;
-  return { ...env, ...extra };
-}
 
 /** Runs `imaging start --json ...` and waits for its start-up summary (a JSON block on stdout). */
 function startCli(
@@ -420,39 +410,12 @@ async function freePort(): Promise<number> {
 // /proc sampling
 // ---------------------------------------------------------------------------------------------------
 
-const CLOCK_TICKS = (() => {
-  try {
-    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
 /** VmRSS or VmHWM of a process, in MB (10^6 bytes). */
 function memoryMB(pid: number, field: "VmRSS" | "VmHWM"): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status);
   if (!match?.[1]) throw new Error(`no ${field} in /proc/${pid}/status`);
   return (Number(match[1]) * 1024) / 1e6;
-}
-
-/** User + system CPU seconds of a process so far. */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-}
-
-/** Busy CPU seconds of the whole machine (all cores) so far, from /proc/stat. */
-function machineBusySeconds(): number {
-  const line = readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "";
-  // cpu user nice system idle iowait irq softirq steal guest guest_nice (guest time is inside user)
-  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = line
-    .trim()
-    .split(/\s+/)
-    .slice(1)
-    .map(Number);
-  return (user + nice + system + irq + softirq + steal) / CLOCK_TICKS;
 }
 
 interface CpuMark {
@@ -959,22 +922,6 @@ function renderResults(report: Report): string {
   ].join("\n");
 }
 
-const START = "<!-- bench:gateway:results:start -->";
-const END = "<!-- bench:gateway:results:end -->";
-
-/** Rewrites only the block between the gateway markers (appending a Gateway section if there is none). */
-function writeDocs(results: string): void {
-  let text = readFileSync(DOCS_FILE, "utf8");
-  const start = text.indexOf(START);
-  const end = text.indexOf(END);
-  const block = `${START}\n${results}\n${END}`;
-  text =
-    start >= 0 && end > start
-      ? text.slice(0, start) + block + text.slice(end + END.length)
-      : `${text.replace(/\n*$/, "\n")}\n## Gateway\n\n${block}\n`;
-  writeFileSync(DOCS_FILE, text);
-}
-
 // ---------------------------------------------------------------------------------------------------
 // Main
 // ---------------------------------------------------------------------------------------------------
@@ -1294,7 +1241,7 @@ async function main(): Promise<void> {
     writeFileSync(REPORT_FILE, `${JSON.stringify(report, null, 2)}\n`);
     process.stdout.write(`\n${results}\n`);
     if (FULL_RUN || process.env.BENCH_WRITE_DOCS === "1") {
-      writeDocs(results);
+      writeResultsSection(DOCS_FILE, "gateway", "Gateway", results);
       log(`results written to ${DOCS_FILE}`);
     } else {
       log(`not the default settings: ${DOCS_FILE} left as is (BENCH_WRITE_DOCS=1 to write anyway)`);

@@ -34,8 +34,16 @@ import os from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
-import { settingDocs } from "../../src/config/settings.ts";
 import { startTestIssuer, type TestIssuer } from "../support/test-issuer.ts";
+import {
+  cleanEnv,
+  cpuSeconds,
+  knob,
+  machineBusySeconds,
+  round,
+  sleep,
+  writeResultsSection,
+} from "./bench-kit.ts";
 
 const ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
 const DOCS_FILE = join(ROOT, "docs", "benchmarks.md");
@@ -52,13 +60,6 @@ const DEFAULTS = {
   warmupSeconds: 3,
   wideConnections: 200,
   wideSeconds: 15,
-};
-const knob = (name: string, fallback: number, min = 0) => {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer >= ${min}`);
-  return value;
 };
 const SETTINGS = {
   seconds: knob("BENCH_MCP_SECONDS", DEFAULTS.seconds, 1),
@@ -83,8 +84,6 @@ const MODERN = "2026-07-28";
 const LEGACY = "2025-11-25";
 
 const log = (message: string) => process.stderr.write(`[bench:mcp] ${message}\n`);
-const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 type Era = "2026-07-28" | "2025";
 type BackendKey = "baseline" | "current";
@@ -234,14 +233,6 @@ function extractBaseline(ref: string, dir: string): string {
   return tree;
 }
 
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const doc of settingDocs) delete env[doc.env];
-  delete env.IMAGING_CONFIG;
-  delete env.NODE_OPTIONS;
-  return { ...env, ...extra };
-}
-
 /** The Node.js flags of the CLI's shebang line, as the installed `imaging` command starts with. */
 function shebangNodeArgs(cli: string): string[] {
   const first = readFileSync(cli, "utf8").split("\n", 1)[0] ?? "";
@@ -340,30 +331,6 @@ async function stopBackend(backend: Backend): Promise<void> {
 // ---------------------------------------------------------------------------------------------------
 // Measuring
 // ---------------------------------------------------------------------------------------------------
-
-const CLOCK_TICKS = (() => {
-  try {
-    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-}
-
-function machineBusySeconds(): number {
-  const line = readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "";
-  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = line
-    .trim()
-    .split(/\s+/)
-    .slice(1)
-    .map(Number);
-  return (user + nice + system + irq + softirq + steal) / CLOCK_TICKS;
-}
 
 /** The kernel's TCP listen-queue counters (this network namespace): a dropped SYN costs the client 1 s+. */
 function listenDrops(): { overflows: number; drops: number; synRetransmits: number } {
@@ -573,21 +540,6 @@ function render(report: Report): string {
   ].join("\n");
 }
 
-const START = "<!-- bench:mcp:results:start -->";
-const END = "<!-- bench:mcp:results:end -->";
-
-function writeDocs(results: string): void {
-  let text = readFileSync(DOCS_FILE, "utf8");
-  const start = text.indexOf(START);
-  const end = text.indexOf(END);
-  const block = `${START}\n${results}\n${END}`;
-  text =
-    start >= 0 && end > start
-      ? text.slice(0, start) + block + text.slice(end + END.length)
-      : `${text.replace(/\n*$/, "\n")}\n## MCP server\n\n${block}\n`;
-  writeFileSync(DOCS_FILE, text);
-}
-
 // ---------------------------------------------------------------------------------------------------
 // Main
 // ---------------------------------------------------------------------------------------------------
@@ -723,7 +675,7 @@ async function main(): Promise<void> {
     writeFileSync(REPORT_FILE, `${JSON.stringify(report, null, 2)}\n`);
     process.stdout.write(`\n${results}\n`);
     if (FULL_RUN || process.env.BENCH_WRITE_DOCS === "1") {
-      writeDocs(results);
+      writeResultsSection(DOCS_FILE, "mcp", "MCP server", results);
       log(`results written to ${DOCS_FILE}`);
     }
     if (failed > 0) process.exitCode = 1;

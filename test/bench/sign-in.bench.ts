@@ -64,6 +64,7 @@ import {
 import { aiClientProvider, CHROMIUM_FLAGS } from "../support/mcp-sign-in.ts";
 import { type CallbackServer, startCallbackServer } from "../support/oauth-callback.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
+import { CLOCK_TICKS, knob } from "./bench-kit.ts";
 
 const ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
 const DOCS_FILE = join(ROOT, "docs", "benchmarks.md");
@@ -78,13 +79,6 @@ const DEFAULTS = {
   exchangeSeconds: 10,
   exchangeConnections: 10,
   exchangeSequential: 200,
-};
-const knob = (name: string, fallback: number, min = 0) => {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer >= ${min}`);
-  return value;
 };
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -140,14 +134,6 @@ const percentile = (values: number[], p: number) => {
 // ---------------------------------------------------------------------------------------------------
 // CPU
 // ---------------------------------------------------------------------------------------------------
-
-const CLOCK_TICKS = (() => {
-  try {
-    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
 
 /** CPU ms of this process so far (all its threads: main, libuv pool, workers). */
 const processCpuMs = () => {

@@ -1,0 +1,75 @@
+/**
+ * What the process-level benchmarks (gateway, mcp, sign-in) share: their knobs, the CPU accounting they
+ * read from /proc, a clean environment for the service processes they start, and the rewrite of their
+ * results section in docs/benchmarks.md.
+ */
+import { execFileSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { settingDocs } from "../../src/config/settings.ts";
+
+/** An integer setting from the environment, at least `min`; `fallback` when unset. */
+export const knob = (name: string, fallback: number, min = 0): number => {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer >= ${min}`);
+  return value;
+};
+
+export const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Kernel clock ticks per second, the unit of /proc's CPU times. */
+export const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** User + system CPU seconds of a process so far. */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+/** Busy CPU seconds of the whole machine so far (all cores). */
+export function machineBusySeconds(): number {
+  const line = readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "";
+  // cpu user nice system idle iowait irq softirq steal guest guest_nice (guest time is inside user)
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = line
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  return (user + nice + system + irq + softirq + steal) / CLOCK_TICKS;
+}
+
+/** This environment without the service's settings (so a developer's own ones cannot skew a run), plus `extra`. */
+export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const doc of settingDocs) delete env[doc.env];
+  delete env.IMAGING_CONFIG;
+  delete env.NODE_OPTIONS;
+  return { ...env, ...extra };
+}
+
+/**
+ * Replaces the results between `<!-- bench:NAME:results:start -->` and its end marker in `docsFile`, or
+ * appends them under a `## heading` section when the markers are not there yet.
+ */
+export function writeResultsSection(docsFile: string, name: string, heading: string, results: string): void {
+  const start = `<!-- bench:${name}:results:start -->`;
+  const end = `<!-- bench:${name}:results:end -->`;
+  let text = readFileSync(docsFile, "utf8");
+  const from = text.indexOf(start);
+  const to = text.indexOf(end);
+  const block = `${start}\n${results}\n${end}`;
+  text =
+    from >= 0 && to > from
+      ? text.slice(0, from) + block + text.slice(to + end.length)
+      : `${text.replace(/\n*$/, "\n")}\n## ${heading}\n\n${block}\n`;
+  writeFileSync(docsFile, text);
+}
