@@ -18,6 +18,8 @@ export interface StatusTargets {
 }
 
 const PROBE_TIMEOUT_MS = 3_000;
+/** How long a doctor run's result is reused (see doctor below). */
+const DOCTOR_REUSE_MS = 10_000;
 
 async function probeHttp(
   id: string,
@@ -120,7 +122,7 @@ export function statusSources(
         : { reason: `no secret is known for ${config.tokenExchangeClientId}` };
     },
   };
-  const doctor = async (): Promise<DoctorAnswer> => {
+  const runChecks = async (): Promise<DoctorAnswer> => {
     const report = await runDoctor(
       // The checks expect the deployment's own base_url; they probe the gateway where it listens.
       {
@@ -134,8 +136,22 @@ export function statusSources(
       baseUrl: report.baseUrl ?? null,
       issuer: report.issuer ?? null,
       idp: report.idp,
+      checkedAt: new Date().toISOString(),
       checks: report.checks,
     };
+  };
+  // A run probes the gateway and the identity provider for seconds: requests meanwhile share it, and a
+  // result stays the answer for DOCTOR_REUSE_MS (its checkedAt says when it was made), so repeated clicks
+  // or scripts cannot pile runs up.
+  let last: { at: number; answer: Promise<DoctorAnswer> } | undefined;
+  const doctor = (): Promise<DoctorAnswer> => {
+    if (last && Date.now() - last.at < DOCTOR_REUSE_MS) return last.answer;
+    const answer = runChecks();
+    last = { at: Date.now(), answer };
+    answer.catch(() => {
+      last = undefined;
+    });
+    return answer;
   };
   return { status, doctor };
 }

@@ -152,6 +152,22 @@ describe("web console (embedded identity provider, headless Chromium)", () => {
       const text = await checks.innerText();
       assert.match(text, /challenge-mcp/, "the doctor's checks are listed by id");
       assert.match(text, /Pass/);
+      // Runs are not piled up: a second request right after gets the same run (same checkedAt).
+      const [first, second] = await page.evaluate(async () => {
+        const { csrfToken } = (await (await fetch("/console/session")).json()) as { csrfToken: string };
+        const run = async () =>
+          (
+            (await (
+              await fetch("/console/api/admin/doctor", {
+                method: "POST",
+                headers: { "x-csrf-token": csrfToken },
+              })
+            ).json()) as { checkedAt: string }
+          ).checkedAt;
+        return [await run(), await run()];
+      });
+      assert.ok(first && !Number.isNaN(Date.parse(first)));
+      assert.equal(second, first);
       await auditAccessibility(page, "the Status page");
       await screenshot(page, "status");
       watched.assertClean();

@@ -19,6 +19,7 @@ interface DoctorAnswer {
   baseUrl: string | null;
   issuer: string | null;
   idp: string;
+  checkedAt: string;
   checks: {
     id: string;
     title: string;

@@ -30,6 +30,8 @@ export interface DoctorAnswer {
   baseUrl: string | null;
   issuer: string | null;
   idp: string;
+  /** When the checks ran (ISO 8601): a result is reused for a few seconds. */
+  checkedAt: string;
   checks: DoctorCheck[];
 }
 
@@ -99,15 +101,18 @@ export function statusRoutes(app: FastifyInstance, sources: StatusSources): void
       },
       schema: {
         summary: "Run the checks of `imaging doctor` against this deployment (administrators)",
+        description:
+          "Runs the checks and answers their verdicts. Requests while a run is under way share it, and a result is reused for 10 seconds (checkedAt says when the checks ran).",
         tags: ["status"],
         response: {
           200: {
             type: "object",
-            required: ["baseUrl", "issuer", "idp", "checks"],
+            required: ["baseUrl", "issuer", "idp", "checkedAt", "checks"],
             properties: {
               baseUrl: { type: ["string", "null"] },
               issuer: { type: ["string", "null"] },
               idp: { type: "string" },
+              checkedAt: { type: "string", format: "date-time" },
               checks: { type: "array", items: checkSchema },
             },
           },
