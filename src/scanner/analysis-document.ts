@@ -7,9 +7,7 @@
 import { z } from "zod";
 import type { AnalysisInput } from "./analysis.ts";
 
-// Trimmed before the length check: the pattern tells the published JSON schema (OpenAPI) that a
-// whitespace-only name is not valid either, so schema and validation agree.
-const name = z.string().trim().min(1).max(1024).regex(/\S/);
+const name = z.string().trim().min(1).max(1024);
 
 const packageRef = z.object({
   ecosystem: z.enum(["npm", "maven"]),
