@@ -36,6 +36,7 @@ import { gateRoutes } from "./routes/gates.ts";
 import { insightRoutes } from "./routes/insights.ts";
 import { packageRoutes } from "./routes/packages.ts";
 import {
+  analysisHistoryEntrySchema,
   applicationDetailSchema,
   applicationSummarySchema,
   cveInsightSchema,
@@ -89,6 +90,7 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
     cvePackageSchema,
     applicationSummarySchema,
     applicationDetailSchema,
+    analysisHistoryEntrySchema,
     cveInsightSchema,
     packageSchema,
     applicationObjectSchema,
