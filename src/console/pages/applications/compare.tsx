@@ -1,20 +1,20 @@
+import { PageTitle } from "../../ui/page-title.tsx";
 import { useRoute } from "preact-iso";
 import type { AnalysisHistoryEntry, Comparison } from "./types.ts";
-import { AppNav, formatDateTime, Show, useApi, useQueryState, useTitle } from "./widgets.tsx";
+import { AppNav, formatDateTime, Show, useApi, useQueryState } from "./widgets.tsx";
 
 /** Two analyses of an application side by side: what was added and removed between them. */
 export function CompareAnalyses() {
   const { params } = useRoute();
   const name = params.name ?? "";
-  useTitle(`Compare analyses of ${name}`);
   const [query, setQuery] = useQueryState();
   const app = `/applications/${encodeURIComponent(name)}`;
   const history = useApi<AnalysisHistoryEntry[]>(`${app}/analyses`, { limit: 1000 });
-  const dates = history.state === "ok" ? history.data.map((h) => h.analysis.dateTime) : [];
+  const dates = history.data?.map((h) => h.analysis.dateTime) ?? [];
   // Default: the latest analysis against the one before it.
   const to = query.to ?? dates.at(-1);
   const from = query.from ?? dates.at(-2) ?? dates.at(-1);
-  const comparison = useApi<Comparison>(from && to ? `${app}/compare` : null, { from, to });
+  const comparison = useApi<Comparison>(from && to ? `${app}/compare` : undefined, { from, to });
   const select = (id: string, label: string, value: string | undefined, key: "from" | "to") => (
     <div class="field">
       <label for={id}>{label}</label>
@@ -28,8 +28,8 @@ export function CompareAnalyses() {
     </div>
   );
   return (
-    <section aria-labelledby="cmp-title">
-      <h1 id="cmp-title">Compare analyses of {name}</h1>
+    <section aria-labelledby="page-heading">
+      <PageTitle title={`Compare analyses of ${name}`} />
       <AppNav name={name} current="compare" />
       <Show loaded={history} what="the analyses">
         {(h) =>

@@ -1,3 +1,4 @@
+import { PageTitle } from "../../ui/page-title.tsx";
 import { useRoute } from "preact-iso";
 import type { CveInsight } from "./types.ts";
 import { SEVERITIES } from "./types.ts";
@@ -7,12 +8,11 @@ import {
   appPath,
   dateOfDay,
   intParam,
-  Pager,
+  ListPager,
   SeverityBadge,
   Show,
   useApi,
   useQueryState,
-  useTitle,
 } from "./widgets.tsx";
 
 const LIMIT = 50;
@@ -21,7 +21,6 @@ const LIMIT = 50;
 export function ApplicationCves() {
   const { params } = useRoute();
   const name = params.name ?? "";
-  useTitle(`CVEs of ${name}`);
   const [query, setQuery] = useQueryState();
   const skip = intParam(query.skip, 0);
   const chosen = (query.severity ?? "").split(",").filter((s) => (SEVERITIES as readonly string[]).includes(s));
@@ -37,8 +36,8 @@ export function ApplicationCves() {
   };
   const dateQuery = query.date ? `?date=${encodeURIComponent(query.date)}` : "";
   return (
-    <section aria-labelledby="cves-title">
-      <h1 id="cves-title">CVEs of {name}</h1>
+    <section aria-labelledby="page-heading">
+      <PageTitle title={`CVEs of ${name}`} />
       <AppNav name={name} current="CVEs" />
       <form class="filters" onSubmit={(e) => e.preventDefault()}>
         <fieldset>
@@ -97,7 +96,7 @@ export function ApplicationCves() {
                 </table>
               </div>
             )}
-            <Pager
+            <ListPager
               skip={skip}
               limit={LIMIT}
               shown={cves.length}

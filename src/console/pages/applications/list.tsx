@@ -1,17 +1,17 @@
+import { PageTitle } from "../../ui/page-title.tsx";
 import type { ApplicationSummary } from "./types.ts";
-import { appPath, formatDateTime, Pager, Show, useApi, useQueryState, useTitle, intParam } from "./widgets.tsx";
+import { appPath, formatDateTime, ListPager, Show, useApi, useQueryState, intParam } from "./widgets.tsx";
 
 const LIMIT = 50;
 
 /** The applications the signed-in user may read (the REST API filters by the user's grants). */
 export function ApplicationsList() {
-  useTitle("Applications");
   const [query, setQuery] = useQueryState();
   const skip = intParam(query.skip, 0);
   const loaded = useApi<ApplicationSummary[]>("/applications", { limit: LIMIT, skip });
   return (
-    <section aria-labelledby="apps-title">
-      <h1 id="apps-title">Applications</h1>
+    <section aria-labelledby="page-heading">
+      <PageTitle title={"Applications"} />
       <Show loaded={loaded} what="the applications">
         {(apps) => (
           <>
@@ -46,7 +46,7 @@ export function ApplicationsList() {
               </div>
             )}
             {skip > 0 || apps.length === LIMIT ? (
-              <Pager
+              <ListPager
                 skip={skip}
                 limit={LIMIT}
                 shown={apps.length}

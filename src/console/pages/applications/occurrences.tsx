@@ -1,3 +1,4 @@
+import { PageTitle } from "../../ui/page-title.tsx";
 import { useRoute } from "preact-iso";
 import type { CvePackage } from "./types.ts";
 import {
@@ -7,11 +8,10 @@ import {
   dateOfDay,
   formatDateTime,
   intParam,
-  Pager,
+  ListPager,
   Show,
   useApi,
   useQueryState,
-  useTitle,
 } from "./widgets.tsx";
 
 interface CveReference {
@@ -36,7 +36,6 @@ export function CveOccurrences() {
   const { params } = useRoute();
   const name = params.name ?? "";
   const cve = params.id ?? "";
-  useTitle(`${cve} in ${name}`);
   const [query, setQuery] = useQueryState();
   const skip = intParam(query.skip, 0);
   const refSkip = intParam(query.refSkip, 0);
@@ -49,10 +48,8 @@ export function CveOccurrences() {
     date,
   });
   return (
-    <section aria-labelledby="occ-title">
-      <h1 id="occ-title">
-        {cve} in {name}
-      </h1>
+    <section aria-labelledby="page-heading">
+      <PageTitle title={`${cve} in ${name}`} />
       <AppNav name={name} current="CVEs" />
       <form class="filters" onSubmit={(e) => e.preventDefault()}>
         <AsOfPicker
@@ -111,7 +108,7 @@ export function CveOccurrences() {
                 </table>
               </div>
             )}
-            <Pager
+            <ListPager
               skip={skip}
               limit={LIMIT}
               shown={packages.length}
@@ -162,7 +159,7 @@ export function CveOccurrences() {
                 </table>
               </div>
             )}
-            <Pager
+            <ListPager
               skip={refSkip}
               limit={REFERENCE_LIMIT}
               shown={refs.length}

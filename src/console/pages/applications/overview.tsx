@@ -1,3 +1,4 @@
+import { PageTitle } from "../../ui/page-title.tsx";
 import { useRoute } from "preact-iso";
 import { SeverityChart, SeverityTable } from "./severity-chart.tsx";
 import type {
@@ -6,13 +7,12 @@ import type {
   GateEvaluation,
   GateHistoryEntry,
 } from "./types.ts";
-import { AppNav, appPath, formatDateTime, SeverityBadge, Show, useApi, useTitle } from "./widgets.tsx";
+import { AppNav, appPath, formatDateTime, SeverityBadge, Show, useApi } from "./widgets.tsx";
 
 /** One application: counts, analysis timeline, severity chart and quality-gate verdicts. */
 export function ApplicationOverview() {
   const { params } = useRoute();
   const name = params.name ?? "";
-  useTitle(`Application ${name}`);
   const detail = useApi<ApplicationDetail>(`/applications/${encodeURIComponent(name)}`);
   const history = useApi<AnalysisHistoryEntry[]>(`/applications/${encodeURIComponent(name)}/analyses`, {
     limit: 1000,
@@ -22,8 +22,8 @@ export function ApplicationOverview() {
   });
   const evaluation = useApi<GateEvaluation>(`/applications/${encodeURIComponent(name)}/gates/evaluation`);
   return (
-    <section aria-labelledby="app-title">
-      <h1 id="app-title">{name}</h1>
+    <section aria-labelledby="page-heading">
+      <PageTitle title={`Application ${name}`} />
       <AppNav name={name} current="overview" />
       <Show loaded={detail} what={`application ${name}`}>
         {(app) => (
@@ -64,7 +64,7 @@ export function ApplicationOverview() {
       <h2 id="gate-title">Quality gate</h2>
       <Show loaded={evaluation} what="the quality gate verdict">
         {(e) => (
-          <div aria-labelledby="gate-title">
+          <div aria-labelledby="page-heading">
             <p>
               Verdict on the analysis of {formatDateTime(e.analysis.dateTime)}:{" "}
               <strong class={`verdict verdict-${e.verdict}`}>{e.verdict === "pass" ? "PASS" : "FAIL"}</strong>
@@ -111,7 +111,7 @@ export function ApplicationOverview() {
             {[...h].reverse().map((entry, i, all) => {
               const at = entry.analysis.dateTime;
               const verdict =
-                gates.state === "ok" ? gates.data.find((g) => g.analysis.dateTime === at) : undefined;
+                gates.data?.find((g) => g.analysis.dateTime === at);
               const previous = all[i + 1];
               return (
                 <li key={at}>

@@ -1,3 +1,4 @@
+import { PageTitle } from "../../ui/page-title.tsx";
 import { useState } from "preact/hooks";
 import { useRoute } from "preact-iso";
 import type { Interaction, Package } from "./types.ts";
@@ -8,12 +9,11 @@ import {
   dateOfDay,
   formatDateTime,
   intParam,
-  Pager,
+  ListPager,
   SeverityBadge,
   Show,
   useApi,
   useQueryState,
-  useTitle,
 } from "./widgets.tsx";
 
 const LIMIT = 50;
@@ -22,7 +22,6 @@ const LIMIT = 50;
 export function ApplicationPackages() {
   const { params } = useRoute();
   const name = params.name ?? "";
-  useTitle(`Packages of ${name}`);
   const [query, setQuery] = useQueryState();
   const skip = intParam(query.skip, 0);
   const [text, setText] = useState(query.q ?? "");
@@ -34,8 +33,8 @@ export function ApplicationPackages() {
     date: dateOfDay(query.date),
   });
   return (
-    <section aria-labelledby="pkgs-title">
-      <h1 id="pkgs-title">Packages of {name}</h1>
+    <section aria-labelledby="page-heading">
+      <PageTitle title={`Packages of ${name}`} />
       <AppNav name={name} current="packages" />
       <form
         class="filters"
@@ -100,7 +99,7 @@ export function ApplicationPackages() {
                 </table>
               </div>
             )}
-            <Pager
+            <ListPager
               skip={skip}
               limit={LIMIT}
               shown={packages.length}
@@ -121,7 +120,6 @@ export function PackageDetail() {
   const { params } = useRoute();
   const name = params.name ?? "";
   const pkg = params.package ?? "";
-  useTitle(`${pkg} in ${name}`);
   const [query, setQuery] = useQueryState();
   const ecosystem = query.ecosystem === "npm" || query.ecosystem === "maven" ? query.ecosystem : undefined;
   const skip = intParam(query.skip, 0);
@@ -137,10 +135,8 @@ export function PackageDetail() {
     date,
   });
   return (
-    <section aria-labelledby="pkg-title">
-      <h1 id="pkg-title">
-        {pkg} in {name}
-      </h1>
+    <section aria-labelledby="page-heading">
+      <PageTitle title={`${pkg} in ${name}`} />
       <AppNav name={name} current="packages" />
       <form class="filters" onSubmit={(e) => e.preventDefault()}>
         <AsOfPicker value={query.date} onChange={(d) => setQuery({ date: d, skip: undefined })} />
@@ -239,7 +235,7 @@ export function PackageDetail() {
                 </table>
               </div>
             )}
-            <Pager
+            <ListPager
               skip={skip}
               limit={INTERACTION_LIMIT}
               shown={refs.length}

@@ -1,9 +1,13 @@
 /** Small pieces the Applications pages share: loading REST data, severity badges, paging, "as of". */
 import type { ComponentChildren } from "preact";
-import { useEffect, useState } from "preact/hooks";
 import { useLocation } from "preact-iso";
-import { ApiError, apiGet } from "../../api.ts";
+import { ErrorBox } from "../../ui/error-box.tsx";
+import { Loading } from "../../ui/loading.tsx";
+import { Pager } from "../../ui/pager.tsx";
+import { type Loaded, useApiGet } from "../../ui/use-api.ts";
 import type { Severity } from "./types.ts";
+
+export { useApiGet as useApi };
 
 /** Where the Applications pages live; every link is built from it. */
 export const APPS = "/console/applications";
@@ -11,60 +15,11 @@ export const APPS = "/console/applications";
 export const appPath = (name: string, ...rest: string[]): string =>
   [APPS, encodeURIComponent(name), ...rest.map(encodeURIComponent)].join("/");
 
-export type Loaded<T> =
-  | { state: "loading" }
-  | { state: "error"; message: string; status?: number }
-  | { state: "ok"; data: T };
-
-/** GETs `path` whenever it or `query` changes; an answer that arrives after a newer request is dropped. */
-export function useApi<T>(path: string | null, query?: Record<string, string | number | undefined>): Loaded<T> {
-  const [loaded, setLoaded] = useState<Loaded<T>>({ state: "loading" });
-  const key = JSON.stringify([path, query]);
-  // biome-ignore lint/correctness/useExhaustiveDependencies: `key` stands for path and query
-  useEffect(() => {
-    if (path === null) return;
-    let current = true;
-    setLoaded({ state: "loading" });
-    apiGet<T>(path, query).then(
-      (data) => current && setLoaded({ state: "ok", data }),
-      (error: unknown) => {
-        if (!current) return;
-        if (error instanceof ApiError) {
-          setLoaded({
-            state: "error",
-            status: error.status,
-            message: error.problem.detail ?? error.problem.title,
-          });
-        } else setLoaded({ state: "error", message: String((error as Error)?.message ?? error) });
-      },
-    );
-    return () => {
-      current = false;
-    };
-  }, [key]);
-  return loaded;
-}
-
 /** Renders `children(data)` once loaded; a status line while loading; the problem's detail on error. */
 export function Show<T>(props: { loaded: Loaded<T>; what: string; children: (data: T) => ComponentChildren }) {
   const { loaded } = props;
-  if (loaded.state === "loading") {
-    return (
-      <p class="loading" role="status">
-        Loading {props.what}…
-      </p>
-    );
-  }
-  if (loaded.state === "error") {
-    return (
-      <div class="error-box" role="alert">
-        <p>
-          Could not load {props.what}
-          {loaded.status ? ` (HTTP ${loaded.status})` : ""}: {loaded.message}
-        </p>
-      </div>
-    );
-  }
+  if (loaded.error !== undefined) return <ErrorBox error={loaded.error} onRetry={loaded.reload} />;
+  if (loaded.loading || loaded.data === undefined) return <Loading what={props.what} />;
   return <>{props.children(loaded.data)}</>;
 }
 
@@ -122,30 +77,17 @@ export const dateOfDay = (day: string | undefined): string | undefined => {
   return /^\d{4}-\d{2}-\d{2}T[\d:.]+Z$/.test(day) ? day : undefined;
 };
 
-/**
- * Previous/next paging for list operations that return at most `limit` items: a full page may have a
- * next one (the API gives no total), which then answers with an empty list.
- */
-export function Pager(props: {
-  skip: number;
-  limit: number;
-  shown: number;
-  label: string;
-  onSkip: (skip: number) => void;
-}) {
-  const { skip, limit, shown } = props;
+/** The shell's pager for list operations without a total: a full page may have a next one. */
+export function ListPager(props: { skip: number; limit: number; shown: number; label: string; onSkip: (skip: number) => void }) {
+  if (props.skip === 0 && props.shown < props.limit) return null;
   return (
-    <nav class="pager" aria-label={`${props.label} pages`}>
-      <button type="button" disabled={skip === 0} onClick={() => props.onSkip(Math.max(0, skip - limit))}>
-        Previous
-      </button>
-      <span aria-live="polite">
-        {shown === 0 ? `No ${props.label} from ${skip + 1}` : `${props.label} ${skip + 1}–${skip + shown}`}
-      </span>
-      <button type="button" disabled={shown < limit} onClick={() => props.onSkip(skip + limit)}>
-        Next
-      </button>
-    </nav>
+    <Pager
+      offset={props.skip}
+      limit={props.limit}
+      hasMore={props.shown === props.limit}
+      onChange={props.onSkip}
+      label={`${props.label} pages`}
+    />
   );
 }
 
@@ -179,9 +121,3 @@ export const intParam = (value: string | undefined, fallback: number): number =>
   return Number.isInteger(n) && n >= 0 ? n : fallback;
 };
 
-/** The document title follows the page (screen readers announce it on navigation). */
-export function useTitle(title: string): void {
-  useEffect(() => {
-    document.title = `${title} · imaging console`;
-  }, [title]);
-}
