@@ -63,7 +63,7 @@ export function ApplicationCves() {
             {cves.length === 0 && skip === 0 ? (
               <p>No CVE affects this application{chosen.length > 0 ? " at these severities" : ""}.</p>
             ) : (
-              <div class="table-wrap">
+              <div class="table-scroll">
                 <table>
                   <caption>CVEs, most severe first</caption>
                   <thead>
@@ -86,9 +86,9 @@ export function ApplicationCves() {
                         <td>
                           <SeverityBadge severity={c.severity} />
                         </td>
-                        <td class="num">{c.score ?? "–"}</td>
-                        <td class="num">{c.affectedPackageCount}</td>
-                        <td class="num">{c.referringObjectCount}</td>
+                        <td class="numeric">{c.score ?? "–"}</td>
+                        <td class="numeric">{c.affectedPackageCount}</td>
+                        <td class="numeric">{c.referringObjectCount}</td>
                         <td>{c.summary}</td>
                       </tr>
                     ))}

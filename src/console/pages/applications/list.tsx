@@ -18,7 +18,7 @@ export function ApplicationsList() {
             {apps.length === 0 && skip === 0 ? (
               <p>No application is visible to you. An administrator grants applications to users.</p>
             ) : (
-              <div class="table-wrap">
+              <div class="table-scroll">
                 <table>
                   <caption>Applications you may read</caption>
                   <thead>
@@ -37,7 +37,7 @@ export function ApplicationsList() {
                           {a.demo ? <span class="tag">demo</span> : null}
                         </th>
                         <td>{a.description}</td>
-                        <td class="num">{a.analysisCount}</td>
+                        <td class="numeric">{a.analysisCount}</td>
                         <td>{a.latestAnalysis ? formatDateTime(a.latestAnalysis.dateTime) : "never analyzed"}</td>
                       </tr>
                     ))}

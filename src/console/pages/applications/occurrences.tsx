@@ -64,7 +64,7 @@ export function CveOccurrences() {
             {packages.length === 0 && skip === 0 ? (
               <p>{cve} affects none of the packages of this analysis.</p>
             ) : (
-              <div class="table-wrap">
+              <div class="table-scroll">
                 <table class="occurrences">
                   <caption>Packages affected by {cve}, with the external objects the application refers to</caption>
                   <thead>
@@ -86,7 +86,7 @@ export function CveOccurrences() {
                         </th>
                         <td>{p.version}</td>
                         <td>{p.releaseDate ? formatDateTime(p.releaseDate.dateTime).slice(0, 10) : "unknown"}</td>
-                        <td class="num">{p.releasesPerYear ?? "–"}</td>
+                        <td class="numeric">{p.releasesPerYear ?? "–"}</td>
                         <td>{p.saferClosestVersion ?? "none"}</td>
                         <td>{p.safestVersion ?? "none"}</td>
                         <td>
@@ -125,7 +125,7 @@ export function CveOccurrences() {
             {refs.length === 0 && refSkip === 0 ? (
               <p>No application object refers to the affected packages.</p>
             ) : (
-              <div class="table-wrap">
+              <div class="table-scroll">
                 <table class="references">
                   <caption>References from the application to the affected packages</caption>
                   <thead>

@@ -31,7 +31,7 @@ export function ApplicationOverview() {
             {app.description ? <p>{app.description}</p> : null}
             <h2>Latest analysis</h2>
             <p>{app.latestAnalysis ? formatDateTime(app.latestAnalysis.dateTime) : "never analyzed"}</p>
-            <dl class="counts">
+            <dl class="pairs counts">
               <div>
                 <dt>Packages</dt>
                 <dd>{app.counts.packages}</dd>

@@ -67,7 +67,7 @@ export function ApplicationPackages() {
             {packages.length === 0 && skip === 0 ? (
               <p>No package matches.</p>
             ) : (
-              <div class="table-wrap">
+              <div class="table-scroll">
                 <table>
                   <caption>Packages in use, by name</caption>
                   <thead>
@@ -149,7 +149,7 @@ export function PackageDetail() {
           return (
             <>
               {mine.map((p) => (
-                <dl class="facts" key={`${p.ecosystem}@${p.version}`}>
+                <dl class="pairs" key={`${p.ecosystem}@${p.version}`}>
                   <div>
                     <dt>Ecosystem</dt>
                     <dd>{p.ecosystem}</dd>
@@ -209,7 +209,7 @@ export function PackageDetail() {
             {refs.length === 0 && skip === 0 ? (
               <p>No application object refers to this package.</p>
             ) : (
-              <div class="table-wrap">
+              <div class="table-scroll">
                 <table>
                   <caption>References to the package's external objects</caption>
                   <thead>

@@ -112,7 +112,7 @@ export function SeverityChart({ history }: { history: AnalysisHistoryEntry[] }) 
 /** The chart's numbers as a table: its text alternative, and handy on its own. */
 export function SeverityTable({ history }: { history: AnalysisHistoryEntry[] }) {
   return (
-    <div class="table-wrap">
+    <div class="table-scroll">
       <table>
         <caption>Vulnerable packages by severity, per analysis</caption>
         <thead>
@@ -131,11 +131,11 @@ export function SeverityTable({ history }: { history: AnalysisHistoryEntry[] }) 
             <tr key={h.analysis.dateTime}>
               <th scope="row">{h.analysis.dateTime.slice(0, 10)}</th>
               {SEVERITIES.map((s) => (
-                <td class="num" key={s}>
+                <td class="numeric" key={s}>
                   {h.vulnerablePackagesBySeverity[s]}
                 </td>
               ))}
-              <td class="num">{h.counts.vulnerablePackages}</td>
+              <td class="numeric">{h.counts.vulnerablePackages}</td>
             </tr>
           ))}
         </tbody>
