@@ -38,10 +38,12 @@ export function CveOccurrences() {
   const cve = params.id ?? "";
   const [query, setQuery] = useQueryState();
   const skip = intParam(query.skip, 0);
+  // A shared link may ask for another page size (1..100).
+  const limit = Math.min(100, Math.max(1, intParam(query.limit, LIMIT)));
   const refSkip = intParam(query.refSkip, 0);
   const date = dateOfDay(query.date);
   const base = `/applications/${encodeURIComponent(name)}/insights/cve/${encodeURIComponent(cve)}`;
-  const occurrences = useApi<CvePackage[]>(`${base}/occurrences`, { limit: LIMIT, skip, date });
+  const occurrences = useApi<CvePackage[]>(`${base}/occurrences`, { limit, skip, date });
   const references = useApi<CveReference[]>(`${base}/references`, {
     limit: REFERENCE_LIMIT,
     skip: refSkip,
@@ -110,7 +112,7 @@ export function CveOccurrences() {
             )}
             <ListPager
               skip={skip}
-              limit={LIMIT}
+              limit={limit}
               shown={packages.length}
               label="packages"
               onSkip={(s) => setQuery({ skip: String(s) })}
