@@ -81,6 +81,7 @@ export function ApplicationCves() {
                       <tr key={c.id}>
                         <th scope="row">
                           <a href={`${appPath(name, "cves", c.id)}${dateQuery}`}>{c.id}</a>
+                          {c.aliases.length > 0 ? " " : null}
                           {c.aliases.length > 0 ? <span class="aliases">{c.aliases.join(", ")}</span> : null}
                         </th>
                         <td>

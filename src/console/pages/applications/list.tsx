@@ -34,6 +34,7 @@ export function ApplicationsList() {
                       <tr key={a.name}>
                         <th scope="row">
                           <a href={appPath(a.name)}>{a.name}</a>
+                          {a.demo ? " " : null}
                           {a.demo ? <span class="tag">demo</span> : null}
                         </th>
                         <td>{a.description}</td>
