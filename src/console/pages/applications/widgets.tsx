@@ -8,12 +8,8 @@ import { type Loaded, useApiGet } from "../../ui/use-api.ts";
 import type { Severity } from "./types.ts";
 
 export { useApiGet as useApi };
-
-/** Where the Applications pages live; every link is built from it. */
-export const APPS = "/console/applications";
-
-export const appPath = (name: string, ...rest: string[]): string =>
-  [APPS, encodeURIComponent(name), ...rest.map(encodeURIComponent)].join("/");
+export { APPS, appPath } from "./paths.ts";
+import { APPS, appPath } from "./paths.ts";
 
 /** Renders `children(data)` once loaded; a status line while loading; the problem's detail on error. */
 export function Show<T>(props: { loaded: Loaded<T>; what: string; children: (data: T) => ComponentChildren }) {
