@@ -35,6 +35,7 @@ import { cveReferenceRoutes } from "./routes/cve-references.ts";
 import { gateRoutes } from "./routes/gates.ts";
 import { insightRoutes } from "./routes/insights.ts";
 import { packageRoutes } from "./routes/packages.ts";
+import { type StatusSources, statusRoutes } from "./routes/status.ts";
 import {
   analysisHistoryEntrySchema,
   applicationDetailSchema,
@@ -51,6 +52,8 @@ export interface RestAppOptions {
   logger?: FastifyServerOptions["logger"];
   /** Analysis uploads (POST /rest/applications/{name}/analyses); default: 64 MiB, no fact gathering. */
   analyses?: AnalysisUploadOptions;
+  /** The platform's status and doctor checks (GET /rest/status, POST /rest/admin/doctor); absent: 404. */
+  status?: StatusSources;
 }
 
 /** A request made with Fastify `inject` (light-my-request marks its raw request), not over a socket. */
@@ -164,6 +167,7 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
   packageRoutes(app, { db: options.db });
   gateRoutes(app, { db: options.db });
   compareRoutes(app, { db: options.db });
+  if (options.status) statusRoutes(app, options.status);
 
   // An existing resource asked with a method it does not have: 405 with Allow (RFC 9110 §15.5.6), or 204
   // with Allow for OPTIONS, decided before any body is read.
