@@ -97,7 +97,9 @@ describe("console Applications pages (embedded identity provider, headless Chrom
     const detail = await rest<{ counts: Record<string, number> }>("/applications/portal");
     const counts = await admin.page
       .locator("dl.counts > div")
-      .evaluateAll((divs) => divs.map((d) => [d.querySelector("dt")?.textContent, d.querySelector("dd")?.textContent]));
+      .evaluateAll((divs) =>
+        divs.map((d) => [d.querySelector("dt")?.textContent, d.querySelector("dd")?.textContent]),
+      );
     assert.deepEqual(counts, [
       ["Packages", String(detail.counts.packages)],
       ["Vulnerable packages", String(detail.counts.vulnerablePackages)],
@@ -110,30 +112,41 @@ describe("console Applications pages (embedded identity provider, headless Chrom
     await chart.waitFor();
     assert.match((await chart.locator("desc").textContent()) ?? "", /2024-02-01: 2 vulnerable packages/);
     assert.equal(await chart.locator("rect").count(), 5, "one bar segment per (analysis, severity) present");
-    const history = await rest<{ analysis: { dateTime: string }; vulnerablePackagesBySeverity: Record<string, number> }[]>(
-      "/applications/portal/analyses",
-    );
+    const history = await rest<
+      { analysis: { dateTime: string }; vulnerablePackagesBySeverity: Record<string, number> }[]
+    >("/applications/portal/analyses");
     const rows = await tableRows(admin.page, "Vulnerable packages by severity");
     assert.deepEqual(
       rows.map((r) => r.slice(0, 6)),
       history.map((h) => [
         h.analysis.dateTime.slice(0, 10),
-        ...["CRITICAL", "HIGH", "MEDIUM", "LOW", "UNKNOWN"].map((s) => String(h.vulnerablePackagesBySeverity[s])),
+        ...["CRITICAL", "HIGH", "MEDIUM", "LOW", "UNKNOWN"].map((s) =>
+          String(h.vulnerablePackagesBySeverity[s]),
+        ),
       ]),
     );
-    assert.deepEqual(rows.map((r) => r.slice(1, 6)), [
-      ["0", "1", "1", "0", "0"],
-      ["1", "0", "1", "0", "0"],
-      ["0", "1", "0", "0", "0"],
-    ]);
+    assert.deepEqual(
+      rows.map((r) => r.slice(1, 6)),
+      [
+        ["0", "1", "1", "0", "0"],
+        ["1", "0", "1", "0", "0"],
+        ["0", "1", "0", "0", "0"],
+      ],
+    );
     // The latest analysis (March) passes every enabled rule; the timeline says February failed.
     const evaluation = await rest<{ verdict: string }>("/applications/portal/gates/evaluation");
     assert.equal(evaluation.verdict, "pass");
-    assert.match((await admin.page.locator("p", { hasText: "Verdict on the analysis" }).textContent()) ?? "", /PASS/);
+    assert.match(
+      (await admin.page.locator("p", { hasText: "Verdict on the analysis" }).textContent()) ?? "",
+      /PASS/,
+    );
     const timeline = await admin.page.locator("ol.timeline > li").allTextContents();
     assert.equal(timeline.length, 3);
     assert.match(timeline[0] ?? "", /^2024-03-01 00:00 UTC.*gate pass/);
-    assert.match(timeline[1] ?? "", /2024-02-01 00:00 UTC.*gate fail \(no-referenced-severe-cve, no-unfixable-vulnerability\)/);
+    assert.match(
+      timeline[1] ?? "",
+      /2024-02-01 00:00 UTC.*gate fail \(no-referenced-severe-cve, no-unfixable-vulnerability\)/,
+    );
     await auditAccessibility(admin.page, "the application overview");
     await screenshot(admin.page, "application");
     admin.assertClean();
@@ -156,7 +169,8 @@ describe("console Applications pages (embedded identity provider, headless Chrom
     await admin.page.waitForURL(/severity=HIGH/);
     const high = all.filter((c) => c.severity === "HIGH");
     await admin.page.waitForFunction(
-      (n) => document.querySelectorAll("tbody tr").length === n || (n === 0 && !document.querySelector("tbody")),
+      (n) =>
+        document.querySelectorAll("tbody tr").length === n || (n === 0 && !document.querySelector("tbody")),
       high.length,
     );
     if (high.length > 0) {
@@ -174,13 +188,21 @@ describe("console Applications pages (embedded identity provider, headless Chrom
     const shown = async () =>
       (await tableRows(admin.page, `Packages affected by ${FIXTURE.cve}`)).map((r) => [r[0], r[1], r[6]]);
     const expected = (occurrences: Occurrence[]) =>
-      occurrences.map((o) => [o.name, o.version, o.objects.map((x) => `${x.fullName} JavaScript Function`).join("")]);
+      occurrences.map((o) => [
+        o.name,
+        o.version,
+        o.objects.map((x) => `${x.fullName} JavaScript Function`).join(""),
+      ]);
     const base = `/applications/shop/insights/cve/${FIXTURE.cve}/occurrences`;
 
     await open(`/console/applications/shop/cves/${FIXTURE.cve}?limit=5`, `${FIXTURE.cve} in shop`);
     const latest = await rest<Occurrence[]>(`${base}?limit=5&skip=0`);
     assert.deepEqual(await shown(), expected(latest));
-    assert.equal(latest[0]?.name, "lib-02", "lib-01 was upgraded to the fixed version in the latest analysis");
+    assert.equal(
+      latest[0]?.name,
+      "lib-02",
+      "lib-01 was upgraded to the fixed version in the latest analysis",
+    );
     await auditAccessibility(admin.page, "the occurrences");
     await screenshot(admin.page, "occurrences");
 
@@ -202,11 +224,17 @@ describe("console Applications pages (embedded identity provider, headless Chrom
     const next = async (skip: number, first: string) => {
       await admin.page.getByRole("button", { name: "Next" }).first().click();
       await admin.page.waitForURL(new RegExp(`skip=${skip}`));
-      await admin.page.waitForFunction((name) => document.querySelector("tbody tr th")?.textContent === name, first);
+      await admin.page.waitForFunction(
+        (name) => document.querySelector("tbody tr th")?.textContent === name,
+        first,
+      );
     };
     await next(5, "lib-06");
     await next(10, "lib-11");
-    assert.deepEqual(await shown(), expected(await rest<Occurrence[]>(`${base}?limit=5&skip=10&date=2024-02-01T23:59:59Z`)));
+    assert.deepEqual(
+      await shown(),
+      expected(await rest<Occurrence[]>(`${base}?limit=5&skip=10&date=2024-02-01T23:59:59Z`)),
+    );
     assert.equal(
       await admin.page.getByRole("button", { name: "Next" }).first().isDisabled(),
       true,
@@ -238,9 +266,9 @@ describe("console Applications pages (embedded identity provider, headless Chrom
     await admin.page.getByLabel("Baseline analysis").selectOption("2024-01-01T00:00:00Z");
     await admin.page.getByLabel("Compared analysis").selectOption("2024-02-01T00:00:00Z");
     await admin.page.waitForURL(/from=2024-01-01.*to=2024-02-01|to=2024-02-01.*from=2024-01-01/);
-    const expected = await rest<{ vulnerablePackages: { added: { name: string }[]; removed: { name: string }[] } }>(
-      "/applications/portal/compare?from=2024-01-01T00:00:00Z&to=2024-02-01T00:00:00Z",
-    );
+    const expected = await rest<{
+      vulnerablePackages: { added: { name: string }[]; removed: { name: string }[] };
+    }>("/applications/portal/compare?from=2024-01-01T00:00:00Z&to=2024-02-01T00:00:00Z");
     const section = admin.page.locator('section[aria-label="Vulnerable packages"]');
     await section.locator("h2", { hasText: "1 added, 1 removed" }).waitFor();
     const added = await section.locator("div > div").nth(0).locator("li").allTextContents();
@@ -289,7 +317,11 @@ describe("console Applications pages (embedded identity provider, headless Chrom
       ] as const) {
         await open(path, heading, narrow.page);
         await narrow.page.waitForLoadState("networkidle");
-        assert.equal(await narrow.page.locator(".loading, .error-box").count(), 0, `${path} rendered its data`);
+        assert.equal(
+          await narrow.page.locator(".loading, .error-box").count(),
+          0,
+          `${path} rendered its data`,
+        );
         const width = await narrow.page.evaluate(() => document.documentElement.scrollWidth);
         assert.ok(width <= 360, `${path} is ${width} px wide at 360 px`);
       }

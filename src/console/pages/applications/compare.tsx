@@ -1,5 +1,5 @@
-import { PageTitle } from "../../ui/page-title.tsx";
 import { useRoute } from "preact-iso";
+import { PageTitle } from "../../ui/page-title.tsx";
 import type { AnalysisHistoryEntry, Comparison } from "./types.ts";
 import { AppNav, formatDateTime, Show, useApi, useQueryState } from "./widgets.tsx";
 
@@ -52,7 +52,9 @@ export function CompareAnalyses() {
               </p>
               <Changes
                 title="Vulnerable packages"
-                added={c.vulnerablePackages.added.map((p) => `${p.name}@${p.version} (${p.vulnerabilities.join(", ")})`)}
+                added={c.vulnerablePackages.added.map(
+                  (p) => `${p.name}@${p.version} (${p.vulnerabilities.join(", ")})`,
+                )}
                 removed={c.vulnerablePackages.removed.map(
                   (p) => `${p.name}@${p.version} (${p.vulnerabilities.join(", ")})`,
                 )}
@@ -64,7 +66,9 @@ export function CompareAnalyses() {
               />
               <Changes
                 title="References"
-                added={c.references.added.map((r) => `${r.source.fullName} → ${r.target.fullName} (${r.target.package})`)}
+                added={c.references.added.map(
+                  (r) => `${r.source.fullName} → ${r.target.fullName} (${r.target.package})`,
+                )}
                 removed={c.references.removed.map(
                   (r) => `${r.source.fullName} → ${r.target.fullName} (${r.target.package})`,
                 )}

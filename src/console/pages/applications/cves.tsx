@@ -1,5 +1,5 @@
-import { PageTitle } from "../../ui/page-title.tsx";
 import { useRoute } from "preact-iso";
+import { PageTitle } from "../../ui/page-title.tsx";
 import type { CveInsight } from "./types.ts";
 import { SEVERITIES } from "./types.ts";
 import {
@@ -23,7 +23,9 @@ export function ApplicationCves() {
   const name = params.name ?? "";
   const [query, setQuery] = useQueryState();
   const skip = intParam(query.skip, 0);
-  const chosen = (query.severity ?? "").split(",").filter((s) => (SEVERITIES as readonly string[]).includes(s));
+  const chosen = (query.severity ?? "")
+    .split(",")
+    .filter((s) => (SEVERITIES as readonly string[]).includes(s));
   const loaded = useApi<CveInsight[]>(`/applications/${encodeURIComponent(name)}/insights/cve`, {
     limit: LIMIT,
     skip,

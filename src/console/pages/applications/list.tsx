@@ -1,6 +1,6 @@
 import { PageTitle } from "../../ui/page-title.tsx";
 import type { ApplicationSummary } from "./types.ts";
-import { appPath, formatDateTime, ListPager, Show, useApi, useQueryState, intParam } from "./widgets.tsx";
+import { appPath, formatDateTime, intParam, ListPager, Show, useApi, useQueryState } from "./widgets.tsx";
 
 const LIMIT = 50;
 
@@ -39,7 +39,9 @@ export function ApplicationsList() {
                         </th>
                         <td>{a.description}</td>
                         <td class="numeric">{a.analysisCount}</td>
-                        <td>{a.latestAnalysis ? formatDateTime(a.latestAnalysis.dateTime) : "never analyzed"}</td>
+                        <td>
+                          {a.latestAnalysis ? formatDateTime(a.latestAnalysis.dateTime) : "never analyzed"}
+                        </td>
                       </tr>
                     ))}
                   </tbody>

@@ -1,5 +1,5 @@
-import { PageTitle } from "../../ui/page-title.tsx";
 import { useRoute } from "preact-iso";
+import { PageTitle } from "../../ui/page-title.tsx";
 import type { CvePackage } from "./types.ts";
 import {
   AppNav,
@@ -68,7 +68,9 @@ export function CveOccurrences() {
             ) : (
               <div class="table-scroll">
                 <table class="occurrences">
-                  <caption>Packages affected by {cve}, with the external objects the application refers to</caption>
+                  <caption>
+                    Packages affected by {cve}, with the external objects the application refers to
+                  </caption>
                   <thead>
                     <tr>
                       <th scope="col">Package</th>
@@ -87,7 +89,9 @@ export function CveOccurrences() {
                           <a href={appPath(name, "packages", p.name)}>{p.name}</a>
                         </th>
                         <td>{p.version}</td>
-                        <td>{p.releaseDate ? formatDateTime(p.releaseDate.dateTime).slice(0, 10) : "unknown"}</td>
+                        <td>
+                          {p.releaseDate ? formatDateTime(p.releaseDate.dateTime).slice(0, 10) : "unknown"}
+                        </td>
                         <td class="numeric">{p.releasesPerYear ?? "–"}</td>
                         <td>{p.saferClosestVersion ?? "none"}</td>
                         <td>{p.safestVersion ?? "none"}</td>

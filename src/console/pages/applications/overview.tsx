@@ -1,12 +1,7 @@
-import { PageTitle } from "../../ui/page-title.tsx";
 import { useRoute } from "preact-iso";
+import { PageTitle } from "../../ui/page-title.tsx";
 import { SeverityChart, SeverityTable } from "./severity-chart.tsx";
-import type {
-  AnalysisHistoryEntry,
-  ApplicationDetail,
-  GateEvaluation,
-  GateHistoryEntry,
-} from "./types.ts";
+import type { AnalysisHistoryEntry, ApplicationDetail, GateEvaluation, GateHistoryEntry } from "./types.ts";
 import { AppNav, appPath, formatDateTime, SeverityBadge, Show, useApi } from "./widgets.tsx";
 
 /** One application: counts, analysis timeline, severity chart and quality-gate verdicts. */
@@ -64,7 +59,7 @@ export function ApplicationOverview() {
       <h2 id="gate-title">Quality gate</h2>
       <Show loaded={evaluation} what="the quality gate verdict">
         {(e) => (
-          <div aria-labelledby="page-heading">
+          <div>
             <p>
               Verdict on the analysis of {formatDateTime(e.analysis.dateTime)}:{" "}
               <strong class={`verdict verdict-${e.verdict}`}>{e.verdict === "pass" ? "PASS" : "FAIL"}</strong>
@@ -72,7 +67,9 @@ export function ApplicationOverview() {
             <ul class="rules">
               {e.rules.map((r) => (
                 <li key={r.id}>
-                  <span class={`verdict verdict-${r.passed ? "pass" : "fail"}`}>{r.passed ? "pass" : "fail"}</span>{" "}
+                  <span class={`verdict verdict-${r.passed ? "pass" : "fail"}`}>
+                    {r.passed ? "pass" : "fail"}
+                  </span>{" "}
                   {r.name}
                   {r.findings.length > 0 ? (
                     <ul>
@@ -110,8 +107,7 @@ export function ApplicationOverview() {
           <ol class="timeline" reversed>
             {[...h].reverse().map((entry, i, all) => {
               const at = entry.analysis.dateTime;
-              const verdict =
-                gates.data?.find((g) => g.analysis.dateTime === at);
+              const verdict = gates.data?.find((g) => g.analysis.dateTime === at);
               const previous = all[i + 1];
               return (
                 <li key={at}>

@@ -1,6 +1,6 @@
-import { PageTitle } from "../../ui/page-title.tsx";
 import { useState } from "preact/hooks";
 import { useRoute } from "preact-iso";
+import { PageTitle } from "../../ui/page-title.tsx";
 import type { Interaction, Package } from "./types.ts";
 import {
   AppNav,
@@ -38,7 +38,6 @@ export function ApplicationPackages() {
       <AppNav name={name} current="packages" />
       <form
         class="filters"
-        role="search"
         onSubmit={(e) => {
           e.preventDefault();
           setQuery({ q: text.trim() || undefined, skip: undefined });
@@ -84,7 +83,9 @@ export function ApplicationPackages() {
                     {packages.map((p) => (
                       <tr key={`${p.ecosystem}:${p.name}@${p.version}`}>
                         <th scope="row">
-                          <a href={`${appPath(name, "packages", p.name)}?ecosystem=${p.ecosystem}`}>{p.name}</a>
+                          <a href={`${appPath(name, "packages", p.name)}?ecosystem=${p.ecosystem}`}>
+                            {p.name}
+                          </a>
                         </th>
                         <td>{p.ecosystem}</td>
                         <td>{p.version}</td>

@@ -49,7 +49,7 @@ export function SeverityChart({ history }: { history: AnalysisHistoryEntry[] }) 
           . The table below gives each severity.
         </desc>
         {ticks.map((t) => (
-          <g key={t} aria-hidden="true">
+          <g key={t}>
             <line x1={M.left} x2={WIDTH - M.right} y1={y(t)} y2={y(t)} class="grid" stroke="#d1d5db" />
             <text x={M.left - 6} y={y(t)} text-anchor="end" dominant-baseline="middle" class="tick">
               {t}
@@ -60,7 +60,7 @@ export function SeverityChart({ history }: { history: AnalysisHistoryEntry[] }) 
           let base = 0;
           const day = h.analysis.dateTime;
           return (
-            <g key={day} aria-hidden="true">
+            <g key={day}>
               {[...SEVERITIES].reverse().map((s) => {
                 const n = h.vulnerablePackagesBySeverity[s];
                 if (n === 0) return null;

@@ -7,12 +7,17 @@ import { Pager } from "../../ui/pager.tsx";
 import { type Loaded, useApiGet } from "../../ui/use-api.ts";
 import type { Severity } from "./types.ts";
 
-export { useApiGet as useApi };
 export { APPS, appPath } from "./paths.ts";
+export { useApiGet as useApi };
+
 import { APPS, appPath } from "./paths.ts";
 
 /** Renders `children(data)` once loaded; a status line while loading; the problem's detail on error. */
-export function Show<T>(props: { loaded: Loaded<T>; what: string; children: (data: T) => ComponentChildren }) {
+export function Show<T>(props: {
+  loaded: Loaded<T>;
+  what: string;
+  children: (data: T) => ComponentChildren;
+}) {
   const { loaded } = props;
   if (loaded.error !== undefined) return <ErrorBox error={loaded.error} onRetry={loaded.reload} />;
   if (loaded.loading || loaded.data === undefined) return <Loading what={props.what} />;
@@ -30,12 +35,16 @@ export function formatDateTime(iso: string): string {
 }
 
 /** The page's query string as state: reading it, and replacing some of its keys (history entry). */
-export function useQueryState(): [Record<string, string>, (changes: Record<string, string | undefined>) => void] {
+export function useQueryState(): [
+  Record<string, string>,
+  (changes: Record<string, string | undefined>) => void,
+] {
   const location = useLocation();
   const query = location.query;
   const set = (changes: Record<string, string | undefined>) => {
     const next = new URLSearchParams();
-    for (const [k, v] of Object.entries({ ...query, ...changes })) if (v !== undefined && v !== "") next.set(k, v);
+    for (const [k, v] of Object.entries({ ...query, ...changes }))
+      if (v !== undefined && v !== "") next.set(k, v);
     const search = next.toString();
     location.route(`${location.path}${search ? `?${search}` : ""}`);
   };
@@ -46,7 +55,10 @@ export function useQueryState(): [Record<string, string>, (changes: Record<strin
  * The "as of" date picker: a calendar day, sent to the API as `date` = the end of that day in UTC, so
  * the latest analysis made on or before the chosen day is shown.
  */
-export function AsOfPicker(props: { value: string | undefined; onChange: (day: string | undefined) => void }) {
+export function AsOfPicker(props: {
+  value: string | undefined;
+  onChange: (day: string | undefined) => void;
+}) {
   return (
     <div class="field as-of">
       <label for="as-of">As of (UTC day)</label>
@@ -74,7 +86,13 @@ export const dateOfDay = (day: string | undefined): string | undefined => {
 };
 
 /** The shell's pager for list operations without a total: a full page may have a next one. */
-export function ListPager(props: { skip: number; limit: number; shown: number; label: string; onSkip: (skip: number) => void }) {
+export function ListPager(props: {
+  skip: number;
+  limit: number;
+  shown: number;
+  label: string;
+  onSkip: (skip: number) => void;
+}) {
   if (props.skip === 0 && props.shown < props.limit) return null;
   return (
     <Pager
@@ -116,4 +134,3 @@ export const intParam = (value: string | undefined, fallback: number): number =>
   const n = Number(value);
   return Number.isInteger(n) && n >= 0 ? n : fallback;
 };
-
