@@ -50,6 +50,10 @@ describe("console Applications pages (embedded identity provider, headless Chrom
     assert.equal(response.status, 200, await response.clone().text());
     return (await response.json()) as T;
   };
+  const ecosystemsOf = async (app: string, name: string) =>
+    (await rest<{ name: string; ecosystem: string }[]>(`/applications/${app}/packages?limit=1000&q=${name}`))
+      .filter((p) => p.name === name)
+      .map((p) => p.ecosystem);
   const open = async (path: string, heading: string | RegExp, page = admin.page) => {
     await page.goto(`${idp.base}${path}`);
     await waitForHeading(page, heading);
@@ -95,6 +99,7 @@ describe("console Applications pages (embedded identity provider, headless Chrom
   it("the overview shows counts, the gate verdict, the severity chart with its table, and the timeline", async () => {
     await open("/console/applications/portal", "Application portal");
     const detail = await rest<{ counts: Record<string, number> }>("/applications/portal");
+    await admin.page.locator("dl.counts").waitFor();
     const counts = await admin.page
       .locator("dl.counts > div")
       .evaluateAll((divs) =>
@@ -140,6 +145,7 @@ describe("console Applications pages (embedded identity provider, headless Chrom
       (await admin.page.locator("p", { hasText: "Verdict on the analysis" }).textContent()) ?? "",
       /PASS/,
     );
+    await admin.page.locator("ol.timeline > li .verdict").nth(2).waitFor();
     const timeline = await admin.page.locator("ol.timeline > li").allTextContents();
     assert.equal(timeline.length, 3);
     assert.match(timeline[0] ?? "", /^2024-03-01 00:00 UTC.*gate pass/);
@@ -246,6 +252,7 @@ describe("console Applications pages (embedded identity provider, headless Chrom
 
   it("package detail shows the facts and the application objects using it", async () => {
     await open("/console/applications/portal/packages/churn?ecosystem=npm", "churn in portal");
+    await admin.page.locator("dl.pairs").first().waitFor();
     const facts = await admin.page.locator("dl.pairs dd").allTextContents();
     assert.deepEqual(facts.slice(0, 2), ["npm", "1.15.0"]);
     const interactions = await rest<{ source: { fullName: string }; target: { fullName: string } }[]>(
@@ -259,6 +266,22 @@ describe("console Applications pages (embedded identity provider, headless Chrom
     assert.equal(rows.length, 2);
     await auditAccessibility(admin.page, "the package detail");
     await screenshot(admin.page, "package");
+
+    // A name used in two ecosystems: both versions, and a link per ecosystem to its references.
+    await open("/console/applications/twins/packages/twin", "twin in twins");
+    await admin.page.locator("dl.pairs").nth(1).waitFor();
+    assert.deepEqual(
+      await admin.page.locator("dl.pairs > div:first-child dd").allTextContents(),
+      await ecosystemsOf("twins", "twin"),
+    );
+    assert.equal((await ecosystemsOf("twins", "twin")).length, 2);
+    await admin.page.getByRole("link", { name: "the maven package" }).click();
+    await admin.page.waitForURL(/ecosystem=maven/);
+    const maven = await tableRows(admin.page, "References to the package's external objects");
+    assert.deepEqual(
+      maven.map((r) => [r[0], r[2]]),
+      [["twin.java", "twins.main"]],
+    );
     admin.assertClean();
   });
 

@@ -128,13 +128,14 @@ export function PackageDetail() {
   const app = `/applications/${encodeURIComponent(name)}`;
   // The packages operation filters by a name part: the exact name (and ecosystem) is picked from its answer.
   const versions = useApi<Package[]>(`${app}/packages`, { limit: 1000, q: pkg, date });
-  const interactions = useApi<Interaction[]>(`${app}/interactions`, {
-    package: pkg,
-    ecosystem,
-    limit: INTERACTION_LIMIT,
-    skip,
-    date,
-  });
+  // Without an ecosystem, the references are asked for once the name is known to be in one ecosystem only
+  // (the API refuses an ambiguous name; the page offers a link per ecosystem instead).
+  const ecosystemsUsed = new Set(versions.data?.filter((p) => p.name === pkg).map((p) => p.ecosystem));
+  const ambiguous = !ecosystem && ecosystemsUsed.size > 1;
+  const interactions = useApi<Interaction[]>(
+    ecosystem || (versions.data && !ambiguous) ? `${app}/interactions` : undefined,
+    { package: pkg, ecosystem, limit: INTERACTION_LIMIT, skip, date },
+  );
   return (
     <section aria-labelledby="page-heading">
       <PageTitle title={`${pkg} in ${name}`} />
@@ -147,8 +148,21 @@ export function PackageDetail() {
         {(all) => {
           const mine = all.filter((p) => p.name === pkg && (!ecosystem || p.ecosystem === ecosystem));
           if (mine.length === 0) return <p>This analysis does not use {pkg}.</p>;
+          const ecosystems = [...new Set(mine.map((p) => p.ecosystem))];
           return (
             <>
+              {ecosystems.length > 1 ? (
+                <p>
+                  {pkg} is used in several ecosystems: see the references of{" "}
+                  {ecosystems.map((e, i) => (
+                    <span key={e}>
+                      {i > 0 ? " or " : ""}
+                      <a href={`${appPath(name, "packages", pkg)}?ecosystem=${e}`}>the {e} package</a>
+                    </span>
+                  ))}
+                  .
+                </p>
+              ) : null}
               {mine.map((p) => (
                 <dl class="pairs" key={`${p.ecosystem}@${p.version}`}>
                   <div>
@@ -203,49 +217,51 @@ export function PackageDetail() {
           );
         }}
       </Show>
-      <h2>Application objects using it</h2>
-      <Show loaded={interactions} what="the references to the package">
-        {(refs) => (
-          <>
-            {refs.length === 0 && skip === 0 ? (
-              <p>No application object refers to this package.</p>
-            ) : (
-              <div class="table-scroll">
-                <table>
-                  <caption>References to the package's external objects</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">External object</th>
-                      <th scope="col">Type</th>
-                      <th scope="col">Referred to by</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {refs.map((r) => (
-                      <tr key={`${r.target.id}<-${r.source.id}`}>
-                        <td>
-                          <code>{r.target.fullName}</code>
-                        </td>
-                        <td>{r.target.type}</td>
-                        <td>
-                          <code>{r.source.fullName}</code>
-                        </td>
+      {ambiguous ? null : <h2>Application objects using it</h2>}
+      {ambiguous ? null : (
+        <Show loaded={interactions} what="the references to the package">
+          {(refs) => (
+            <>
+              {refs.length === 0 && skip === 0 ? (
+                <p>No application object refers to this package.</p>
+              ) : (
+                <div class="table-scroll">
+                  <table>
+                    <caption>References to the package's external objects</caption>
+                    <thead>
+                      <tr>
+                        <th scope="col">External object</th>
+                        <th scope="col">Type</th>
+                        <th scope="col">Referred to by</th>
                       </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            )}
-            <ListPager
-              skip={skip}
-              limit={INTERACTION_LIMIT}
-              shown={refs.length}
-              label="references"
-              onSkip={(s) => setQuery({ skip: String(s) })}
-            />
-          </>
-        )}
-      </Show>
+                    </thead>
+                    <tbody>
+                      {refs.map((r) => (
+                        <tr key={`${r.target.id}<-${r.source.id}`}>
+                          <td>
+                            <code>{r.target.fullName}</code>
+                          </td>
+                          <td>{r.target.type}</td>
+                          <td>
+                            <code>{r.source.fullName}</code>
+                          </td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </div>
+              )}
+              <ListPager
+                skip={skip}
+                limit={INTERACTION_LIMIT}
+                shown={refs.length}
+                label="references"
+                onSkip={(s) => setQuery({ skip: String(s) })}
+              />
+            </>
+          )}
+        </Show>
+      )}
     </section>
   );
 }
