@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { sql } from "kysely";
 import type { Browser } from "playwright-core";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
+import { openStore } from "../../src/store/database.ts";
 import {
   auditAccessibility,
   ensureConsoleBuilt,
@@ -272,6 +274,36 @@ describe("web console (embedded identity provider, headless Chromium)", () => {
       assert.match(((await crossSite.json()) as { detail: string }).detail, /origin/);
       watched.assertClean();
     } finally {
+      await watched.close();
+    }
+  });
+
+  it("an expired access token is refreshed with the refresh token, and the session goes on", async () => {
+    const watched = await watchedContext(browser);
+    const handle = await openStore({
+      databaseUrl: store.databaseUrl,
+      sqliteFile: store.sqliteFile,
+      migrate: false,
+    });
+    try {
+      const page = watched.page;
+      await signInToConsole(page, idp.base, alice, "/console/status");
+      const before = await sql<{ access_token: string }>`select access_token from console_sessions`.execute(
+        handle.db,
+      );
+      // The access token's lifetime is over (as after 15 minutes): the next request must refresh it.
+      await sql`update console_sessions set access_expires_at = 0`.execute(handle.db);
+      const status = await page.evaluate(async () => (await fetch("/console/api/applications")).status);
+      assert.equal(status, 200, "the API call succeeds with a refreshed token");
+      const afterRows = await sql<{ access_token: string; access_expires_at: number | string }>`
+        select access_token, access_expires_at from console_sessions`.execute(handle.db);
+      const known = new Set(before.rows.map((r) => r.access_token));
+      const refreshed = afterRows.rows.filter((r) => !known.has(r.access_token));
+      assert.equal(refreshed.length, 1, "one session got a new access token");
+      assert.ok(Number(refreshed[0]?.access_expires_at) > Date.now(), "valid again");
+      watched.assertClean();
+    } finally {
+      await handle.close();
       await watched.close();
     }
   });

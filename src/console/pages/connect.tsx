@@ -46,20 +46,23 @@ type ClientEntry = (typeof CLIENTS)[number];
 /** A CIMD policy as listed by GET /rest/admin/cimd-policies (only the fields read here). */
 interface PolicySummary {
   client?: string;
-  clientId?: string;
-  clientIds?: string[];
-  preset?: string;
+  clientId?: string | null;
+  preset?: string | null;
+  enabled?: boolean;
+  linked?: boolean;
 }
 
-function policyFor(policies: PolicySummary[] | undefined, client: ClientEntry): boolean | undefined {
+/** The client's policy: "missing", "usable", or "inactive" (disabled, or its profile not linked). */
+function policyFor(
+  policies: PolicySummary[] | undefined,
+  client: ClientEntry,
+): "missing" | "usable" | "inactive" | undefined {
   if (!policies || !client.clientId) return undefined;
-  return policies.some(
-    (p) =>
-      p.client === client.id ||
-      p.preset === client.id ||
-      p.clientId === client.clientId ||
-      (p.clientIds ?? []).includes(client.clientId as string),
+  const found = policies.find(
+    (p) => p.client === client.id || p.preset === client.id || p.clientId === client.clientId,
   );
+  if (!found) return "missing";
+  return found.enabled === false || found.linked === false ? "inactive" : "usable";
 }
 
 function PolicyState(props: { client: ClientEntry; policies: ReturnType<typeof useApiGet<unknown>> }) {
@@ -101,9 +104,14 @@ function PolicyState(props: { client: ClientEntry; policies: ReturnType<typeof u
   };
   return (
     <div>
-      {exists ? (
+      {exists === "usable" ? (
         <p>
           <span class="badge state-up">CIMD policy exists</span> {client.label} can sign in.
+        </p>
+      ) : exists === "inactive" ? (
+        <p>
+          <span class="badge verdict-warn">CIMD policy inactive</span> {client.label}'s policy is disabled or
+          not linked to its profile: fix it on the CIMD client policies page.
         </p>
       ) : (
         <p>

@@ -16,7 +16,6 @@ export function useApiGet<T>(
   const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean }>({ loading: true });
   const [round, setRound] = useState(0);
   const key = JSON.stringify(query ?? {});
-  // biome-ignore lint/correctness/useExhaustiveDependencies: the query is compared by its JSON (key)
   useEffect(() => {
     if (path === undefined) return;
     let current = true;
