@@ -1,4 +1,5 @@
 import type { ComponentType } from "preact";
+import { applicationRoutes } from "./pages/applications/routes.ts";
 import { ConnectPage } from "./pages/connect.tsx";
 import { StatusPage } from "./pages/status.tsx";
 
@@ -20,4 +21,5 @@ export const routes: ConsoleRoute[] = [
   { path: "/console", component: StatusPage },
   { path: "/console/status", component: StatusPage, nav: "Status" },
   { path: "/console/connect", component: ConnectPage, nav: "Connect an AI client" },
+  ...applicationRoutes,
 ];

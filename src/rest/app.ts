@@ -37,6 +37,7 @@ import { insightRoutes } from "./routes/insights.ts";
 import { packageRoutes } from "./routes/packages.ts";
 import { type StatusSources, statusRoutes } from "./routes/status.ts";
 import {
+  analysisHistoryEntrySchema,
   applicationDetailSchema,
   applicationSummarySchema,
   cveInsightSchema,
@@ -92,6 +93,7 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
     cvePackageSchema,
     applicationSummarySchema,
     applicationDetailSchema,
+    analysisHistoryEntrySchema,
     cveInsightSchema,
     packageSchema,
     applicationObjectSchema,

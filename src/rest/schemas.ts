@@ -105,6 +105,43 @@ export const applicationDetailSchema = {
   required: ["analyses", "counts", "demo", "description", "latestAnalysis", "name"],
 } as const;
 
+const countProperties = {
+  externalObjects: { type: "integer" },
+  packages: { type: "integer" },
+  references: { type: "integer" },
+  vulnerabilities: { type: "integer" },
+  vulnerablePackages: { type: "integer" },
+} as const;
+
+export const analysisHistoryEntrySchema = {
+  $id: "AnalysisHistoryEntry",
+  type: "object",
+  description: "An analysis with its counts and its vulnerable packages by severity.",
+  properties: {
+    analysis: dateTime,
+    counts: {
+      type: "object",
+      properties: countProperties,
+      required: ["externalObjects", "packages", "references", "vulnerabilities", "vulnerablePackages"],
+    },
+    vulnerablePackagesBySeverity: {
+      type: "object",
+      description:
+        "Vulnerable package versions counted once each, under the most severe CVE affecting them (the five " +
+        "counts add up to counts.vulnerablePackages)",
+      properties: {
+        CRITICAL: { type: "integer" },
+        HIGH: { type: "integer" },
+        LOW: { type: "integer" },
+        MEDIUM: { type: "integer" },
+        UNKNOWN: { type: "integer" },
+      },
+      required: ["CRITICAL", "HIGH", "LOW", "MEDIUM", "UNKNOWN"],
+    },
+  },
+  required: ["analysis", "counts", "vulnerablePackagesBySeverity"],
+} as const;
+
 export const cveInsightSchema = {
   $id: "CveInsight",
   type: "object",

@@ -26,6 +26,8 @@ const LOADS = knob("BENCH_CONSOLE_LOADS", 20, 1);
 const PAGES = [
   { name: "Status", path: "/console/status" },
   { name: "Connect", path: "/console/connect" },
+  // A deep link to an application: its page and the chart's code (d3-scale) are a lazily loaded chunk.
+  { name: "Application", path: "/console/applications/payments-service" },
 ];
 
 const percentile = (sorted: number[], p: number) =>

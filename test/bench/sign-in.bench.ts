@@ -37,6 +37,8 @@ import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import { join, resolve } from "node:path";
+// Node's own (the DOM lib the console tests reference declares another `performance` without it).
+import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import {

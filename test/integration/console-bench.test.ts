@@ -46,6 +46,8 @@ describe("bench:console at a tiny scale", { timeout: 300_000 }, () => {
         "Status warm (cached assets)",
         "Connect cold (first visit)",
         "Connect warm (cached assets)",
+        "Application cold (first visit)",
+        "Application warm (cached assets)",
       ],
     );
     for (const row of report.rows) assert.ok(Number.isFinite(row.median) && row.median > 0);

@@ -1,8 +1,9 @@
 import type { FastifyInstance } from "fastify";
 import { readableApplications } from "../../auth/principal.ts";
+import { analysisHistory } from "../../store/analysis-history.ts";
 import { countAnalysis, listAnalyses, listApplications, toUtcSeconds } from "../../store/insights.ts";
-import { applicationAt, REPLIED, type RestDeps, take } from "../context.ts";
-import { paramSchemas, parseLimit, parseSkip } from "../params.ts";
+import { applicationAt, REPLIED, type RestDeps, readableApplication, readPaging, take } from "../context.ts";
+import { paramSchemas, parseApplicationName, parseLimit, parseSkip } from "../params.ts";
 import { errorResponses } from "../schemas.ts";
 
 export function applicationRoutes(app: FastifyInstance, deps: RestDeps): void {
@@ -66,6 +67,48 @@ export function applicationRoutes(app: FastifyInstance, deps: RestDeps): void {
         latestAnalysis: { dateTime: toUtcSeconds(analysis.analyzedAt) },
         name: application.name,
       };
+    },
+  );
+
+  app.get<{ Params: { name: string }; Querystring: Record<string, unknown> }>(
+    "/rest/applications/:name/analyses",
+    {
+      schema: {
+        summary: "Analysis history: each analysis with its counts and vulnerable packages by severity",
+        description:
+          "The analyses of the application, oldest first, each with the counts of GET /rest/applications/{name} " +
+          "and its vulnerable package versions by the severity of the most severe CVE affecting each.",
+        tags: ["applications"],
+        params: { type: "object", properties: { name: paramSchemas.applicationName }, required: ["name"] },
+        querystring: {
+          type: "object",
+          properties: {
+            limit: {
+              type: "integer",
+              minimum: 1,
+              maximum: 1000,
+              default: 100,
+              description: "Maximum number of analyses to return",
+            },
+            skip: { ...paramSchemas.skip, default: 0, description: "Number of analyses to skip first" },
+          },
+        },
+        response: { 200: { type: "array", items: { $ref: "AnalysisHistoryEntry#" } }, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const paging = readPaging(request.query, reply, 100);
+      if (paging === REPLIED) return reply;
+      const name = take(reply, parseApplicationName(request.params.name));
+      if (name === REPLIED) return reply;
+      const application = await readableApplication(deps, request, reply, name);
+      if (application === REPLIED) return reply;
+      const entries = await analysisHistory(deps.db, application.id, paging);
+      return entries.map((e) => ({
+        analysis: { dateTime: toUtcSeconds(e.analyzedAt) },
+        counts: e.counts,
+        vulnerablePackagesBySeverity: e.vulnerablePackagesBySeverity,
+      }));
     },
   );
 }

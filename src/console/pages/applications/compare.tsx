@@ -1,0 +1,118 @@
+import { useRoute } from "preact-iso";
+import { PageTitle } from "../../ui/page-title.tsx";
+import type { AnalysisHistoryEntry, Comparison } from "./types.ts";
+import { AppNav, formatDateTime, Show, useApi, useQueryState } from "./widgets.tsx";
+
+/** Two analyses of an application side by side: what was added and removed between them. */
+export function CompareAnalyses() {
+  const { params } = useRoute();
+  const name = params.name ?? "";
+  const [query, setQuery] = useQueryState();
+  const app = `/applications/${encodeURIComponent(name)}`;
+  const history = useApi<AnalysisHistoryEntry[]>(`${app}/analyses`, { limit: 1000 });
+  const dates = history.data?.map((h) => h.analysis.dateTime) ?? [];
+  // Default: the latest analysis against the one before it.
+  const to = query.to ?? dates.at(-1);
+  const from = query.from ?? dates.at(-2) ?? dates.at(-1);
+  const comparison = useApi<Comparison>(from && to ? `${app}/compare` : undefined, { from, to });
+  const select = (id: string, label: string, value: string | undefined, key: "from" | "to") => (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <select id={id} value={value} onChange={(e) => setQuery({ [key]: e.currentTarget.value })}>
+        {dates.map((d) => (
+          <option key={d} value={d}>
+            {formatDateTime(d)}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+  return (
+    <section aria-labelledby="page-heading">
+      <PageTitle title={`Compare analyses of ${name}`} />
+      <AppNav name={name} current="compare" />
+      <Show loaded={history} what="the analyses">
+        {(h) =>
+          h.length === 0 ? (
+            <p>No analysis yet.</p>
+          ) : (
+            <form class="filters" onSubmit={(e) => e.preventDefault()}>
+              {select("cmp-from", "Baseline analysis", from, "from")}
+              {select("cmp-to", "Compared analysis", to, "to")}
+            </form>
+          )
+        }
+      </Show>
+      {from && to ? (
+        <Show loaded={comparison} what="the comparison">
+          {(c) => (
+            <>
+              <p>
+                From {formatDateTime(c.from.dateTime)} to {formatDateTime(c.to.dateTime)}.
+              </p>
+              <Changes
+                title="Vulnerable packages"
+                added={c.vulnerablePackages.added.map(
+                  (p) => `${p.name}@${p.version} (${p.vulnerabilities.join(", ")})`,
+                )}
+                removed={c.vulnerablePackages.removed.map(
+                  (p) => `${p.name}@${p.version} (${p.vulnerabilities.join(", ")})`,
+                )}
+              />
+              <Changes
+                title="Packages"
+                added={c.packages.added.map((p) => `${p.name}@${p.version}`)}
+                removed={c.packages.removed.map((p) => `${p.name}@${p.version}`)}
+              />
+              <Changes
+                title="References"
+                added={c.references.added.map(
+                  (r) => `${r.source.fullName} → ${r.target.fullName} (${r.target.package})`,
+                )}
+                removed={c.references.removed.map(
+                  (r) => `${r.source.fullName} → ${r.target.fullName} (${r.target.package})`,
+                )}
+              />
+            </>
+          )}
+        </Show>
+      ) : null}
+    </section>
+  );
+}
+
+function Changes(props: { title: string; added: string[]; removed: string[] }) {
+  return (
+    <section class="changes" aria-label={props.title}>
+      <h2>
+        {props.title}: {props.added.length} added, {props.removed.length} removed
+      </h2>
+      <div class="columns">
+        <div>
+          <h3>Added</h3>
+          {props.added.length === 0 ? (
+            <p>none</p>
+          ) : (
+            <ul>
+              {props.added.map((a) => (
+                <li key={a}>{a}</li>
+              ))}
+            </ul>
+          )}
+        </div>
+        <div>
+          <h3>Removed</h3>
+          {props.removed.length === 0 ? (
+            <p>none</p>
+          ) : (
+            <ul>
+              {props.removed.map((r) => (
+                <li key={r}>{r}</li>
+              ))}
+            </ul>
+          )}
+        </div>
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,114 @@
+import { useRoute } from "preact-iso";
+import { PageTitle } from "../../ui/page-title.tsx";
+import type { CveInsight } from "./types.ts";
+import { SEVERITIES } from "./types.ts";
+import {
+  AppNav,
+  AsOfPicker,
+  appPath,
+  dateOfDay,
+  intParam,
+  ListPager,
+  SeverityBadge,
+  Show,
+  useApi,
+  useQueryState,
+} from "./widgets.tsx";
+
+const LIMIT = 50;
+
+/** The CVEs affecting an application, most severe first, filtered by severity and "as of" a day. */
+export function ApplicationCves() {
+  const { params } = useRoute();
+  const name = params.name ?? "";
+  const [query, setQuery] = useQueryState();
+  const skip = intParam(query.skip, 0);
+  const chosen = (query.severity ?? "")
+    .split(",")
+    .filter((s) => (SEVERITIES as readonly string[]).includes(s));
+  const loaded = useApi<CveInsight[]>(`/applications/${encodeURIComponent(name)}/insights/cve`, {
+    limit: LIMIT,
+    skip,
+    severity: chosen.length > 0 ? chosen.join(",") : undefined,
+    date: dateOfDay(query.date),
+  });
+  const toggle = (severity: string, on: boolean) => {
+    const next = on ? [...chosen, severity] : chosen.filter((s) => s !== severity);
+    setQuery({ severity: next.join(","), skip: undefined });
+  };
+  const dateQuery = query.date ? `?date=${encodeURIComponent(query.date)}` : "";
+  return (
+    <section aria-labelledby="page-heading">
+      <PageTitle title={`CVEs of ${name}`} />
+      <AppNav name={name} current="CVEs" />
+      <form class="filters" onSubmit={(e) => e.preventDefault()}>
+        <fieldset>
+          <legend>Severity</legend>
+          {SEVERITIES.map((s) => (
+            <label key={s} class="check">
+              <input
+                type="checkbox"
+                name="severity"
+                value={s}
+                checked={chosen.includes(s)}
+                onChange={(e) => toggle(s, (e.currentTarget as HTMLInputElement).checked)}
+              />
+              {s}
+            </label>
+          ))}
+        </fieldset>
+        <AsOfPicker value={query.date} onChange={(date) => setQuery({ date, skip: undefined })} />
+      </form>
+      <Show loaded={loaded} what="the CVEs">
+        {(cves) => (
+          <>
+            {cves.length === 0 && skip === 0 ? (
+              <p>No CVE affects this application{chosen.length > 0 ? " at these severities" : ""}.</p>
+            ) : (
+              <div class="table-scroll">
+                <table>
+                  <caption>CVEs, most severe first</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">CVE</th>
+                      <th scope="col">Severity</th>
+                      <th scope="col">Score</th>
+                      <th scope="col">Affected packages</th>
+                      <th scope="col">Referring objects</th>
+                      <th scope="col">Summary</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {cves.map((c) => (
+                      <tr key={c.id}>
+                        <th scope="row">
+                          <a href={`${appPath(name, "cves", c.id)}${dateQuery}`}>{c.id}</a>
+                          {c.aliases.length > 0 ? " " : null}
+                          {c.aliases.length > 0 ? <span class="aliases">{c.aliases.join(", ")}</span> : null}
+                        </th>
+                        <td>
+                          <SeverityBadge severity={c.severity} />
+                        </td>
+                        <td class="numeric">{c.score ?? "–"}</td>
+                        <td class="numeric">{c.affectedPackageCount}</td>
+                        <td class="numeric">{c.referringObjectCount}</td>
+                        <td>{c.summary}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            )}
+            <ListPager
+              skip={skip}
+              limit={LIMIT}
+              shown={cves.length}
+              label="CVEs"
+              onSkip={(s) => setQuery({ skip: String(s) })}
+            />
+          </>
+        )}
+      </Show>
+    </section>
+  );
+}

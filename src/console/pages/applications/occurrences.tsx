@@ -1,0 +1,180 @@
+import { useRoute } from "preact-iso";
+import { PageTitle } from "../../ui/page-title.tsx";
+import type { CvePackage } from "./types.ts";
+import {
+  AppNav,
+  AsOfPicker,
+  appPath,
+  dateOfDay,
+  formatDateTime,
+  intParam,
+  ListPager,
+  Show,
+  useApi,
+  useQueryState,
+} from "./widgets.tsx";
+
+interface CveReference {
+  affectedFunctions: string[];
+  ecosystem: string;
+  package: string;
+  reachesAffectedFunction: boolean | null;
+  reachedFunctions: string[];
+  source: { fullName: string; id: string; name: string; type: string };
+  target: { fullName: string; id: string; name: string; type: string };
+}
+
+const LIMIT = 20;
+const REFERENCE_LIMIT = 50;
+
+/**
+ * A CVE's occurrences in an application: the affected packages with their facts and referred external
+ * objects (the occurrences operation, paged, "as of" a day), then the application objects referring to
+ * them (the references operation).
+ */
+export function CveOccurrences() {
+  const { params } = useRoute();
+  const name = params.name ?? "";
+  const cve = params.id ?? "";
+  const [query, setQuery] = useQueryState();
+  const skip = intParam(query.skip, 0);
+  // A shared link may ask for another page size (1..100).
+  const limit = Math.min(100, Math.max(1, intParam(query.limit, LIMIT)));
+  const refSkip = intParam(query.refSkip, 0);
+  const date = dateOfDay(query.date);
+  const base = `/applications/${encodeURIComponent(name)}/insights/cve/${encodeURIComponent(cve)}`;
+  const occurrences = useApi<CvePackage[]>(`${base}/occurrences`, { limit, skip, date });
+  const references = useApi<CveReference[]>(`${base}/references`, {
+    limit: REFERENCE_LIMIT,
+    skip: refSkip,
+    date,
+  });
+  return (
+    <section aria-labelledby="page-heading">
+      <PageTitle title={`${cve} in ${name}`} />
+      <AppNav name={name} current="CVEs" />
+      <form class="filters" onSubmit={(e) => e.preventDefault()}>
+        <AsOfPicker
+          value={query.date}
+          onChange={(d) => setQuery({ date: d, skip: undefined, refSkip: undefined })}
+        />
+      </form>
+      <h2>Affected packages</h2>
+      <Show loaded={occurrences} what="the occurrences">
+        {(packages) => (
+          <>
+            {packages.length === 0 && skip === 0 ? (
+              <p>{cve} affects none of the packages of this analysis.</p>
+            ) : (
+              <div class="table-scroll">
+                <table class="occurrences">
+                  <caption>
+                    Packages affected by {cve}, with the external objects the application refers to
+                  </caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Package</th>
+                      <th scope="col">Version</th>
+                      <th scope="col">Released</th>
+                      <th scope="col">Releases per year</th>
+                      <th scope="col">Safer closest version</th>
+                      <th scope="col">Safest version</th>
+                      <th scope="col">Referred external objects</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {packages.map((p) => (
+                      <tr key={`${p.name}@${p.version}`}>
+                        <th scope="row">
+                          <a href={appPath(name, "packages", p.name)}>{p.name}</a>
+                        </th>
+                        <td>{p.version}</td>
+                        <td>
+                          {p.releaseDate ? formatDateTime(p.releaseDate.dateTime).slice(0, 10) : "unknown"}
+                        </td>
+                        <td class="numeric">{p.releasesPerYear ?? "–"}</td>
+                        <td>{p.saferClosestVersion ?? "none"}</td>
+                        <td>{p.safestVersion ?? "none"}</td>
+                        <td>
+                          {p.objects.length === 0 ? (
+                            "none referred"
+                          ) : (
+                            <ul class="objects">
+                              {p.objects.map((o) => (
+                                <li key={o.id}>
+                                  <code>{o.fullName}</code> <span class="type">{o.type}</span>
+                                </li>
+                              ))}
+                            </ul>
+                          )}
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            )}
+            <ListPager
+              skip={skip}
+              limit={limit}
+              shown={packages.length}
+              label="packages"
+              onSkip={(s) => setQuery({ skip: String(s) })}
+            />
+          </>
+        )}
+      </Show>
+      <h2>Application objects referring to them</h2>
+      <Show loaded={references} what="the references">
+        {(refs) => (
+          <>
+            {refs.length === 0 && refSkip === 0 ? (
+              <p>No application object refers to the affected packages.</p>
+            ) : (
+              <div class="table-scroll">
+                <table class="references">
+                  <caption>References from the application to the affected packages</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">External object</th>
+                      <th scope="col">Package</th>
+                      <th scope="col">Referred to by</th>
+                      <th scope="col">Affected function?</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {refs.map((r) => (
+                      <tr key={`${r.target.id}<-${r.source.id}`}>
+                        <td>
+                          <code>{r.target.fullName}</code>
+                        </td>
+                        <td>{r.package}</td>
+                        <td>
+                          <code>{r.source.fullName}</code> <span class="type">{r.source.type}</span>
+                        </td>
+                        <td>
+                          {r.reachesAffectedFunction === null
+                            ? "advisory names none"
+                            : r.reachesAffectedFunction
+                              ? `yes: ${r.reachedFunctions.join(", ")}`
+                              : "no"}
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            )}
+            <ListPager
+              skip={refSkip}
+              limit={REFERENCE_LIMIT}
+              shown={refs.length}
+              label="references"
+              onSkip={(s) => setQuery({ refSkip: String(s) })}
+            />
+          </>
+        )}
+      </Show>
+    </section>
+  );
+}

@@ -1,0 +1,267 @@
+import { useState } from "preact/hooks";
+import { useRoute } from "preact-iso";
+import { PageTitle } from "../../ui/page-title.tsx";
+import type { Interaction, Package } from "./types.ts";
+import {
+  AppNav,
+  AsOfPicker,
+  appPath,
+  dateOfDay,
+  formatDateTime,
+  intParam,
+  ListPager,
+  SeverityBadge,
+  Show,
+  useApi,
+  useQueryState,
+} from "./widgets.tsx";
+
+const LIMIT = 50;
+
+/** The packages an application uses: search by name, vulnerable only, "as of" a day. */
+export function ApplicationPackages() {
+  const { params } = useRoute();
+  const name = params.name ?? "";
+  const [query, setQuery] = useQueryState();
+  const skip = intParam(query.skip, 0);
+  const [text, setText] = useState(query.q ?? "");
+  const loaded = useApi<Package[]>(`/applications/${encodeURIComponent(name)}/packages`, {
+    limit: LIMIT,
+    skip,
+    q: query.q || undefined,
+    vulnerable: query.vulnerable === "true" ? "true" : undefined,
+    date: dateOfDay(query.date),
+  });
+  return (
+    <section aria-labelledby="page-heading">
+      <PageTitle title={`Packages of ${name}`} />
+      <AppNav name={name} current="packages" />
+      <form
+        class="filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setQuery({ q: text.trim() || undefined, skip: undefined });
+        }}
+      >
+        <div class="field">
+          <label for="pkg-q">Name contains</label>
+          <input id="pkg-q" type="search" value={text} onInput={(e) => setText(e.currentTarget.value)} />
+          <button type="submit">Search</button>
+        </div>
+        <label class="check">
+          <input
+            type="checkbox"
+            checked={query.vulnerable === "true"}
+            onChange={(e) =>
+              setQuery({ vulnerable: e.currentTarget.checked ? "true" : undefined, skip: undefined })
+            }
+          />
+          Vulnerable only
+        </label>
+        <AsOfPicker value={query.date} onChange={(date) => setQuery({ date, skip: undefined })} />
+      </form>
+      <Show loaded={loaded} what="the packages">
+        {(packages) => (
+          <>
+            {packages.length === 0 && skip === 0 ? (
+              <p>No package matches.</p>
+            ) : (
+              <div class="table-scroll">
+                <table>
+                  <caption>Packages in use, by name</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Package</th>
+                      <th scope="col">Ecosystem</th>
+                      <th scope="col">Version</th>
+                      <th scope="col">Worst severity</th>
+                      <th scope="col">CVEs</th>
+                      <th scope="col">Safest version</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {packages.map((p) => (
+                      <tr key={`${p.ecosystem}:${p.name}@${p.version}`}>
+                        <th scope="row">
+                          <a href={`${appPath(name, "packages", p.name)}?ecosystem=${p.ecosystem}`}>
+                            {p.name}
+                          </a>
+                        </th>
+                        <td>{p.ecosystem}</td>
+                        <td>{p.version}</td>
+                        <td>
+                          <SeverityBadge severity={p.maxSeverity} />
+                        </td>
+                        <td>{p.vulnerabilities.length === 0 ? "none" : p.vulnerabilities.join(", ")}</td>
+                        <td>{p.safestVersion ?? "none"}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            )}
+            <ListPager
+              skip={skip}
+              limit={LIMIT}
+              shown={packages.length}
+              label="packages"
+              onSkip={(s) => setQuery({ skip: String(s) })}
+            />
+          </>
+        )}
+      </Show>
+    </section>
+  );
+}
+
+const INTERACTION_LIMIT = 50;
+
+/** One package of an application: its facts and CVEs, and the application objects using it. */
+export function PackageDetail() {
+  const { params } = useRoute();
+  const name = params.name ?? "";
+  const pkg = params.package ?? "";
+  const [query, setQuery] = useQueryState();
+  const ecosystem = query.ecosystem === "npm" || query.ecosystem === "maven" ? query.ecosystem : undefined;
+  const skip = intParam(query.skip, 0);
+  const date = dateOfDay(query.date);
+  const app = `/applications/${encodeURIComponent(name)}`;
+  // The packages operation filters by a name part: the exact name (and ecosystem) is picked from its answer.
+  const versions = useApi<Package[]>(`${app}/packages`, { limit: 1000, q: pkg, date });
+  // Without an ecosystem, the references are asked for once the name is known to be in one ecosystem only
+  // (the API refuses an ambiguous name; the page offers a link per ecosystem instead).
+  const ecosystemsUsed = new Set(versions.data?.filter((p) => p.name === pkg).map((p) => p.ecosystem));
+  const ambiguous = !ecosystem && ecosystemsUsed.size > 1;
+  const interactions = useApi<Interaction[]>(
+    ecosystem || (versions.data && !ambiguous) ? `${app}/interactions` : undefined,
+    { package: pkg, ecosystem, limit: INTERACTION_LIMIT, skip, date },
+  );
+  return (
+    <section aria-labelledby="page-heading">
+      <PageTitle title={`${pkg} in ${name}`} />
+      <AppNav name={name} current="packages" />
+      <form class="filters" onSubmit={(e) => e.preventDefault()}>
+        <AsOfPicker value={query.date} onChange={(d) => setQuery({ date: d, skip: undefined })} />
+      </form>
+      <h2>Versions in use</h2>
+      <Show loaded={versions} what="the package">
+        {(all) => {
+          const mine = all.filter((p) => p.name === pkg && (!ecosystem || p.ecosystem === ecosystem));
+          if (mine.length === 0) return <p>This analysis does not use {pkg}.</p>;
+          const ecosystems = [...new Set(mine.map((p) => p.ecosystem))];
+          return (
+            <>
+              {ecosystems.length > 1 ? (
+                <p>
+                  {pkg} is used in several ecosystems: see the references of{" "}
+                  {ecosystems.map((e, i) => (
+                    <span key={e}>
+                      {i > 0 ? " or " : ""}
+                      <a href={`${appPath(name, "packages", pkg)}?ecosystem=${e}`}>the {e} package</a>
+                    </span>
+                  ))}
+                  .
+                </p>
+              ) : null}
+              {mine.map((p) => (
+                <dl class="pairs" key={`${p.ecosystem}@${p.version}`}>
+                  <div>
+                    <dt>Ecosystem</dt>
+                    <dd>{p.ecosystem}</dd>
+                  </div>
+                  <div>
+                    <dt>Version</dt>
+                    <dd>{p.version}</dd>
+                  </div>
+                  <div>
+                    <dt>Released</dt>
+                    <dd>{p.releaseDate ? formatDateTime(p.releaseDate.dateTime).slice(0, 10) : "unknown"}</dd>
+                  </div>
+                  <div>
+                    <dt>Releases per year</dt>
+                    <dd>{p.releasesPerYear ?? "unknown"}</dd>
+                  </div>
+                  <div>
+                    <dt>Safer closest version</dt>
+                    <dd>{p.saferClosestVersion ?? "none"}</dd>
+                  </div>
+                  <div>
+                    <dt>Safest version</dt>
+                    <dd>{p.safestVersion ?? "none"}</dd>
+                  </div>
+                  <div>
+                    <dt>Worst severity</dt>
+                    <dd>
+                      <SeverityBadge severity={p.maxSeverity} />
+                    </dd>
+                  </div>
+                  <div>
+                    <dt>CVEs</dt>
+                    <dd>
+                      {p.vulnerabilities.length === 0 ? (
+                        "none"
+                      ) : (
+                        <ul class="inline">
+                          {p.vulnerabilities.map((id) => (
+                            <li key={id}>
+                              <a href={appPath(name, "cves", id)}>{id}</a>
+                            </li>
+                          ))}
+                        </ul>
+                      )}
+                    </dd>
+                  </div>
+                </dl>
+              ))}
+            </>
+          );
+        }}
+      </Show>
+      {ambiguous ? null : <h2>Application objects using it</h2>}
+      {ambiguous ? null : (
+        <Show loaded={interactions} what="the references to the package">
+          {(refs) => (
+            <>
+              {refs.length === 0 && skip === 0 ? (
+                <p>No application object refers to this package.</p>
+              ) : (
+                <div class="table-scroll">
+                  <table>
+                    <caption>References to the package's external objects</caption>
+                    <thead>
+                      <tr>
+                        <th scope="col">External object</th>
+                        <th scope="col">Type</th>
+                        <th scope="col">Referred to by</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {refs.map((r) => (
+                        <tr key={`${r.target.id}<-${r.source.id}`}>
+                          <td>
+                            <code>{r.target.fullName}</code>
+                          </td>
+                          <td>{r.target.type}</td>
+                          <td>
+                            <code>{r.source.fullName}</code>
+                          </td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </div>
+              )}
+              <ListPager
+                skip={skip}
+                limit={INTERACTION_LIMIT}
+                shown={refs.length}
+                label="references"
+                onSkip={(s) => setQuery({ skip: String(s) })}
+              />
+            </>
+          )}
+        </Show>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,136 @@
+/** Small pieces the Applications pages share: loading REST data, severity badges, paging, "as of". */
+import type { ComponentChildren } from "preact";
+import { useLocation } from "preact-iso";
+import { ErrorBox } from "../../ui/error-box.tsx";
+import { Loading } from "../../ui/loading.tsx";
+import { Pager } from "../../ui/pager.tsx";
+import { type Loaded, useApiGet } from "../../ui/use-api.ts";
+import type { Severity } from "./types.ts";
+
+export { APPS, appPath } from "./paths.ts";
+export { useApiGet as useApi };
+
+import { APPS, appPath } from "./paths.ts";
+
+/** Renders `children(data)` once loaded; a status line while loading; the problem's detail on error. */
+export function Show<T>(props: {
+  loaded: Loaded<T>;
+  what: string;
+  children: (data: T) => ComponentChildren;
+}) {
+  const { loaded } = props;
+  if (loaded.error !== undefined) return <ErrorBox error={loaded.error} onRetry={loaded.reload} />;
+  if (loaded.loading || loaded.data === undefined) return <Loading what={props.what} />;
+  return <>{props.children(loaded.data)}</>;
+}
+
+export function SeverityBadge({ severity }: { severity: Severity | string | null }) {
+  if (!severity) return <span class="sev sev-none">none</span>;
+  return <span class={`sev sev-${severity.toLowerCase()}`}>{severity}</span>;
+}
+
+/** "2024-03-01T00:00:00Z" as "2024-03-01 00:00 UTC": unambiguous, the same for every viewer. */
+export function formatDateTime(iso: string): string {
+  return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+}
+
+/** The page's query string as state: reading it, and replacing some of its keys (history entry). */
+export function useQueryState(): [
+  Record<string, string>,
+  (changes: Record<string, string | undefined>) => void,
+] {
+  const location = useLocation();
+  const query = location.query;
+  const set = (changes: Record<string, string | undefined>) => {
+    const next = new URLSearchParams();
+    for (const [k, v] of Object.entries({ ...query, ...changes }))
+      if (v !== undefined && v !== "") next.set(k, v);
+    const search = next.toString();
+    location.route(`${location.path}${search ? `?${search}` : ""}`);
+  };
+  return [query, set];
+}
+
+/**
+ * The "as of" date picker: a calendar day, sent to the API as `date` = the end of that day in UTC, so
+ * the latest analysis made on or before the chosen day is shown.
+ */
+export function AsOfPicker(props: {
+  value: string | undefined;
+  onChange: (day: string | undefined) => void;
+}) {
+  return (
+    <div class="field as-of">
+      <label for="as-of">As of (UTC day)</label>
+      <input
+        id="as-of"
+        type="date"
+        value={props.value?.slice(0, 10) ?? ""}
+        onChange={(e) => props.onChange((e.currentTarget as HTMLInputElement).value || undefined)}
+      />
+      {props.value ? (
+        <button type="button" onClick={() => props.onChange(undefined)}>
+          Latest analysis
+        </button>
+      ) : null}
+    </div>
+  );
+}
+
+/** The REST `date` for a picked day (end of the day, UTC); undefined for the latest analysis. */
+export const dateOfDay = (day: string | undefined): string | undefined => {
+  if (!day) return undefined;
+  if (/^\d{4}-\d{2}-\d{2}$/.test(day)) return `${day}T23:59:59Z`;
+  // A link from the timeline carries the analysis's exact instant.
+  return /^\d{4}-\d{2}-\d{2}T[\d:.]+Z$/.test(day) ? day : undefined;
+};
+
+/** The shell's pager for list operations without a total: a full page may have a next one. */
+export function ListPager(props: {
+  skip: number;
+  limit: number;
+  shown: number;
+  label: string;
+  onSkip: (skip: number) => void;
+}) {
+  if (props.skip === 0 && props.shown < props.limit) return null;
+  return (
+    <Pager
+      offset={props.skip}
+      limit={props.limit}
+      hasMore={props.shown === props.limit}
+      onChange={props.onSkip}
+      label={`${props.label} pages`}
+    />
+  );
+}
+
+/** The sub-navigation of one application's pages. */
+export function AppNav({ name, current }: { name: string; current: string }) {
+  const links: [string, string][] = [
+    ["overview", appPath(name)],
+    ["CVEs", appPath(name, "cves")],
+    ["packages", appPath(name, "packages")],
+    ["compare", appPath(name, "compare")],
+  ];
+  return (
+    <nav class="app-nav" aria-label={`Application ${name}`}>
+      <a href={APPS}>All applications</a>
+      <ul>
+        {links.map(([label, href]) => (
+          <li key={href}>
+            <a href={href} aria-current={label === current ? "page" : undefined}>
+              {label[0]?.toUpperCase()}
+              {label.slice(1)}
+            </a>
+          </li>
+        ))}
+      </ul>
+    </nav>
+  );
+}
+
+export const intParam = (value: string | undefined, fallback: number): number => {
+  const n = Number(value);
+  return Number.isInteger(n) && n >= 0 ? n : fallback;
+};
