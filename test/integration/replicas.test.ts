@@ -147,6 +147,7 @@ describe("replicas on one PostgreSQL store (issue 16)", () => {
       ),
     );
     assert.ok(applied.includes("013-service-state"), `migrations reported: ${applied.join(" ")}`);
+    assert.equal(applied.length, 12, `every migration applied by one replica: ${applied.join(" ")}`);
     assert.equal(new Set(applied).size, applied.length, `a migration ran twice: ${applied.join(" ")}`);
     for (const replica of Object.values(replicas))
       assert.doesNotMatch(replica.stderr(), /migration .* failed/);
