@@ -94,6 +94,24 @@ describe("embedded identity provider: signing keys", () => {
           ["current", "next"],
         );
       });
+
+      it("two rotations at once (two processes) both happen: neither loses the other's keys", async () => {
+        const [current, next] = await load();
+        const rotate = () => withVault(store, (vault) => rotateSigningKeys(vault, KEY_RETENTION_SECONDS));
+        const [first, second] = await Promise.all([rotate(), rotate()]);
+        const results = [first, second].sort((x, y) =>
+          x.current === next?.kid ? -1 : y.current === next?.kid ? 1 : 0,
+        );
+        assert.equal(results[0]?.current, next?.kid, "one rotation made the published next key current");
+        assert.equal(results[1]?.current, results[0]?.next, "the other started from its keys");
+        const keys = await load();
+        assert.deepEqual(
+          keys.map((k) => k.status),
+          ["current", "next", "retired", "retired", "retired"],
+        );
+        assert.equal(keys[0]?.kid, results[1]?.current);
+        assert.ok(keys.some((k) => k.kid === current?.kid && k.status === "retired"));
+      });
     });
   }
 
