@@ -84,16 +84,20 @@ describe("2025-era sessions across replicas behind HAProxy", {
     base = `http://127.0.0.1:${lbPort}`;
     const ports = { A: await freePort(), B: await freePort() };
     for (const [name, port] of Object.entries(ports)) {
-      const service = await spawnService(["--data-dir", tempDir(), "--port", String(port)], {
-        DATABASE_URL: store.databaseUrl,
-        PUBLIC_URL: base,
-        IMAGING_SECRETS_KEY: KEY,
-        REST_PORT: "0",
-        MCP_ANALYSIS_PORT: "0",
-        MCP_GATEKEEPER_PORT: "0",
-        IMAGING_BIND_ADDRESS: "127.0.0.1",
-        IDP_EXTRA_CA_FILE: caFile,
-      });
+      const service = await spawnService(
+        ["--data-dir", tempDir(), "--port", String(port)],
+        {
+          DATABASE_URL: store.databaseUrl,
+          PUBLIC_URL: base,
+          IMAGING_SECRETS_KEY: KEY,
+          REST_PORT: "0",
+          MCP_ANALYSIS_PORT: "0",
+          MCP_GATEKEEPER_PORT: "0",
+          IMAGING_BIND_ADDRESS: "127.0.0.1",
+          IDP_EXTRA_CA_FILE: caFile,
+        },
+        120_000,
+      );
       children[name] = service.child;
     }
     const handle = await openStore({ databaseUrl: store.databaseUrl, sqliteFile: store.sqliteFile });

@@ -70,12 +70,24 @@ describe("replicas on one PostgreSQL store (issue 16)", () => {
     dirs.push(dir);
     return dir;
   };
-  const startReplica = async (name: string, proxyUrl: string, extra: NodeJS.ProcessEnv = {}) => {
+  const startReplica = async (
+    name: string,
+    proxyUrl: string,
+    extra: NodeJS.ProcessEnv = {},
+    args: string[] = [],
+  ) => {
     const port = await freePort();
     const dir = dataDir();
-    const service = await spawnService(["--data-dir", dir, "--port", String(port)], env(proxyUrl, extra));
+    const service = await spawnService(
+      ["--data-dir", dir, "--port", String(port), ...args],
+      env(proxyUrl, extra),
+      120_000,
+    );
     replicas[name] = { child: service.child, port, dataDir: dir, stderr: service.stderr };
-    return replicas[name];
+    return {
+      ...(replicas[name] as Replica),
+      summary: service.summary as typeof service.summary & { mcp: Record<string, string> },
+    };
   };
   const portOf = (name: string) => () => (replicas[name] as Replica).port;
 
@@ -87,11 +99,28 @@ describe("replicas on one PostgreSQL store (issue 16)", () => {
     const caDir = dataDir();
     caFile = join(caDir, "ca.pem");
     writeFileSync(caFile, documents.ca);
-    proxy = await startSwitchProxy(0, { A: portOf("A"), B: portOf("B"), C: portOf("C") });
+    proxy = await startSwitchProxy(0, {
+      A: portOf("A"),
+      B: portOf("B"),
+      C: portOf("C"),
+      D: portOf("D"),
+    });
 
     // Replicas starting together on an empty database: the migrations run once, under Kysely's
     // PostgreSQL advisory lock; the others wait and find nothing to do.
-    await Promise.all(["A", "B", "C"].map((name) => startReplica(name, proxy.url)));
+    const [a] = await Promise.all(["A", "B", "C"].map((name) => startReplica(name, proxy.url)));
+    // D runs only the gateway (and so the identity provider), with A's REST API and MCP servers.
+    const internal = (a as Awaited<ReturnType<typeof startReplica>>).summary;
+    await startReplica(
+      "D",
+      proxy.url,
+      {
+        REST_UPSTREAM_URL: internal.rest,
+        MCP_ANALYSIS_UPSTREAM_URL: internal.mcp.analysis,
+        MCP_GATEKEEPER_UPSTREAM_URL: internal.mcp.gatekeeper,
+      },
+      ["--only", "gateway"],
+    );
 
     const handle = await openStore({ databaseUrl: store.databaseUrl, sqliteFile: store.sqliteFile });
     try {
@@ -204,7 +233,7 @@ describe("replicas on one PostgreSQL store (issue 16)", () => {
     assert.equal(cli.code, 0, cli.stderr);
     const rotation = JSON.parse(cli.stdout) as { current: string; next: string };
     assert.equal(rotation.current, oldNext);
-    for (const name of ["A", "B", "C"]) {
+    for (const name of ["A", "B", "C", "D"]) {
       const deadline = Date.now() + 10_000;
       while ((await jwks(name))[0] !== rotation.current) {
         assert.ok(Date.now() < deadline, `replica ${name} did not load the rotated keys`);
@@ -220,6 +249,20 @@ describe("replicas on one PostgreSQL store (issue 16)", () => {
       assert.equal((await listApplications(late.accessToken)).isError, undefined, `new token on ${name}`);
       assert.equal((await listApplications(early.accessToken)).isError, undefined, `old token on ${name}`);
     }
+  });
+
+  it("a gateway-only replica (--only gateway) signs in and serves like the others", async () => {
+    proxy.use("D");
+    const onD = await authorize(setup, { username: "bob", password: USERS.bob.password });
+    proxy.use("B");
+    assert.equal((await listApplications(onD.accessToken)).isError, undefined, "D's token on B");
+    proxy.use("B");
+    const onB = await authorize(setup, { username: "alice", password: USERS.alice.password });
+    proxy.use("D");
+    const result = await listApplications(onB.accessToken);
+    assert.equal(result.isError, undefined, "B's token on D");
+    assert.match(JSON.stringify(result.content), /shop/);
+    assert.deepEqual(await jwks("D"), await jwks("A"));
   });
 
   it("sign-in throttling is shared: failures on A lock the account on B", async () => {
