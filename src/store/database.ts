@@ -15,6 +15,7 @@ import { advisoryRecordsMigration } from "./migrations/008-advisory-records.ts";
 import { registeredClientsMigration } from "./migrations/009-registered-clients.ts";
 import { affectedFunctionsMigration } from "./migrations/011-affected-functions.ts";
 import { occurrenceModelMigration } from "./migrations/012-occurrence-model.ts";
+import { serviceStateMigration } from "./migrations/013-service-state.ts";
 import { consoleSessionsMigration } from "./migrations/014-console-sessions.ts";
 import { createNodeSqliteDialect, openNodeSqliteDatabase } from "./node-sqlite-dialect.ts";
 import { createPooledSqliteDialect } from "./pooled-sqlite-dialect.ts";
@@ -29,6 +30,8 @@ export interface StoreHandle {
   location: string;
   /** What opening changed on disk for safety (data directory or store files tightened), for the log. */
   notices: string[];
+  /** The migrations this opening applied (replicas starting together: exactly one of them applies each). */
+  migrated: string[];
   close(): Promise<void>;
 }
 
@@ -60,7 +63,7 @@ export async function openStore(options: OpenStoreOptions): Promise<StoreHandle>
     : openSqlite(options.sqliteFile, options.readWorkers ?? defaultReadWorkers(), options.log);
   if (options.migrate ?? true) {
     try {
-      await migrateToLatest(handle);
+      handle.migrated = await migrateToLatest(handle);
     } catch (error) {
       await handle.close();
       throw error;
@@ -77,7 +80,7 @@ function openSqlite(file: string, readWorkers: number, log?: (event: LogEvent) =
     ? createPooledSqliteDialect(file, openNodeSqliteDatabase(file).database, readWorkers)
     : createNodeSqliteDialect(file);
   const db = new Kysely<Database>({ dialect, ...(log ? { log } : {}) });
-  return { db, kind: "sqlite", location: file, notices, close: () => db.destroy() };
+  return { db, kind: "sqlite", location: file, notices, migrated: [], close: () => db.destroy() };
 }
 
 function openPostgres(url: string, log?: (event: LogEvent) => void): StoreHandle {
@@ -92,10 +95,17 @@ function openPostgres(url: string, log?: (event: LogEvent) => void): StoreHandle
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...(log ? { log } : {}) });
   const safe = new URL(url);
   safe.password = "";
-  return { db, kind: "postgres", location: safe.toString(), notices: [], close: () => db.destroy() };
+  return {
+    db,
+    kind: "postgres",
+    location: safe.toString(),
+    notices: [],
+    migrated: [],
+    close: () => db.destroy(),
+  };
 }
 
-const migrationNames = [
+export const migrationNames = [
   "001-initial",
   "002-gate-rules",
   "003-users",
@@ -107,6 +117,7 @@ const migrationNames = [
   "009-registered-clients",
   "011-affected-functions",
   "012-occurrence-model",
+  "013-service-state",
   "014-console-sessions",
 ] as const;
 
@@ -124,12 +135,16 @@ function inCodeMigrations(kind: StoreKind): MigrationProvider {
       [migrationNames[8]]: registeredClientsMigration(),
       [migrationNames[9]]: affectedFunctionsMigration(kind),
       [migrationNames[10]]: occurrenceModelMigration(kind),
-      [migrationNames[11]]: consoleSessionsMigration(),
+      [migrationNames[11]]: serviceStateMigration(),
+      [migrationNames[12]]: consoleSessionsMigration(),
     }),
   };
 }
 
 export async function migrateToLatest(handle: StoreHandle): Promise<string[]> {
+  // On PostgreSQL, Kysely's Migrator holds a session advisory lock (pg_advisory_lock) while it checks
+  // and applies migrations, so replicas starting together apply each migration once and the others
+  // wait, then find nothing left to do. On SQLite, one file is one machine: its write lock suffices.
   // Migrations are independent of each other, and one developed beside another may land after it: a store
   // that already ran 008 still takes 007.
   const migrator = new Migrator({
