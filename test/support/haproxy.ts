@@ -38,9 +38,9 @@ export const HEALTH_PATH = "/mcp/healthcheck";
 
 /**
  * The configuration of the tests and the benchmark: round robin over the replicas, an HTTP health check
- * every 500 ms (two failures take a server out, two successes bring it back), and a connection that fails
- * (a replica just killed, not yet marked down) retried on another server, which is safe because nothing
- * was sent yet.
+ * every second (three failures take a server out, two successes bring it back), and a connection that
+ * fails (a replica just killed, not yet marked down) retried on another server, which is safe because
+ * nothing was sent yet.
  */
 export function haproxyConfig(options: {
   port: number;
@@ -50,9 +50,7 @@ export function haproxyConfig(options: {
   healthPath?: string;
   maxconn?: number;
 }): string {
-  const servers = options.backends.map(
-    (b) => `  server ${b.name} 127.0.0.1:${b.port} check inter 500ms fall 2 rise 2`,
-  );
+  const servers = options.backends.map((b) => `  server ${b.name} 127.0.0.1:${b.port}`);
   const pins = options.pinnable
     ? options.backends.map((b) => `  use-server ${b.name} if { req.hdr(${PIN_HEADER}) -m str ${b.name} }`)
     : [];
@@ -69,6 +67,8 @@ export function haproxyConfig(options: {
     "  retries 3",
     "  option redispatch 1",
     "  retry-on conn-failure",
+    "  timeout queue 30s",
+    "  timeout check 5s",
     "frontend imaging",
     `  bind 127.0.0.1:${options.port}`,
     "  default_backend replicas",
@@ -78,8 +78,15 @@ export function haproxyConfig(options: {
     "  stats uri /stats",
     "backend replicas",
     "  balance roundrobin",
+    // 2025-era sessions stay on the replica that created them (docs/deployment.md), as in deploy/.
+    "  stick-table type string len 64 size 100k expire 1h",
+    "  stick on req.hdr(mcp-session-id)",
+    "  stick store-response res.hdr(mcp-session-id)",
     `  option httpchk GET ${options.healthPath ?? HEALTH_PATH}`,
     "  http-check expect status 200",
+    // Each replica gets at most 64 requests at once, the rest wait in HAProxy's queue: an overloaded
+    // replica answers its health check late and would be taken out, sending its load to the others.
+    "  default-server check inter 1s fall 3 rise 2 maxconn 64",
     ...pins,
     ...servers,
     "",

@@ -203,7 +203,10 @@ export async function callApplications(
     return { ok: true, names: message.result.structuredContent.applications.map((a) => a.name).sort() };
   } catch (error) {
     const cause = (error as Error).cause as { code?: string; message?: string } | undefined;
-    return { ok: false, reason: `${(error as Error).message}${cause ? ` (${cause.code ?? cause.message})` : ""}` };
+    return {
+      ok: false,
+      reason: `${(error as Error).message}${cause ? ` (${cause.code ?? cause.message})` : ""}`,
+    };
   }
 }
 

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnService } from "./cli.ts";
-import { type RunningHaproxy, startHaproxy } from "./haproxy.ts";
+import { HEALTH_PATH, type RunningHaproxy, startHaproxy } from "./haproxy.ts";
 import { freePort, internalPortsBeside } from "./service.ts";
 
 export interface Replica {
@@ -62,18 +62,20 @@ export async function startReplicas(options: {
     return { name, direct: `http://127.0.0.1:${port}`, port, child: started.child, stderr: started.stderr };
   };
   const replicas: Replica[] = [];
-  const haproxy = await startHaproxy({
-    port: haproxyPort,
-    pinnable: options.pinnable,
-    backends: names.map((name) => ({ name, port: ports.get(name) as number })),
-  });
+  let haproxy: RunningHaproxy | undefined;
   try {
     // One after the other: the first runs the migrations and provisioning, the others find them done.
     for (const name of names) replicas.push(await launch(name));
+    haproxy = await startHaproxy({
+      port: haproxyPort,
+      pinnable: options.pinnable,
+      healthPath: await healthPathOf(replicas[0] as Replica),
+      backends: names.map((name) => ({ name, port: ports.get(name) as number })),
+    });
     for (const name of names) await haproxy.waitFor(name, "UP");
   } catch (error) {
     for (const r of replicas) r.child.kill("SIGKILL");
-    await haproxy.stop();
+    await haproxy?.stop();
     throw error;
   }
   const find = (name: string) => {
@@ -87,8 +89,9 @@ export async function startReplicas(options: {
     child.kill(signal);
     await exited;
   };
+  const lb = haproxy;
   return {
-    haproxy,
+    haproxy: lb,
     base,
     replicas,
     async kill(name) {
@@ -101,8 +104,18 @@ export async function startReplicas(options: {
     },
     async stop() {
       await Promise.all(replicas.map((r) => stopChild(r.child, "SIGTERM")));
-      await haproxy.stop();
+      await lb.stop();
       for (const dir of dataDirs.values()) rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The readiness endpoint (`/readyz`: the store and every upstream answer) when the build has it, else the
+ * gateway's older `/mcp/healthcheck` (which answers 200 even when an upstream is down).
+ */
+async function healthPathOf(replica: Replica): Promise<string> {
+  const response = await fetch(`${replica.direct}/readyz`).catch(() => undefined);
+  await response?.body?.cancel();
+  return response?.status === 200 ? "/readyz" : HEALTH_PATH;
 }
