@@ -15,6 +15,7 @@ import { advisoryRecordsMigration } from "./migrations/008-advisory-records.ts";
 import { registeredClientsMigration } from "./migrations/009-registered-clients.ts";
 import { affectedFunctionsMigration } from "./migrations/011-affected-functions.ts";
 import { occurrenceModelMigration } from "./migrations/012-occurrence-model.ts";
+import { serviceStateMigration } from "./migrations/013-service-state.ts";
 import { createNodeSqliteDialect, openNodeSqliteDatabase } from "./node-sqlite-dialect.ts";
 import { createPooledSqliteDialect } from "./pooled-sqlite-dialect.ts";
 import type { Database } from "./schema.ts";
@@ -28,6 +29,8 @@ export interface StoreHandle {
   location: string;
   /** What opening changed on disk for safety (data directory or store files tightened), for the log. */
   notices: string[];
+  /** The migrations this opening applied (replicas starting together: exactly one of them applies each). */
+  migrated: string[];
   close(): Promise<void>;
 }
 
@@ -59,7 +62,7 @@ export async function openStore(options: OpenStoreOptions): Promise<StoreHandle>
     : openSqlite(options.sqliteFile, options.readWorkers ?? defaultReadWorkers(), options.log);
   if (options.migrate ?? true) {
     try {
-      await migrateToLatest(handle);
+      handle.migrated = await migrateToLatest(handle);
     } catch (error) {
       await handle.close();
       throw error;
@@ -76,7 +79,7 @@ function openSqlite(file: string, readWorkers: number, log?: (event: LogEvent) =
     ? createPooledSqliteDialect(file, openNodeSqliteDatabase(file).database, readWorkers)
     : createNodeSqliteDialect(file);
   const db = new Kysely<Database>({ dialect, ...(log ? { log } : {}) });
-  return { db, kind: "sqlite", location: file, notices, close: () => db.destroy() };
+  return { db, kind: "sqlite", location: file, notices, migrated: [], close: () => db.destroy() };
 }
 
 function openPostgres(url: string, log?: (event: LogEvent) => void): StoreHandle {
@@ -91,7 +94,14 @@ function openPostgres(url: string, log?: (event: LogEvent) => void): StoreHandle
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...(log ? { log } : {}) });
   const safe = new URL(url);
   safe.password = "";
-  return { db, kind: "postgres", location: safe.toString(), notices: [], close: () => db.destroy() };
+  return {
+    db,
+    kind: "postgres",
+    location: safe.toString(),
+    notices: [],
+    migrated: [],
+    close: () => db.destroy(),
+  };
 }
 
 const migrationNames = [
@@ -106,6 +116,7 @@ const migrationNames = [
   "009-registered-clients",
   "011-affected-functions",
   "012-occurrence-model",
+  "013-service-state",
 ] as const;
 
 function inCodeMigrations(kind: StoreKind): MigrationProvider {
@@ -122,11 +133,15 @@ function inCodeMigrations(kind: StoreKind): MigrationProvider {
       [migrationNames[8]]: registeredClientsMigration(),
       [migrationNames[9]]: affectedFunctionsMigration(kind),
       [migrationNames[10]]: occurrenceModelMigration(kind),
+      [migrationNames[11]]: serviceStateMigration(),
     }),
   };
 }
 
 export async function migrateToLatest(handle: StoreHandle): Promise<string[]> {
+  // On PostgreSQL, Kysely's Migrator holds a session advisory lock (pg_advisory_lock) while it checks
+  // and applies migrations, so replicas starting together apply each migration once and the others
+  // wait, then find nothing left to do. On SQLite, one file is one machine: its write lock suffices.
   // Migrations are independent of each other, and one developed beside another may land after it: a store
   // that already ran 008 still takes 007.
   const migrator = new Migrator({

@@ -20,7 +20,7 @@
  * 3. Token exchange grant: one MCP access token for alice (browserless `authorize`), then
  *    BENCH_EXCHANGE_SEQUENTIAL sequential exchanges (unloaded latency) and autocannon for
  *    BENCH_EXCHANGE_SECONDS at BENCH_EXCHANGE_CONNECTIONS connections against the token endpoint as
- *    `mcp-token-exchange` (client_secret_basic, the secret of DATA_DIR/secrets/mcp-token-exchange.secret).
+ *    `mcp-token-exchange` (client_secret_basic, its secret sealed in the store).
  *    autocannon runs in a worker thread of this process (this same file) so that it does not share the
  *    service's event loop; every response must be 200 with a new access token (checked in the worker).
  * 4. Prints the report, writes .bench-data/sign-in-last-run.json and the results block of the "Sign-in and
@@ -30,7 +30,6 @@
  * temporary directories are cleaned up on success and on failure.
  */
 
-import { execFileSync } from "node:child_process";
 import diagnostics from "node:diagnostics_channel";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
@@ -63,6 +62,7 @@ import {
 } from "../support/idp-flow.ts";
 import { aiClientProvider, CHROMIUM_FLAGS } from "../support/mcp-sign-in.ts";
 import { type CallbackServer, startCallbackServer } from "../support/oauth-callback.ts";
+import { storedSecret } from "../support/stored-secrets.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
 import { CLOCK_TICKS, knob } from "./bench-kit.ts";
 
@@ -709,10 +709,10 @@ interface ExchangeResult {
 async function exchangeBenchmark(
   bench: Bench,
   setup: ClientSetup,
-  dataDir: string,
+  store: TestStore,
   settings: Settings,
 ): Promise<ExchangeResult> {
-  const secret = readFileSync(join(dataDir, "secrets", "mcp-token-exchange.secret"), "utf8").trim();
+  const secret = await storedSecret(store, "mcp-token-exchange");
   const subject = await authorize(setup, { username: USER, password: USERS[USER].password });
   const subjectClaims = decodeJwt(subject.accessToken).payload;
   const audience = subjectClaims.aud;
@@ -1163,7 +1163,7 @@ async function main(settings: Settings, fullRun: boolean): Promise<void> {
     log(`browserless: median ${stats(reference.map((r) => r.wallMs)).median} ms wall`);
 
     // 3. Token exchange.
-    const exchange = await exchangeBenchmark(bench, setup, store.dataDir, settings);
+    const exchange = await exchangeBenchmark(bench, setup, store, settings);
 
     const pick = (f: (r: JourneyResult) => number) => stats(runs.map(f));
     const report: Report = {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import * as oauth from "oauth4webapi";
@@ -25,6 +25,7 @@ import {
 } from "../support/mcp-sign-in.ts";
 import { type CallbackServer, startCallbackServer } from "../support/oauth-callback.ts";
 import { freePort } from "../support/service.ts";
+import { storedSecret } from "../support/stored-secrets.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
 
 /**
@@ -107,10 +108,7 @@ describe("the service's log holds no token or secret (full sign-in, tool call, R
     const secrets: Record<string, string> = {
       "alice's password": USERS.alice.password,
       "the API key": apiKey,
-      "mcp-token-exchange's client secret": readFileSync(
-        join(store.dataDir, "secrets", "mcp-token-exchange.secret"),
-        "utf8",
-      ).trim(),
+      "mcp-token-exchange's client secret": await storedSecret(store, "mcp-token-exchange"),
     };
 
     // 1. Sign-in in Chromium (sign-in and consent pages), as Claude Code does it.

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -8,6 +8,7 @@ import { deleteCimdProfile } from "../../src/store/cimd.ts";
 import { openStore } from "../../src/store/database.ts";
 import { runCli } from "../support/cli.ts";
 import { type IdpService, startIdpService } from "../support/idp-flow.ts";
+import { storedSecret } from "../support/stored-secrets.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
 
 /**
@@ -50,8 +51,8 @@ describe("imaging doctor (embedded identity provider)", () => {
   const failing = (checks: Check[]) =>
     checks.filter((c) => c.verdict === "fail").map((c) => `${c.id}: ${c.detail}`);
   const failingIds = (checks: Check[]) => checks.filter((c) => c.verdict === "fail").map((c) => c.id);
-  const secret = () =>
-    readFileSync(join(store.dataDir, "secrets", "mcp-token-exchange.secret"), "utf8").trim();
+  let exchangeSecret = "";
+  const secret = () => exchangeSecret;
 
   /** A client of its own per mistake, correct (HTTP variant, as base_url is http) until the test breaks it. */
   async function addClient(name: string): Promise<string> {
@@ -66,6 +67,7 @@ describe("imaging doctor (embedded identity provider)", () => {
   before(async () => {
     store = await createTestStore("sqlite");
     idp = await startIdpService(store);
+    exchangeSecret = await storedSecret(store, "mcp-token-exchange");
   });
   after(async () => {
     await idp?.stop();

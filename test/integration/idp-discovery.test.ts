@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { Agent, fetch as undiciFetch } from "undici";
+import { readStoredSecret } from "../../src/idp/stored-secrets.ts";
 import { openStore } from "../../src/store/database.ts";
 import { listUsers, verifyCredentials } from "../../src/store/users.ts";
 import { runCli, spawnService } from "../support/cli.ts";
@@ -18,6 +19,7 @@ import {
   startIdpService,
 } from "../support/idp-flow.ts";
 import { freePort } from "../support/service.ts";
+import { withVault } from "../support/stored-secrets.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
 
 type Metadata = Record<string, unknown> & {
@@ -105,16 +107,29 @@ describe("embedded identity provider: discovery", () => {
     assert.equal(((await response.json()) as { error: string }).error, "not_found");
   });
 
-  it("keeps its secrets in the data directory, private to the service's user", () => {
-    if (process.platform === "win32") return;
-    for (const file of [
-      "idp-signing-keys.json",
-      "mcp-token-exchange.secret",
-      "idp-cookie-key.secret",
-      "idp-csrf-key.secret",
-    ]) {
-      assert.equal(statSync(join(store.dataDir, "secrets", file)).mode & 0o777, 0o600, file);
+  it("keeps its secrets sealed in the store, the key that opens them private to the service's user", async () => {
+    const names = ["idp-signing-keys", "mcp-token-exchange", "idp-cookie-key", "idp-csrf-key"];
+    const values = await withVault(store, async (vault) => {
+      const found: string[] = [];
+      for (const name of names) {
+        const value = await readStoredSecret(vault, name);
+        assert.ok(value, `the store holds ${name}`);
+        found.push(value);
+      }
+      return found;
+    });
+    const rows = await withVault(store, (vault) =>
+      vault.db
+        .withTables<{ service_secrets: { name: string; sealed: string } }>()
+        .selectFrom("service_secrets")
+        .selectAll()
+        .execute(),
+    );
+    for (const value of values) {
+      assert.ok(!JSON.stringify(rows).includes(value), "no secret is in the database in clear");
     }
+    if (process.platform === "win32") return;
+    assert.equal(statSync(join(store.dataDir, "secrets", "store-secrets-key.secret")).mode & 0o777, 0o600);
   });
 });
 

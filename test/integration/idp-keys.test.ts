@@ -1,11 +1,8 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type CallToolResult, Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { KEY_RETENTION_SECONDS } from "../../src/idp/provider/realm.ts";
-import { loadSigningKeys, rotateSigningKeys, signingKeysPath } from "../../src/idp/provider/signing-keys.ts";
+import { loadSigningKeys, rotateSigningKeys } from "../../src/idp/provider/signing-keys.ts";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import { runCli } from "../support/cli.ts";
 import {
@@ -22,61 +19,83 @@ import {
   startIdpService,
   USERS,
 } from "../support/idp-flow.ts";
-import { createTestStore, type TestStore } from "../support/stores.ts";
+import { storedSecret, withVault } from "../support/stored-secrets.ts";
+import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 
 type Jwks = { keys: Record<string, unknown>[] };
 
 describe("embedded identity provider: signing keys", () => {
-  describe("the key file", () => {
-    let dir: string;
-    before(() => {
-      dir = mkdtempSync(join(tmpdir(), "imaging-keys-"));
-    });
-    after(() => rmSync(dir, { recursive: true, force: true }));
+  for (const kind of STORE_KINDS) {
+    describe(`the stored keys (${kind})`, () => {
+      let store: TestStore;
+      before(async () => {
+        store = await createTestStore(kind);
+      });
+      after(() => store?.drop());
+      const load = (now?: Date) =>
+        withVault(
+          store,
+          async (vault) => (await loadSigningKeys(vault, KEY_RETENTION_SECONDS, now ? { now } : {})).keys,
+        );
 
-    it("is created once with a current and a next key, readable by the service's user only", async () => {
-      const keys = await loadSigningKeys(dir, KEY_RETENTION_SECONDS);
-      assert.deepEqual(
-        keys.map((k) => k.status),
-        ["current", "next"],
-      );
-      if (process.platform !== "win32") assert.equal(statSync(signingKeysPath(dir)).mode & 0o777, 0o600);
-      const again = await loadSigningKeys(dir, KEY_RETENTION_SECONDS);
-      assert.deepEqual(
-        again.map((k) => k.kid),
-        keys.map((k) => k.kid),
-      );
-    });
+      it("are created once with a current and a next key, sealed: the store holds no private key in clear", async () => {
+        const keys = await load();
+        assert.deepEqual(
+          keys.map((k) => k.status),
+          ["current", "next"],
+        );
+        const again = await load();
+        assert.deepEqual(
+          again.map((k) => k.kid),
+          keys.map((k) => k.kid),
+        );
+        const rows = await withVault(store, (vault) =>
+          vault.db
+            .withTables<{ service_secrets: { name: string; sealed: string } }>()
+            .selectFrom("service_secrets")
+            .selectAll()
+            .execute(),
+        );
+        const row = rows.find((r) => r.name === "idp-signing-keys");
+        assert.ok(row, "the keys are a row of service_secrets");
+        assert.match(row.sealed, /^v1\./);
+        const privateExponent = String(keys[0]?.jwk.d);
+        assert.ok(!JSON.stringify(rows).includes(privateExponent), "no private key in clear");
+        assert.ok(!JSON.stringify(rows).includes(String(keys[0]?.kid)), "not even the key id in clear");
+      });
 
-    it("rotation: next becomes current, current is retired and dropped once its tokens have expired", async () => {
-      const [current, next] = await loadSigningKeys(dir, KEY_RETENTION_SECONDS);
-      const now = new Date();
-      const result = await rotateSigningKeys(dir, KEY_RETENTION_SECONDS, now);
-      assert.equal(result.current, next?.kid);
-      assert.deepEqual(
-        result.retired.map((r) => r.kid),
-        [current?.kid],
-      );
-      assert.equal(
-        result.retired[0]?.publishedUntil,
-        new Date(now.getTime() + KEY_RETENTION_SECONDS * 1000).toISOString(),
-      );
-      const published = await loadSigningKeys(dir, KEY_RETENTION_SECONDS, now);
-      assert.deepEqual(
-        published.map((k) => [k.kid, k.status]),
-        [
-          [next?.kid, "current"],
-          [result.next, "next"],
-          [current?.kid, "retired"],
-        ],
-      );
-      const later = new Date(now.getTime() + (KEY_RETENTION_SECONDS + 1) * 1000);
-      assert.deepEqual(
-        (await loadSigningKeys(dir, KEY_RETENTION_SECONDS, later)).map((k) => k.status),
-        ["current", "next"],
-      );
+      it("rotation: next becomes current, current is retired and dropped once its tokens have expired", async () => {
+        const [current, next] = await load();
+        const now = new Date();
+        const result = await withVault(store, (vault) =>
+          rotateSigningKeys(vault, KEY_RETENTION_SECONDS, { now }),
+        );
+        assert.equal(result.current, next?.kid);
+        assert.deepEqual(
+          result.retired.map((r) => r.kid),
+          [current?.kid],
+        );
+        assert.equal(
+          result.retired[0]?.publishedUntil,
+          new Date(now.getTime() + KEY_RETENTION_SECONDS * 1000).toISOString(),
+        );
+        const published = await load(now);
+        assert.deepEqual(
+          published.map((k) => [k.kid, k.status]),
+          [
+            [next?.kid, "current"],
+            [result.next, "next"],
+            [current?.kid, "retired"],
+          ],
+        );
+        const later = new Date(now.getTime() + (KEY_RETENTION_SECONDS + 1) * 1000);
+        assert.deepEqual(
+          (await load(later)).map((k) => k.status),
+          ["current", "next"],
+        );
+      });
     });
-  });
+  }
 
   describe("rotation while the service runs (imaging idp rotate-keys)", () => {
     let store: TestStore;
@@ -152,7 +171,7 @@ describe("embedded identity provider: signing keys", () => {
         [oldKid],
       );
 
-      // The running service picks the file change up.
+      // The running service picks the stored change up.
       const deadline = Date.now() + 10_000;
       while ((await jwks()).keys[0]?.kid !== rotation.current) {
         assert.ok(Date.now() < deadline, "the service did not load the rotated keys");
@@ -166,7 +185,7 @@ describe("embedded identity provider: signing keys", () => {
       assert.equal((await listApplications(after.accessToken)).isError, undefined);
       assert.equal((await listApplications(before.accessToken)).isError, undefined);
 
-      const secret = readFileSync(join(store.dataDir, "secrets", "mcp-token-exchange.secret"), "utf8").trim();
+      const secret = await storedSecret(store, "mcp-token-exchange");
       const exchanged = await exchangeToken(
         idp.issuer,
         { clientId: "mcp-token-exchange", clientSecret: secret },

@@ -1,6 +1,4 @@
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { openStore } from "../../src/store/database.ts";
 import { expireUnusedRegisteredClients, listRegisteredClients } from "../../src/store/registered-clients.ts";
@@ -16,6 +14,7 @@ import {
   startIdpService,
   USERS,
 } from "../support/idp-flow.ts";
+import { storedSecret } from "../support/stored-secrets.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 
 /** What mcp-remote 0.1.x sends by default (seen on the wire). */
@@ -152,10 +151,7 @@ for (const kind of STORE_KINDS) {
 
         const exchangeClient = {
           clientId: "mcp-token-exchange",
-          clientSecret: readFileSync(
-            join(store.dataDir, "secrets", "mcp-token-exchange.secret"),
-            "utf8",
-          ).trim(),
+          clientSecret: await storedSecret(store, "mcp-token-exchange"),
         };
         const exchanged = await exchangeToken(idp.issuer, exchangeClient, {
           subject_token: rotated.accessToken,

@@ -1,6 +1,4 @@
 import assert from "node:assert/strict";
-import { readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { generateKeyPair, importJWK, type JWK, SignJWT } from "jose";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
@@ -18,6 +16,7 @@ import {
   startIdpService,
   USERS,
 } from "../support/idp-flow.ts";
+import { storedSecret } from "../support/stored-secrets.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
 
 describe("embedded identity provider: RFC 8693 token exchange", () => {
@@ -48,8 +47,8 @@ describe("embedded identity provider: RFC 8693 token exchange", () => {
     };
     exchangeClient = {
       clientId: "mcp-token-exchange",
-      // Generated once in the data directory; the gateway's exchanger reads the same file.
-      clientSecret: readFileSync(join(store.dataDir, "secrets", "mcp-token-exchange.secret"), "utf8").trim(),
+      // Generated once into the store; the gateway's exchanger reads the same secret.
+      clientSecret: await storedSecret(store, "mcp-token-exchange"),
     };
     alice = (await authorize(setup, { username: "alice", password: USERS.alice.password })).accessToken;
     bob = (await authorize(setup, { username: "bob", password: USERS.bob.password })).accessToken;
@@ -58,11 +57,6 @@ describe("embedded identity provider: RFC 8693 token exchange", () => {
     await idp?.stop();
     await documents?.close();
     await store?.drop();
-  });
-
-  it("the secret file is private to the service's user (0600)", () => {
-    if (process.platform === "win32") return;
-    assert.equal(statSync(join(store.dataDir, "secrets", "mcp-token-exchange.secret")).mode & 0o777, 0o600);
   });
 
   it("exchanges an MCP access token for a platform token with the user's roles and applications", async () => {
@@ -158,9 +152,7 @@ describe("embedded identity provider: RFC 8693 token exchange", () => {
       expiresAt: number,
       issuer = idp.issuer,
     ) => {
-      const file = JSON.parse(
-        readFileSync(join(store.dataDir, "secrets", "idp-signing-keys.json"), "utf8"),
-      ) as {
+      const file = JSON.parse(await storedSecret(store, "idp-signing-keys")) as {
         keys: { status: string; jwk: JWK }[];
       };
       const current = file.keys.find((k) => k.status === "current") as { jwk: JWK };

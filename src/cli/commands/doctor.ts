@@ -1,7 +1,9 @@
 import { existsSync } from "node:fs";
 import type { Command } from "commander";
 import { type RuntimeConfig, sqliteFileIn } from "../../config/runtime-config.ts";
-import { readSecretFile, secretFilePath } from "../../idp/secrets.ts";
+import { loadSecretsCipher } from "../../idp/secrets-key.ts";
+import { readStoredSecret } from "../../idp/stored-secrets.ts";
+import { openStore, type StoreHandle } from "../../store/database.ts";
 import { type DeploymentOptions, deploymentOptions, STARTED_LOCAL_HELP, settingsFrom } from "../context.ts";
 import { type Check, summarize } from "../doctor/check.ts";
 import {
@@ -41,14 +43,25 @@ async function exchangeSecret(options: DoctorOptions, config: RuntimeConfig): Pr
   }
   if (config.tokenExchangeClientSecret)
     return { secret: config.tokenExchangeClientSecret, source: "TOKEN_EXCHANGE_CLIENT_SECRET" };
-  const file = secretFilePath(config.dataDir, clientId);
+  // The embedded provider keeps it sealed in the store; looking must not create a store nor a key.
+  const sqliteFile = sqliteFileIn(config.dataDir);
+  if (!config.databaseUrl && !existsSync(sqliteFile)) {
+    return { reason: `neither TOKEN_EXCHANGE_CLIENT_SECRET is set nor is there a store at ${sqliteFile}` };
+  }
+  let store: StoreHandle | undefined;
   try {
-    const secret = readSecretFile(config.dataDir, clientId);
+    store = await openStore({ databaseUrl: config.databaseUrl, sqliteFile, migrate: false, readWorkers: 0 });
+    const cipher = loadSecretsCipher(config, { generate: false });
+    const secret = await readStoredSecret({ db: store.db, cipher }, clientId);
     return secret
-      ? { secret, source: file }
-      : { reason: `neither TOKEN_EXCHANGE_CLIENT_SECRET nor ${file} is set` };
+      ? { secret, source: `the store (sealed with the key from ${cipher.source})` }
+      : {
+          reason: `neither TOKEN_EXCHANGE_CLIENT_SECRET nor the store's secret (the gateway's first start writes it) is set`,
+        };
   } catch (error) {
     return { reason: (error as Error).message };
+  } finally {
+    await store?.close();
   }
 }
 

@@ -121,7 +121,7 @@ export function tokenExchangeCheck(context: ExchangeContext, observation: Observ
         `${answer}: the identity provider refused the client's credentials`,
         keycloak
           ? `Check that TOKEN_EXCHANGE_CLIENT_ID names the client provisioned in Keycloak realm ${context.realm} and restart the gateway, which then reads that client's current secret from Keycloak.`
-          : `Give the gateway and this command the identity provider's secret for ${context.clientId}: leave TOKEN_EXCHANGE_CLIENT_SECRET unset so all read DATA_DIR/secrets/${context.clientId}.secret, or set it to the same value everywhere, then restart the gateway.`,
+          : `Give the gateway and this command the identity provider's secret for ${context.clientId}: leave TOKEN_EXCHANGE_CLIENT_SECRET unset so all read the store's (same store and IMAGING_SECRETS_KEY), or set it to the same value everywhere, then restart the gateway.`,
       );
     case "not-enabled":
       return fail(
@@ -158,6 +158,6 @@ export function tokenExchangeNoSecret(context: Omit<ExchangeContext, "secretSour
     `no secret for ${context.clientId}: ${reason}`,
     context.idp === "keycloak"
       ? `Restart the gateway: it provisions ${context.clientId} in Keycloak realm ${context.realm} at start-up.`
-      : `Start the gateway once (its identity provider writes DATA_DIR/secrets/${context.clientId}.secret), or set TOKEN_EXCHANGE_CLIENT_SECRET, and give this command the gateway's --data-dir.`,
+      : `Start the gateway once (its identity provider writes the secret into the store), or set TOKEN_EXCHANGE_CLIENT_SECRET, and give this command the gateway's --data-dir (or DATABASE_URL) and secrets key.`,
   );
 }

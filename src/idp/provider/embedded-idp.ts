@@ -1,4 +1,3 @@
-import { type StatsListener, unwatchFile, watchFile } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { JWK } from "jose";
 import type { Kysely } from "kysely";
@@ -7,20 +6,25 @@ import { OutageLog } from "../../auth/log-limits.ts";
 import { createOidcAdapterFactory, purgeExpiredOidcPayloads } from "../../store/oidc-adapter.ts";
 import { expireUnusedRegisteredClients } from "../../store/registered-clients.ts";
 import type { Database } from "../../store/schema.ts";
+import { type SecretVault, serviceSecretVersion } from "../../store/service-secrets.ts";
+import { storeThrottleState } from "../../store/sign-in-failures.ts";
 import { REGISTRATION_LIMITS } from "../registration/policy.ts";
-import { ensureSecretFile } from "../secrets.ts";
+import { ensureStoredSecret } from "../stored-secrets.ts";
 import { type CimdResolver, installCimdClientLookup } from "./cimd-clients.ts";
 import { providerConfiguration } from "./configuration.ts";
 import { interactionRoutes } from "./interactions.ts";
 import { KEY_RETENTION_SECONDS, type RealmDefinition, TOKEN_EXCHANGE_GRANT } from "./realm.ts";
 import { markUsedOnTokens, type RegistrationOptions, registrationPolicy } from "./registration.ts";
-import { loadSigningKeys, publicJwks, type StoredSigningKey, signingKeysPath } from "./signing-keys.ts";
+import { loadSigningKeys, publicJwks, SIGNING_KEYS_SECRET, type StoredSigningKey } from "./signing-keys.ts";
 import { SignInThrottle, type ThrottleOptions } from "./throttle.ts";
 import { type PendingClaims, TOKEN_EXCHANGE_PARAMETERS, tokenExchangeGrant } from "./token-exchange-grant.ts";
 
 export interface EmbeddedIdpOptions {
   realm: RealmDefinition;
   db: Kysely<Database>;
+  /** The store's sealed secrets (signing, cookie and CSRF keys). */
+  vault: SecretVault;
+  /** Where secrets from before the store kept them are imported from, once. */
   dataDir: string;
   /** Secret of the token exchange client (the gateway's exchanger uses the same). */
   exchangeClientSecret: string;
@@ -28,7 +32,7 @@ export interface EmbeddedIdpOptions {
   throttle?: Partial<ThrottleOptions>;
   /** Dynamic client registration: its policy (mode off: not offered) and rate limit. */
   registration?: Omit<RegistrationOptions, "now">;
-  /** How often the signing key file is checked for a rotation (ms). */
+  /** How often the store is checked for a key rotation made by any replica (ms). */
   keyWatchIntervalMs?: number;
   log?: (level: "warn" | "error", message: string) => void;
 }
@@ -41,15 +45,16 @@ export interface EmbeddedIdp {
   handle(req: IncomingMessage, res: ServerResponse, clientAddress: string): void;
   /** Public keys currently published (current, next, retired). */
   publicJwks(): { keys: JWK[] };
-  /** Re-reads the signing key file (done automatically when it changes). */
+  /** Re-reads the signing keys from the store (done automatically when a rotation changes them). */
   reloadKeys(): Promise<void>;
   close(): Promise<void>;
 }
 
 /**
  * The embedded identity provider: oidc-provider configured for this platform, its state in the
- * platform store, signing keys in the data directory, users from the store, CIMD clients through our
- * policy engine, and the token exchange grant. The gateway mounts `handle` at the issuer's path.
+ * platform store, its signing keys and secrets sealed in the store too (so replicas are
+ * interchangeable), users from the store, CIMD clients through our policy engine, and the token
+ * exchange grant. The gateway mounts `handle` at the issuer's path.
  */
 export async function createEmbeddedIdp(options: EmbeddedIdpOptions): Promise<EmbeddedIdp> {
   const { realm } = options;
@@ -58,9 +63,10 @@ export async function createEmbeddedIdp(options: EmbeddedIdpOptions): Promise<Em
   const base = new URL(realm.baseUrl);
   const secureCookies = base.protocol === "https:";
   const adapter = createOidcAdapterFactory(options.db);
-  const cookieKey = ensureSecretFile(options.dataDir, "idp-cookie-key");
-  const csrfKey = ensureSecretFile(options.dataDir, "idp-csrf-key");
-  const throttle = new SignInThrottle(options.throttle);
+  const cookieKey = await ensureStoredSecret(options.vault, "idp-cookie-key", options.dataDir);
+  const csrfKey = await ensureStoredSecret(options.vault, "idp-csrf-key", options.dataDir);
+  const throttleState = storeThrottleState(options.db);
+  const throttle = new SignInThrottle({ state: throttleState, ...options.throttle });
   const pendingClaims: PendingClaims = new WeakMap();
   const log = options.log ?? (() => {});
   // A failing dependency (the store, mostly) fails every request alike: its cause is logged once.
@@ -78,7 +84,9 @@ export async function createEmbeddedIdp(options: EmbeddedIdpOptions): Promise<Em
   // One rate limit for the process, whatever the rebuilds of the provider (key rotation).
   const registrationMiddleware = registration ? registrationPolicy(options.db, registration) : undefined;
 
-  let keys: StoredSigningKey[] = await loadSigningKeys(options.dataDir, KEY_RETENTION_SECONDS);
+  const loaded = await loadSigningKeys(options.vault, KEY_RETENTION_SECONDS, { importFrom: options.dataDir });
+  let keys: StoredSigningKey[] = loaded.keys;
+  let keysVersion = loaded.version;
   let published = publicJwks(keys);
 
   const build = (): { provider: Provider; callback: ReturnType<Provider["callback"]> } => {
@@ -142,24 +150,36 @@ export async function createEmbeddedIdp(options: EmbeddedIdpOptions): Promise<Em
   let current = build();
 
   const reloadKeys = async () => {
-    keys = await loadSigningKeys(options.dataDir, KEY_RETENTION_SECONDS);
+    const reloaded = await loadSigningKeys(options.vault, KEY_RETENTION_SECONDS);
+    keys = reloaded.keys;
+    keysVersion = reloaded.version;
     published = publicJwks(keys);
     current = build();
   };
 
-  const keyFile = signingKeysPath(options.dataDir);
-  const onKeyFileChange: StatsListener = (now, previous) => {
-    if (now.mtimeMs === previous.mtimeMs && now.size === previous.size) return;
-    reloadKeys().catch((error: unknown) =>
-      log("warn", `signing keys not reloaded from ${keyFile}: ${(error as Error).message}`),
-    );
+  // A rotation on any replica (or by `imaging idp rotate-keys`) bumps the stored keys' version: one
+  // indexed read per interval tells every replica, so all publish and sign alike within that delay.
+  let polling = false;
+  const pollKeys = async () => {
+    if (polling) return;
+    polling = true;
+    try {
+      const version = await serviceSecretVersion(options.db, SIGNING_KEYS_SECRET);
+      if (version !== undefined && version !== keysVersion) await reloadKeys();
+    } catch (error) {
+      log("warn", `signing keys not reloaded from the store: ${(error as Error).message}`);
+    } finally {
+      polling = false;
+    }
   };
-  watchFile(keyFile, { interval: options.keyWatchIntervalMs ?? 2_000, persistent: false }, onKeyFileChange);
+  const keyPoll = setInterval(() => void pollKeys(), options.keyWatchIntervalMs ?? 2_000);
+  keyPoll.unref();
 
   const purgeExpired = () =>
     Promise.all([
       purgeExpiredOidcPayloads(options.db),
       expireUnusedRegisteredClients(options.db, REGISTRATION_LIMITS.unusedClientTtlSeconds),
+      throttleState.purge(Date.now(), 24 * 3600_000),
     ]).catch((error: unknown) =>
       log("warn", `expired sign-in state not purged: ${(error as Error).message}`),
     );
@@ -185,7 +205,7 @@ export async function createEmbeddedIdp(options: EmbeddedIdpOptions): Promise<Em
     publicJwks: () => published,
     reloadKeys,
     async close() {
-      unwatchFile(keyFile, onKeyFileChange);
+      clearInterval(keyPoll);
       clearInterval(purge);
     },
   };

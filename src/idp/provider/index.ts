@@ -6,7 +6,8 @@ import type { Database } from "../../store/schema.ts";
 import { ensureAdminUser } from "../../store/users.ts";
 import { type CaOption, createCimdFetcher, resolveCimdClient } from "../cimd/index.ts";
 import { parseTrustedHosts } from "../registration/policy.ts";
-import { ensureSecretFile } from "../secrets.ts";
+import { secretVault } from "../secrets-key.ts";
+import { ensureStoredSecret } from "../stored-secrets.ts";
 import { cimdResolver } from "./cimd-clients.ts";
 import { createEmbeddedIdp, type EmbeddedIdp } from "./embedded-idp.ts";
 import { embeddedIssuer, realmDefinition } from "./realm.ts";
@@ -33,6 +34,8 @@ export interface StartedEmbeddedIdp {
   idp: EmbeddedIdp;
   /** Whether this start created the `admin` user, with its password when it was generated. */
   admin: { created: boolean; generatedPassword?: string };
+  /** The secret of the token exchange client (configured, or the store's), for the gateway's exchanger. */
+  exchangeClientSecret: string;
 }
 
 /**
@@ -47,8 +50,8 @@ export function usesEmbeddedIdp(
 
 /**
  * Everything the embedded identity provider needs at start, created idempotently: the `admin` user
- * when the store has no user, the secret of `mcp-token-exchange` in the data directory (unless
- * configured), the signing and cookie keys; then the provider itself.
+ * when the store has no user, the secret of `mcp-token-exchange` (unless configured), the signing and
+ * cookie keys, sealed in the store (imported once from an older data directory); then the provider.
  */
 export async function startEmbeddedIdp(
   config: RuntimeConfig,
@@ -56,8 +59,10 @@ export async function startEmbeddedIdp(
   options: EmbeddedIdpStartOptions = {},
 ): Promise<StartedEmbeddedIdp> {
   const admin = await ensureAdminUser(db, { password: options.adminPassword });
+  const vault = secretVault(db, config);
   const exchangeClientSecret =
-    config.tokenExchangeClientSecret ?? ensureSecretFile(config.dataDir, config.tokenExchangeClientId);
+    config.tokenExchangeClientSecret ??
+    (await ensureStoredSecret(vault, config.tokenExchangeClientId, config.dataDir));
   const fetcher = createCimdFetcher({ ca: options.cimdCa });
   const idp = await createEmbeddedIdp({
     realm: realmDefinition({
@@ -66,6 +71,7 @@ export async function startEmbeddedIdp(
       exchangeClientId: config.tokenExchangeClientId,
     }),
     db,
+    vault,
     dataDir: config.dataDir,
     exchangeClientSecret,
     cimd: cimdResolver(resolveCimdClient, { config: () => loadCimdConfig(db), fetcher }),
@@ -78,7 +84,7 @@ export async function startEmbeddedIdp(
         mcpScopes: MCP_SCOPES,
       },
     },
-    keyWatchIntervalMs: options.keyWatchIntervalMs,
+    keyWatchIntervalMs: options.keyWatchIntervalMs ?? config.keyPollInterval * 1000,
     log: options.log,
   });
   return {
@@ -90,5 +96,6 @@ export async function startEmbeddedIdp(
       },
     },
     admin,
+    exchangeClientSecret,
   };
 }

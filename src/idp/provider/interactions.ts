@@ -205,7 +205,7 @@ export function interactionRoutes(provider: Provider, options: InteractionOption
         error: "Enter your user name and your password.",
       });
     }
-    const verdict = options.throttle.check(username, ctx.ip);
+    const verdict = await options.throttle.check(username, ctx.ip);
     if (!verdict.allowed) {
       ctx.set("retry-after", String(verdict.retryAfterSeconds));
       const who = verdict.scope === "account" ? "for this account" : "from your network address";
@@ -216,13 +216,13 @@ export function interactionRoutes(provider: Provider, options: InteractionOption
     }
     const user = await verifyCredentials(options.db, username, password);
     if (!user) {
-      options.throttle.failure(username, ctx.ip);
+      await options.throttle.failure(username, ctx.ip);
       return renderLogin(ctx, interaction, 401, {
         username,
         error: "Incorrect user name or password (or the account is disabled).",
       });
     }
-    options.throttle.success(username);
+    await options.throttle.success(username);
     return resume(ctx, { login: { accountId: user.id, remember: true, amr: ["pwd"] } }, false);
   };
 

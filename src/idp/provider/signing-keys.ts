@@ -1,12 +1,20 @@
-import { generateKeyPairSync, randomBytes } from "node:crypto";
-import { chmodSync, linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { generateKeyPairSync } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { calculateJwkThumbprint, type JWK } from "jose";
+import {
+  ensureServiceSecret,
+  readServiceSecret,
+  replaceServiceSecret,
+  type SecretVault,
+} from "../../store/service-secrets.ts";
 import { secretsDir } from "../secrets.ts";
 
 /**
- * The identity provider's token signing keys, in `<dataDir>/secrets/idp-signing-keys.json` (mode
- * 0600). Three kinds of entry:
+ * The identity provider's token signing keys, one sealed secret of the store (`idp-signing-keys`), so
+ * every replica signs and publishes the same keys. Before issue 16 they lived in
+ * `<dataDir>/secrets/idp-signing-keys.json`: that file is imported once, when the store has no keys
+ * yet, and not read afterwards. Three kinds of entry:
  * - `current`: signs every token issued from now on;
  * - `next`: published but not used yet, so verifiers that cache the JWKS already know it when it
  *   becomes current at the next rotation;
@@ -27,6 +35,7 @@ export interface SigningKeyFile {
 }
 
 export const SIGNING_KEYS_FILE = "idp-signing-keys.json";
+export const SIGNING_KEYS_SECRET = "idp-signing-keys";
 export const SIGNING_ALG = "RS256";
 
 export function signingKeysPath(dataDir: string): string {
@@ -45,51 +54,32 @@ async function newKey(status: StoredSigningKey["status"], now: Date): Promise<St
   };
 }
 
-function readKeyFile(file: string): SigningKeyFile | undefined {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw error;
-  }
+function parseKeys(text: string, where: string): SigningKeyFile {
   let parsed: SigningKeyFile;
   try {
     parsed = JSON.parse(text) as SigningKeyFile;
   } catch (error) {
-    throw new Error(`The signing key file ${file} is not valid JSON (${(error as Error).message})`);
+    throw new Error(`The signing keys in ${where} are not valid JSON (${(error as Error).message})`);
   }
   if (!Array.isArray(parsed?.keys) || !parsed.keys.some((k) => k.status === "current")) {
-    throw new Error(`The signing key file ${file} has no current key: restore it from a backup or delete it`);
+    throw new Error(`The signing keys in ${where} have no current key: restore them from a backup`);
   }
   return parsed;
 }
 
-function writeKeyFile(file: string, content: SigningKeyFile, exclusive: boolean): boolean {
-  const dir = join(file, "..");
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const temporary = join(dir, `.${SIGNING_KEYS_FILE}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
-  writeFileSync(temporary, `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600, flag: "wx" });
-  if (process.platform !== "win32") chmodSync(temporary, 0o600);
-  if (!exclusive) {
-    renameSync(temporary, file);
-    return true;
-  }
+/** The pre-store key file of a data directory, if there is one (imported once). */
+function readKeyFile(file: string): string | undefined {
   try {
-    // The first process to create the file wins; the others read its keys.
-    linkSync(temporary, file);
-    return true;
+    const text = readFileSync(file, "utf8");
+    parseKeys(text, file);
+    return text;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw error;
-  } finally {
-    try {
-      unlinkSync(temporary);
-    } catch {
-      // already renamed
-    }
   }
 }
+
+const STORE = "the store (secret idp-signing-keys)";
 
 /** Drops retired keys whose tokens have all expired. */
 export function pruneRetired(file: SigningKeyFile, retentionSeconds: number, now: Date): SigningKeyFile {
@@ -109,27 +99,34 @@ export function orderedKeys(file: SigningKeyFile): StoredSigningKey[] {
   return [...file.keys].sort((a, b) => rank[a.status] - rank[b.status]);
 }
 
+export interface LoadedSigningKeys {
+  keys: StoredSigningKey[];
+  /** The stored secret's version: a rotation anywhere changes it. */
+  version: number;
+}
+
 /**
- * The keys to sign and publish with, created on the first call (a current and a next key). Retired
- * keys past their retention are left out (and removed from the file when it is rewritten).
+ * The keys to sign and publish with, created on the first call (a current and a next key), or imported
+ * from `importFrom`'s key file when the store has none yet. Retired keys past their retention are left
+ * out (and removed from the store at the next rotation).
  */
 export async function loadSigningKeys(
-  dataDir: string,
+  vault: SecretVault,
   retentionSeconds: number,
-  now = new Date(),
-): Promise<StoredSigningKey[]> {
-  const file = signingKeysPath(dataDir);
-  let content = readKeyFile(file);
-  if (!content) {
-    const created = { keys: [await newKey("current", now), await newKey("next", now)] };
-    content = writeKeyFile(file, created, true) ? created : readKeyFile(file);
-    if (!content) throw new Error(`The signing key file ${file} could not be created`);
-  }
-  return orderedKeys(pruneRetired(content, retentionSeconds, now));
+  options: { importFrom?: string; now?: Date } = {},
+): Promise<LoadedSigningKeys> {
+  const now = options.now ?? new Date();
+  await ensureServiceSecret(vault, SIGNING_KEYS_SECRET, async () => {
+    const imported = options.importFrom ? readKeyFile(signingKeysPath(options.importFrom)) : undefined;
+    return imported ?? JSON.stringify({ keys: [await newKey("current", now), await newKey("next", now)] });
+  });
+  const stored = await readServiceSecret(vault, SIGNING_KEYS_SECRET);
+  if (!stored) throw new Error(`The signing keys in ${STORE} could not be created`);
+  const content = parseKeys(stored.value, STORE);
+  return { keys: orderedKeys(pruneRetired(content, retentionSeconds, now)), version: stored.version };
 }
 
 export interface RotationResult {
-  file: string;
   current: string;
   next: string;
   retired: { kid: string; publishedUntil: string }[];
@@ -137,40 +134,49 @@ export interface RotationResult {
 
 /**
  * Rotation: the `next` key (already published) becomes current, the current key is retired and stays
- * published for `retentionSeconds`, and a new `next` key is generated. Running services pick the
- * change up from the file within seconds.
+ * published for `retentionSeconds`, and a new `next` key is generated. Running replicas pick the
+ * change up from the store within their key poll interval (2 s by default).
  */
 export async function rotateSigningKeys(
-  dataDir: string,
+  vault: SecretVault,
   retentionSeconds: number,
-  now = new Date(),
+  options: { now?: Date; importFrom?: string } = {},
 ): Promise<RotationResult> {
-  const file = signingKeysPath(dataDir);
-  await loadSigningKeys(dataDir, retentionSeconds, now);
-  const content = pruneRetired(readKeyFile(file) as SigningKeyFile, retentionSeconds, now);
-  const keys = content.keys.map((k): StoredSigningKey => {
-    if (k.status === "current") return { ...k, status: "retired", retiredAt: now.toISOString() };
-    if (k.status === "next") return { ...k, status: "current" };
-    return k;
+  const now = options.now ?? new Date();
+  await loadSigningKeys(vault, retentionSeconds, {
+    now,
+    ...(options.importFrom ? { importFrom: options.importFrom } : {}),
   });
-  if (!keys.some((k) => k.status === "current")) keys.unshift(await newKey("current", now));
-  const next = await newKey("next", now);
-  keys.push(next);
-  writeKeyFile(file, { keys }, false);
-  const current = keys.find((k) => k.status === "current") as StoredSigningKey;
-  return {
-    file,
-    current: current.kid,
-    next: next.kid,
-    retired: keys
-      .filter((k) => k.status === "retired")
-      .map((k) => ({
-        kid: k.kid,
-        publishedUntil: new Date(
-          Date.parse(k.retiredAt ?? now.toISOString()) + retentionSeconds * 1000,
-        ).toISOString(),
-      })),
-  };
+  for (;;) {
+    const stored = await readServiceSecret(vault, SIGNING_KEYS_SECRET);
+    if (!stored) throw new Error(`The signing keys in ${STORE} disappeared during the rotation`);
+    const content = pruneRetired(parseKeys(stored.value, STORE), retentionSeconds, now);
+    const keys = content.keys.map((k): StoredSigningKey => {
+      if (k.status === "current") return { ...k, status: "retired", retiredAt: now.toISOString() };
+      if (k.status === "next") return { ...k, status: "current" };
+      return k;
+    });
+    if (!keys.some((k) => k.status === "current")) keys.unshift(await newKey("current", now));
+    const next = await newKey("next", now);
+    keys.push(next);
+    // Another rotation won the race: start again from its keys.
+    if (!(await replaceServiceSecret(vault, SIGNING_KEYS_SECRET, stored.version, JSON.stringify({ keys })))) {
+      continue;
+    }
+    const current = keys.find((k) => k.status === "current") as StoredSigningKey;
+    return {
+      current: current.kid,
+      next: next.kid,
+      retired: keys
+        .filter((k) => k.status === "retired")
+        .map((k) => ({
+          kid: k.kid,
+          publishedUntil: new Date(
+            Date.parse(k.retiredAt ?? now.toISOString()) + retentionSeconds * 1000,
+          ).toISOString(),
+        })),
+    };
+  }
 }
 
 /** Public JWKS of stored keys (what /jwks serves), for in-process verification. */
