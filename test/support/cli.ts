@@ -42,6 +42,7 @@ export async function runCliWithStdin(
 export async function spawnService(
   args: string[],
   env: NodeJS.ProcessEnv = {},
+  startTimeoutMs = 30_000,
 ): Promise<{
   child: ChildProcess;
   summary: { baseUrl: string; gateway: string; rest: string; demo: string[] };
@@ -60,7 +61,10 @@ export async function spawnService(
   });
   const summary = await new Promise<{ baseUrl: string; gateway: string; rest: string; demo: string[] }>(
     (resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`service did not start in 30 s: ${stderr}`)), 30_000);
+      const timer = setTimeout(
+        () => reject(new Error(`service did not start in ${startTimeoutMs / 1000} s: ${stderr}`)),
+        startTimeoutMs,
+      );
       child.stdout?.on("data", (d) => {
         stdout += d;
         try {

@@ -28,6 +28,8 @@ export interface RunningHaproxy {
   process: ChildProcess;
   /** The health-check status HAProxy reports for each server, from its stats page (CSV). */
   states(): Promise<Record<string, ServerState>>;
+  /** HAProxy's log so far: server state changes and failed requests. */
+  log(): string;
   /** Waits until HAProxy's health checks report `name` in `state`. */
   waitFor(name: string, state: "UP" | "DOWN", timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
@@ -57,15 +59,20 @@ export function haproxyConfig(options: {
   return [
     "global",
     `  maxconn ${options.maxconn ?? 4096}`,
+    // Health changes and failed requests only, to stderr: what a test reports when it fails.
+    "  log stderr format raw local0 info",
     "defaults",
     "  mode http",
+    "  log global",
+    "  option httplog",
+    "  option dontlog-normal",
     "  timeout connect 2s",
     "  timeout client 65s",
     "  timeout server 65s",
     "  timeout http-keep-alive 10s",
     "  option http-keep-alive",
     "  retries 3",
-    "  option redispatch 1",
+    "  option redispatch",
     "  retry-on conn-failure",
     "  timeout queue 30s",
     "  timeout check 5s",
@@ -86,7 +93,8 @@ export function haproxyConfig(options: {
     "  http-check expect status 200",
     // Each replica gets at most 64 requests at once, the rest wait in HAProxy's queue: an overloaded
     // replica answers its health check late and would be taken out, sending its load to the others.
-    "  default-server check inter 1s fall 3 rise 2 maxconn 64",
+    // A refused connection takes the replica out at once (observe layer4), before its health check does.
+    "  default-server check inter 1s fall 3 rise 2 maxconn 64 observe layer4 error-limit 1 on-error mark-down",
     ...pins,
     ...servers,
     "",
@@ -146,6 +154,7 @@ export async function startHaproxy(options: {
     port,
     process: child,
     states,
+    log: () => stderr,
     async waitFor(name, state, timeoutMs = 20_000) {
       const until = Date.now() + timeoutMs;
       let last: ServerState | undefined;

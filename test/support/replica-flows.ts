@@ -219,8 +219,8 @@ export interface LoadRecord {
 
 /**
  * A bounded load generator: `clients` concurrent clients each sending `tools/call` in a loop for
- * `seconds`, each answer checked (HTTP 200, a JSON-RPC result naming `expected`). `during` runs beside it
- * (the kill and the restart); every request's start and end times are returned.
+ * `seconds` (and 5 s past the end of `during`), each answer checked (HTTP 200, a JSON-RPC result naming
+ * `expected`). `during` runs beside it (the kill and the restart); every request's times are returned.
  */
 export async function runLoad(options: {
   url: string;
@@ -233,7 +233,7 @@ export async function runLoad(options: {
   const dispatcher = new Agent({ connections: options.clients, pipelining: 1 });
   const records: LoadRecord[] = [];
   const startedAt = Date.now();
-  const until = startedAt + options.seconds * 1000;
+  let until = startedAt + options.seconds * 1000;
   const expected = JSON.stringify([...options.expected].sort());
   let id = 0;
   const client = async () => {
@@ -249,9 +249,15 @@ export async function runLoad(options: {
     }
   };
   let duringError: unknown;
-  const beside = options.during?.(startedAt).catch((error) => {
-    duringError = error;
-  });
+  // The load goes on at least 5 s after `during` is done (a slow restart must still see traffic).
+  const beside = options.during?.(startedAt).then(
+    () => {
+      until = Math.max(until, Date.now() + 5_000);
+    },
+    (error) => {
+      duringError = error;
+    },
+  );
   await Promise.all([...Array.from({ length: options.clients }, client), beside]);
   await dispatcher.close();
   return { records, duringError };

@@ -12,6 +12,8 @@ export interface Replica {
   /** The replica's own gateway address (tests talk to it through HAProxy, pinned by name). */
   direct: string;
   port: number;
+  /** The replica's analysis MCP server (an internal port; the gateway's upstream). */
+  mcpAnalysisPort: number;
   child: ChildProcess;
   stderr(): string;
 }
@@ -46,20 +48,32 @@ export async function startReplicas(options: {
   const dataDirs = new Map(
     names.map((name) => [name, mkdtempSync(join(tmpdir(), `imaging-replica-${name}-`))]),
   );
-  const launch = async (name: string): Promise<Replica> => {
+  // A restart under full load on a small machine takes far longer than a start on an idle one.
+  const launch = async (name: string, startTimeoutMs = 90_000): Promise<Replica> => {
     const port = ports.get(name) as number;
     const internal = await internalPortsBeside(port);
-    const started = await spawnService([], {
-      ...options.env,
-      PUBLIC_URL: base,
-      PORT: String(port),
-      REST_PORT: String(internal.restPort),
-      MCP_ANALYSIS_PORT: String(internal.mcpAnalysisPort),
-      MCP_GATEKEEPER_PORT: String(internal.mcpGatekeeperPort),
-      IMAGING_BIND_ADDRESS: "127.0.0.1",
-      IMAGING_DATA_DIR: dataDirs.get(name) as string,
-    });
-    return { name, direct: `http://127.0.0.1:${port}`, port, child: started.child, stderr: started.stderr };
+    const started = await spawnService(
+      [],
+      {
+        ...options.env,
+        PUBLIC_URL: base,
+        PORT: String(port),
+        REST_PORT: String(internal.restPort),
+        MCP_ANALYSIS_PORT: String(internal.mcpAnalysisPort),
+        MCP_GATEKEEPER_PORT: String(internal.mcpGatekeeperPort),
+        IMAGING_BIND_ADDRESS: "127.0.0.1",
+        IMAGING_DATA_DIR: dataDirs.get(name) as string,
+      },
+      startTimeoutMs,
+    );
+    return {
+      name,
+      direct: `http://127.0.0.1:${port}`,
+      port,
+      mcpAnalysisPort: internal.mcpAnalysisPort,
+      child: started.child,
+      stderr: started.stderr,
+    };
   };
   const replicas: Replica[] = [];
   let haproxy: RunningHaproxy | undefined;
@@ -98,7 +112,7 @@ export async function startReplicas(options: {
       await stopChild((replicas[find(name)] as Replica).child, "SIGKILL");
     },
     async restart(name) {
-      const replica = await launch(name);
+      const replica = await launch(name, 120_000);
       replicas[find(name)] = replica;
       return replica;
     },
