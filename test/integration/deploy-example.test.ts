@@ -70,7 +70,7 @@ describe("deployment example: deploy/compose.yaml", () => {
     const servers = [...config.matchAll(/^\s*server (\S+) (\S+):8090\b/gm)].map((m) => m[2]);
     assert.deepEqual(servers, gateways.map(([name]) => name).sort());
     assert.match(config, /option httpchk GET \/readyz/);
-    assert.match(config, /stick on req\.hdr\(mcp-session-id\)/);
+    assert.match(config, /stick match req\.hdr\(mcp-session-id\)/);
   });
 });
 

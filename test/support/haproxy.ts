@@ -86,8 +86,8 @@ export function haproxyConfig(options: {
     "backend replicas",
     "  balance roundrobin",
     // 2025-era sessions stay on the replica that created them (docs/deployment.md), as in deploy/.
-    "  stick-table type string len 64 size 100k expire 1h",
-    "  stick on req.hdr(mcp-session-id)",
+    "  stick-table type string len 128 size 100k expire 30m",
+    "  stick match req.hdr(mcp-session-id)",
     "  stick store-response res.hdr(mcp-session-id)",
     `  option httpchk GET ${options.healthPath ?? HEALTH_PATH}`,
     "  http-check expect status 200",
