@@ -56,7 +56,9 @@ describe("bench:replicas at a tiny scale", { timeout: 300_000 }, () => {
     for (const run of [...runs, hop.direct]) {
       assert.equal(run.errors, 0, run.title);
       assert.ok(run.rps > 0, `${run.title} served requests`);
-      assert.ok(run.replicaCpuMs > 0 && run.haproxyCpuMs > 0, `${run.title}: CPU per request measured`);
+      // HAProxy's share of a 1 s run can be under one clock tick (10 ms): measured, maybe 0.
+      assert.ok(run.replicaCpuMs > 0, `${run.title}: the replicas' CPU per request measured`);
+      assert.ok(Number.isFinite(run.haproxyCpuMs) && run.haproxyCpuMs >= 0, `${run.title}: HAProxy's`);
     }
     assert.match(output, /\| HAProxy → MCP server \(no gateway\) \|/);
   });
