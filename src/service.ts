@@ -130,12 +130,22 @@ export async function startService(
   try {
     await hooks.beforeListen?.(store);
     // With Keycloak, the gateway reaches the issuer's endpoints at KEYCLOAK_URL, not through itself.
+    // The embedded provider runs in this process's gateway: its keys and token endpoint are fetched
+    // from the gateway's own listening address, not through base_url, which behind a load balancer
+    // would queue the key fetch behind the very requests waiting for it (and reach another replica).
+    let ownGatewayUrl = "";
+    const ownProvider: typeof fetch = (input, init) =>
+      ownGatewayUrl
+        ? backchannelFetch(`${config.baseUrl}/auth`, `${ownGatewayUrl}/auth`)(input, init)
+        : fetch(input, init);
     const metadata = issuerMetadata(
       config.issuer,
       undefined,
       config.idp === "keycloak" && config.keycloakUrl
         ? backchannelFetch(`${config.baseUrl}/auth`, config.keycloakUrl)
-        : fetch,
+        : usesEmbeddedIdp(config) && parts.has("gateway") && !config.https
+          ? ownProvider
+          : fetch,
     );
     const jwt = createJwtVerifier({ issuer: config.issuer, jwksUrl: config.jwksUrl, metadata });
 
@@ -282,6 +292,7 @@ export async function startService(
       await listenOrExplain(gateway, config.bindAddress, config.port, "PORT (or --port)");
       started.push({ name: "gateway", stop: stopApp(gateway) });
       gatewayUrl = listenUrl(gateway, config.https ? "https" : "http");
+      ownGatewayUrl = gatewayUrl;
     }
 
     // The stop order: the gateway first (it calls the others), then the identity provider, the MCP servers
