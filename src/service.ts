@@ -36,6 +36,7 @@ import { createRegistryFetcher } from "./scanner/registry/cached-fetch.ts";
 import { drainListener, ShutdownSequence, type StopStep, trackConnections } from "./shutdown.ts";
 import { openStore, type StoreHandle } from "./store/database.ts";
 import { secureDataDirectory } from "./store/file-modes.ts";
+import { pingStore } from "./store/ping.ts";
 import { PLATFORM_AUDIENCE, VERSION } from "./version.ts";
 
 export const PARTS = ["gateway", "rest", "mcp-analysis", "mcp-gatekeeper"] as const;
@@ -252,6 +253,7 @@ export async function startService(
               key: readFileSync(config.tlsKeyFile as string),
             }
           : undefined,
+        readiness: { store: () => pingStore(store.db) },
         logger,
       });
       await listenOrExplain(gateway, config.bindAddress, config.port, "PORT (or --port)");

@@ -14,6 +14,7 @@ import { forwardableRequestHeaders, forwardableResponseHeaders } from "./hop-by-
 import { mcpProxy } from "./mcp-proxy.ts";
 import type { McpResource } from "./mcp-resources.ts";
 import { createOriginPolicy } from "./origin-policy.ts";
+import { probeRoutes, type ReadinessCheck } from "./probes.ts";
 import { answerClientError, sendGatewayProblem } from "./problem.ts";
 import { keepRawBodies, rawBodyOptions } from "./raw-body.ts";
 import { originFormTarget } from "./request-target.ts";
@@ -38,6 +39,8 @@ export interface GatewayOptions {
   /** Plugin serving the embedded identity provider at its issuer path, when it runs here. */
   identityProvider?: ((scope: FastifyInstance) => Promise<void>) | undefined;
   https?: { cert: Buffer; key: Buffer } | undefined;
+  /** What `/readyz` checks besides the upstreams (the store...). */
+  readiness?: Record<string, ReadinessCheck> | undefined;
   logger?: FastifyServerOptions["logger"];
 }
 
@@ -76,6 +79,23 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
       service: "imaging-services",
       details: { version: options.version, upstreams },
     };
+  });
+
+  // An upstream is ready once reached (a probe or a proxied request), and again after an outage.
+  const upstreamReady =
+    (name: string): ReadinessCheck =>
+    () => {
+      const state = health.snapshot()[name];
+      return state === "UP" ? undefined : state === "DOWN" ? "cannot be reached" : "not reached yet";
+    };
+  probeRoutes(app, {
+    checks: {
+      ...options.readiness,
+      ...Object.fromEntries(
+        Object.keys(health.snapshot()).map((name) => [`upstream ${name}`, upstreamReady(name)]),
+      ),
+    },
+    log: app.log,
   });
 
   guardCredentialHeaders(app, { baseUrl: options.baseUrl, resources: options.mcp.resources });
