@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { backchannelFetch, issuerMetadata } from "./auth/issuer-metadata.ts";
@@ -29,6 +30,7 @@ import { registrationEndpointOf, registrationPolicyOf } from "./idp/registration
 import { createRegistrationGate } from "./idp/registration/gate.ts";
 import { readSecretFile, secretFilePath } from "./idp/secrets.ts";
 import { startMcpService } from "./mcp/http-service.ts";
+import { createMetricsServer } from "./observability/metrics-listener.ts";
 import { buildRestApp } from "./rest/app.ts";
 import type { GatherFacts } from "./rest/routes/analyses.ts";
 import { gatherPackageFacts } from "./scanner/facts/index.ts";
@@ -44,6 +46,8 @@ export type Part = (typeof PARTS)[number];
 
 export interface RunningService {
   config: RuntimeConfig;
+  /** The internal metrics listener (`GET /metrics`), when METRICS_PORT is set. */
+  metricsUrl: string | undefined;
   /** Present when the REST API runs in this process. */
   store: StoreHandle;
   /** Where each part actually listens (useful with port 0). */
@@ -133,6 +137,32 @@ export async function startService(
         : fetch,
     );
     const jwt = createJwtVerifier({ issuer: config.issuer, jwksUrl: config.jwksUrl, metadata });
+
+    let metricsUrl: string | undefined;
+    if (config.metricsPort !== undefined) {
+      const server = createMetricsServer();
+      await new Promise<void>((resolve, reject) => {
+        server.once("error", (error) =>
+          reject(
+            explainListenError(
+              error,
+              config.internalBindAddress,
+              config.metricsPort as number,
+              "METRICS_PORT",
+            ),
+          ),
+        );
+        server.listen(config.metricsPort, config.internalBindAddress, () => resolve());
+      });
+      const sockets = trackConnections(server);
+      started.push({
+        name: "metrics listener",
+        stop: (deadline) =>
+          drainListener(server, new Promise((r) => server.close(() => r(undefined))), deadline, sockets),
+      });
+      const address = server.address() as AddressInfo;
+      metricsUrl = `http://${address.address === "0.0.0.0" ? "127.0.0.1" : address.address}:${address.port}/metrics`;
+    }
 
     let restUrl = config.restUpstreamUrl ?? internal(config.restPort);
     let restApp: FastifyInstance | undefined;
@@ -272,6 +302,7 @@ export async function startService(
       shutdown.run(Date.now() + Math.max(timeoutMs - 500, timeoutMs * 0.8));
     return {
       config,
+      metricsUrl,
       store,
       gatewayUrl,
       restUrl,

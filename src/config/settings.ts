@@ -67,6 +67,7 @@ export const settingsSchema = z.object({
     .default(64 * 1024 * 1024),
   shutdownTimeout: z.coerce.number().positive().max(600).default(5),
   storeReadWorkers: z.coerce.number().int().min(0).max(64).optional(),
+  metricsPort: z.coerce.number().int().min(0).max(65535).optional(),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
@@ -324,5 +325,12 @@ export const settingDocs: readonly SettingDoc[] = [
     description:
       "SQLite: worker threads running the store's reads, each with its own connection (0: on the event loop)",
     defaultText: "one per core (2 to 8) plus one kept for short reads",
+  },
+  {
+    key: "metricsPort",
+    env: "METRICS_PORT",
+    description:
+      "Port of the internal listener serving Prometheus metrics at /metrics, on INTERNAL_BIND_ADDRESS (0 = any free port)",
+    defaultText: "unset (no metrics listener)",
   },
 ];

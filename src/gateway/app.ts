@@ -8,6 +8,7 @@ import Fastify, {
 import { BoundedCache } from "../auth/bounded-cache.ts";
 import type { McpAccessVerifier } from "../auth/mcp-access.ts";
 import type { TokenExchanger } from "../auth/token-exchange.ts";
+import { recordHttpMetrics } from "../observability/http-metrics.ts";
 import { guardCredentialHeaders } from "./credential-guard.ts";
 import { exchangeRefusalLog } from "./exchange-refusals.ts";
 import { forwardableRequestHeaders, forwardableResponseHeaders } from "./hop-by-hop.ts";
@@ -62,6 +63,7 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
             .send({ error: "invalid_request", error_description: "The URL is malformed" }),
   } as FastifyServerOptions);
 
+  recordHttpMetrics(app, "gateway");
   const health: UpstreamHealth = watchUpstreams(
     {
       rest: `${options.restUpstreamUrl}/rest/health`,

@@ -7,6 +7,7 @@ import Fastify, {
 } from "fastify";
 import type { Kysely } from "kysely";
 import type { JwtVerifier } from "../auth/jwt-verifier.ts";
+import { recordHttpMetrics } from "../observability/http-metrics.ts";
 import type { Database } from "../store/schema.ts";
 import { allowedMethods } from "./allowed-methods.ts";
 import { createAuthenticator } from "./authenticate.ts";
@@ -80,6 +81,7 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
         ? sendProblem(reply, 414, "A path segment of the URL is longer than 1024 characters")
         : sendProblem(reply, 400, "The URL is not valid: malformed percent-encoding"),
   });
+  recordHttpMetrics(app, "rest");
   const methods = allowedMethods(app);
   app.setValidatorCompiler(() => (data) => ({ value: data }));
 
