@@ -123,7 +123,7 @@ export async function startService(
     for (const notice of [...tightened, ...store.notices]) process.stderr.write(`[store] ${notice}\n`);
   }
   const started: StartedPart[] = [];
-  const logger = config.logLevel === "silent" ? false : loggerOptions(config.logLevel);
+  const logger = config.logLevel === "silent" ? false : loggerOptions(config.logLevel, config.logFormat);
   const internal = (port: number) =>
     `http://${config.internalBindAddress === "0.0.0.0" ? "127.0.0.1" : config.internalBindAddress}:${port}`;
   try {

@@ -68,6 +68,7 @@ export const settingsSchema = z.object({
   shutdownTimeout: z.coerce.number().positive().max(600).default(5),
   storeReadWorkers: z.coerce.number().int().min(0).max(64).optional(),
   metricsPort: z.coerce.number().int().min(0).max(65535).optional(),
+  logFormat: z.enum(["auto", "json", "pretty"]).default("auto"),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
@@ -332,5 +333,12 @@ export const settingDocs: readonly SettingDoc[] = [
     description:
       "Port of the internal listener serving Prometheus metrics at /metrics, on INTERNAL_BIND_ADDRESS (0 = any free port)",
     defaultText: "unset (no metrics listener)",
+  },
+  {
+    key: "logFormat",
+    env: "LOG_FORMAT",
+    description:
+      "Request logs: pretty (human-readable lines), json (one JSON object a line), or auto (pretty when stdout is a terminal)",
+    defaultText: "auto",
   },
 ];

@@ -9,6 +9,7 @@ import { BoundedCache } from "../auth/bounded-cache.ts";
 import type { McpAccessVerifier } from "../auth/mcp-access.ts";
 import type { TokenExchanger } from "../auth/token-exchange.ts";
 import { recordHttpMetrics } from "../observability/http-metrics.ts";
+import { requestIdOf, upstreamTraceparent } from "../observability/trace-context.ts";
 import { guardCredentialHeaders } from "./credential-guard.ts";
 import { exchangeRefusalLog } from "./exchange-refusals.ts";
 import { forwardableRequestHeaders, forwardableResponseHeaders } from "./hop-by-hop.ts";
@@ -52,6 +53,7 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
     ...(options.https ? { https: options.https } : {}),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 1024 },
     rewriteUrl: originFormTarget,
+    genReqId: requestIdOf,
     clientErrorHandler: answerClientError,
     // Malformed percent-encoding in the path: problem+json on the REST API's paths, JSON elsewhere.
     frameworkErrors: (error: { statusCode?: number }, request: FastifyRequest, reply: FastifyReply) =>
@@ -157,7 +159,10 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
     const forwardRest = (request: FastifyRequest, reply: FastifyReply) =>
       reply.from(request.url, {
         ...rawBodyOptions(request),
-        rewriteRequestHeaders: (_request, headers) => forwardableRequestHeaders(headers),
+        rewriteRequestHeaders: (_request, headers) => ({
+          ...forwardableRequestHeaders(headers),
+          traceparent: upstreamTraceparent(request.id, headers.traceparent),
+        }),
         rewriteHeaders: (headers) => forwardableResponseHeaders(headers),
         onResponse: (_request, upstreamReply, upstream) => {
           health.reached("rest");

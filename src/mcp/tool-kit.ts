@@ -103,6 +103,7 @@ export function registerTools(
         const rest = createRestClient({
           transport: env.transport,
           token: ctx.http?.authInfo?.token,
+          traceparent: ctx.http?.authInfo?.extra?.traceparent,
           signal: ctx.mcpReq.signal,
           ...(env.restTimeoutMs ? { timeoutMs: env.restTimeoutMs } : {}),
         });

@@ -8,6 +8,7 @@ import Fastify, {
 import type { Kysely } from "kysely";
 import type { JwtVerifier } from "../auth/jwt-verifier.ts";
 import { recordHttpMetrics } from "../observability/http-metrics.ts";
+import { requestIdOf } from "../observability/trace-context.ts";
 import type { Database } from "../store/schema.ts";
 import { allowedMethods } from "./allowed-methods.ts";
 import { createAuthenticator } from "./authenticate.ts";
@@ -67,6 +68,7 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
     logger: options.logger ?? false,
     // A JSON body with a "__proto__" or "constructor.prototype" key is valid JSON (the schema of an
     // analysis upload allows extra keys): the keys are dropped, not the request refused as "not JSON".
+    genReqId: requestIdOf,
     onProtoPoisoning: "remove",
     onConstructorPoisoning: "remove",
     // The MCP tools' in-process calls (Fastify inject, src/mcp/rest-client.ts) get no access-log lines: the
