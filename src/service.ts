@@ -117,7 +117,10 @@ export async function startService(
   const store = await openStore({
     databaseUrl: config.databaseUrl,
     sqliteFile: config.sqliteFile,
-    readWorkers: config.storeReadWorkers,
+    // The read workers serve the REST API's heavy reads. Without it here (`--only gateway`...), the reads
+    // are short lookups (users, OIDC records, CIMD policies) and each worker would cost ~18 MB of resident
+    // memory for nothing (docs/benchmarks.md, "Memory of the gateway with the embedded identity provider").
+    readWorkers: config.storeReadWorkers ?? (parts.has("rest") ? undefined : 0),
   });
   if (config.logLevel !== "silent") {
     for (const notice of [...tightened, ...store.notices]) process.stderr.write(`[store] ${notice}\n`);

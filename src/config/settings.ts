@@ -325,7 +325,8 @@ export const settingDocs: readonly SettingDoc[] = [
     env: "STORE_READ_WORKERS",
     description:
       "SQLite: worker threads running the store's reads, each with its own connection (0: on the event loop)",
-    defaultText: "one per core (2 to 8) plus one kept for short reads",
+    defaultText:
+      "one per core (2 to 8) plus one kept for short reads, when the REST API runs in the process; else 0",
   },
   {
     key: "metricsPort",
