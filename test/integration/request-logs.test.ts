@@ -2,10 +2,21 @@ import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type CallToolResult, Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { openStore } from "../../src/store/database.ts";
 import { CLI, spawnService } from "../support/cli.ts";
+import {
+  authorize,
+  type CimdDocumentServer,
+  seedCimdClient,
+  seedUsers,
+  startCimdDocumentServer,
+  USERS,
+} from "../support/idp-flow.ts";
 import { freePort } from "../support/service.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
 
@@ -47,13 +58,29 @@ describe("request logs: one id per request across processes, traceparent honoure
   let backend: Awaited<ReturnType<typeof spawnService>>;
   let gateway: Awaited<ReturnType<typeof spawnService>>;
   let mcp: Awaited<ReturnType<typeof spawnService>>;
+  let documents: CimdDocumentServer;
+  let publicUrl: string;
   let mcpAnalysis: string;
   const secret = `secret-token-${randomBytes(12).toString("hex")}`;
 
   before(async () => {
     store = await createTestStore("sqlite");
+    // The gateway runs the embedded identity provider: a user and a CIMD client to sign in with.
+    documents = await startCimdDocumentServer();
+    const seeded = await openStore({ sqliteFile: store.sqliteFile });
+    try {
+      await seedUsers(seeded.db);
+      await seedCimdClient(seeded.db, "log-test-client", documents.clientId);
+    } finally {
+      await seeded.close();
+    }
+    writeFileSync(join(store.dataDir, "cimd-ca.pem"), documents.ca);
+    const gatewayPort = await freePort();
+    publicUrl = `http://127.0.0.1:${gatewayPort}`;
+    const idp = { PUBLIC_URL: publicUrl, IDP_ISSUER: `${publicUrl}/auth/realms/imaging` };
     const ports = { rest: await freePort(), analysis: await freePort(), gatekeeper: await freePort() };
     backend = await spawnService(["--data-dir", store.dataDir, "--only", "rest"], {
+      ...idp,
       LOG_LEVEL: "info",
       REST_PORT: String(ports.rest),
     });
@@ -61,6 +88,7 @@ describe("request logs: one id per request across processes, traceparent honoure
     mcp = await spawnService(
       ["--data-dir", store.dataDir, "--only", "mcp-analysis", "--only", "mcp-gatekeeper"],
       {
+        ...idp,
         LOG_LEVEL: "info",
         MCP_ANALYSIS_PORT: String(ports.analysis),
         MCP_GATEKEEPER_PORT: String(ports.gatekeeper),
@@ -68,12 +96,17 @@ describe("request logs: one id per request across processes, traceparent honoure
       },
     );
     mcpAnalysis = `http://127.0.0.1:${ports.analysis}/mcp`;
-    gateway = await spawnService(["--data-dir", store.dataDir, "--port", "0", "--only", "gateway"], {
-      LOG_LEVEL: "info",
-      REST_UPSTREAM_URL: `http://127.0.0.1:${ports.rest}`,
-      MCP_ANALYSIS_UPSTREAM_URL: `http://127.0.0.1:${ports.analysis}`,
-      MCP_GATEKEEPER_UPSTREAM_URL: `http://127.0.0.1:${ports.gatekeeper}`,
-    });
+    gateway = await spawnService(
+      ["--data-dir", store.dataDir, "--port", String(gatewayPort), "--only", "gateway"],
+      {
+        PUBLIC_URL: publicUrl,
+        IDP_EXTRA_CA_FILE: join(store.dataDir, "cimd-ca.pem"),
+        LOG_LEVEL: "info",
+        REST_UPSTREAM_URL: `http://127.0.0.1:${ports.rest}`,
+        MCP_ANALYSIS_UPSTREAM_URL: `http://127.0.0.1:${ports.analysis}`,
+        MCP_GATEKEEPER_UPSTREAM_URL: `http://127.0.0.1:${ports.gatekeeper}`,
+      },
+    );
   });
   after(async () => {
     for (const child of [gateway?.child, mcp?.child, backend?.child]) {
@@ -82,6 +115,7 @@ describe("request logs: one id per request across processes, traceparent honoure
         await once(child, "exit");
       }
     }
+    await documents?.close();
     await store?.drop();
   });
 
@@ -138,6 +172,40 @@ describe("request logs: one id per request across processes, traceparent honoure
       (await lineFor(backend.stdout, (l) => l.reqId === id && l.req !== undefined)).req?.url ?? "",
       /^\/rest\/applications/,
     );
+  });
+
+  it("a tools/call through the gateway: the MCP server's REST calls carry the client's trace-id", async () => {
+    const signedIn = await authorize(
+      {
+        issuer: `${publicUrl}/auth/realms/imaging`,
+        clientId: documents.clientId,
+        redirectUri: "http://127.0.0.1:49152/callback",
+        resource: `${publicUrl}/mcp`,
+      },
+      { username: "alice", password: USERS.alice.password },
+    );
+    const id = traceId();
+    const client = new Client({ name: "log-test", version: "1.0.0" });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${publicUrl}/mcp`), {
+        requestInit: {
+          headers: { authorization: `Bearer ${signedIn.accessToken}`, traceparent: traceparent(id) },
+        },
+      }),
+    );
+    try {
+      const result = (await client.callTool({ name: "applications", arguments: {} })) as CallToolResult;
+      assert.notEqual(result.isError, true, JSON.stringify(result));
+    } finally {
+      await client.close();
+    }
+    // gateway (its own line) -> MCP server (traceparent from the gateway) -> REST API (from the tool).
+    await lineFor(gateway.stdout, (l) => l.reqId === id && l.req?.url === "/mcp");
+    const atRest = await lineFor(backend.stdout, (l) => l.reqId === id && l.res !== undefined);
+    assert.equal(atRest.res?.statusCode, 200);
+    for (const text of [gateway, mcp, backend].flatMap((p) => [p.stdout(), p.stderr()])) {
+      assert.ok(!text.includes(signedIn.accessToken), "no access token in the logs");
+    }
   });
 
   it("no line of any process holds the bearer token", () => {
