@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { backchannelFetch, issuerMetadata } from "./auth/issuer-metadata.ts";
@@ -31,6 +32,7 @@ import { createRegistrationGate } from "./idp/registration/gate.ts";
 import { secretVault } from "./idp/secrets-key.ts";
 import { readStoredSecret } from "./idp/stored-secrets.ts";
 import { startMcpService } from "./mcp/http-service.ts";
+import { createMetricsServer } from "./observability/metrics-listener.ts";
 import { buildRestApp } from "./rest/app.ts";
 import type { GatherFacts } from "./rest/routes/analyses.ts";
 import { gatherPackageFacts } from "./scanner/facts/index.ts";
@@ -39,6 +41,7 @@ import { statusSources } from "./service-status.ts";
 import { drainListener, ShutdownSequence, type StopStep, trackConnections } from "./shutdown.ts";
 import { openStore, type StoreHandle } from "./store/database.ts";
 import { secureDataDirectory } from "./store/file-modes.ts";
+import { pingStore } from "./store/ping.ts";
 import { PLATFORM_AUDIENCE, VERSION } from "./version.ts";
 
 export const PARTS = ["gateway", "rest", "mcp-analysis", "mcp-gatekeeper"] as const;
@@ -46,6 +49,8 @@ export type Part = (typeof PARTS)[number];
 
 export interface RunningService {
   config: RuntimeConfig;
+  /** The internal metrics listener (`GET /metrics`), when METRICS_PORT is set. */
+  metricsUrl: string | undefined;
   /** Present when the REST API runs in this process. */
   store: StoreHandle;
   /** Where each part actually listens (useful with port 0). */
@@ -115,7 +120,10 @@ export async function startService(
   const store = await openStore({
     databaseUrl: config.databaseUrl,
     sqliteFile: config.sqliteFile,
-    readWorkers: config.storeReadWorkers,
+    // The read workers serve the REST API's heavy reads. Without it here (`--only gateway`...), the reads
+    // are short lookups (users, OIDC records, CIMD policies) and each worker would cost ~18 MB of resident
+    // memory for nothing (docs/benchmarks.md, "Memory of the gateway with the embedded identity provider").
+    readWorkers: config.storeReadWorkers ?? (parts.has("rest") ? undefined : 0),
   });
   if (config.logLevel !== "silent") {
     for (const notice of [...tightened, ...store.notices]) process.stderr.write(`[store] ${notice}\n`);
@@ -124,7 +132,7 @@ export async function startService(
     }
   }
   const started: StartedPart[] = [];
-  const logger = config.logLevel === "silent" ? false : loggerOptions(config.logLevel);
+  const logger = config.logLevel === "silent" ? false : loggerOptions(config.logLevel, config.logFormat);
   const internal = (port: number) =>
     `http://${config.internalBindAddress === "0.0.0.0" ? "127.0.0.1" : config.internalBindAddress}:${port}`;
   try {
@@ -148,6 +156,32 @@ export async function startService(
           : fetch,
     );
     const jwt = createJwtVerifier({ issuer: config.issuer, jwksUrl: config.jwksUrl, metadata });
+
+    let metricsUrl: string | undefined;
+    if (config.metricsPort !== undefined) {
+      const server = createMetricsServer();
+      await new Promise<void>((resolve, reject) => {
+        server.once("error", (error) =>
+          reject(
+            explainListenError(
+              error,
+              config.internalBindAddress,
+              config.metricsPort as number,
+              "METRICS_PORT",
+            ),
+          ),
+        );
+        server.listen(config.metricsPort, config.internalBindAddress, () => resolve());
+      });
+      const sockets = trackConnections(server);
+      started.push({
+        name: "metrics listener",
+        stop: (deadline) =>
+          drainListener(server, new Promise((r) => server.close(() => r(undefined))), deadline, sockets),
+      });
+      const address = server.address() as AddressInfo;
+      metricsUrl = `http://${address.address === "0.0.0.0" ? "127.0.0.1" : address.address}:${address.port}/metrics`;
+    }
 
     let restUrl = config.restUpstreamUrl ?? internal(config.restPort);
     let gatewayUrl = "";
@@ -287,6 +321,7 @@ export async function startService(
               key: readFileSync(config.tlsKeyFile as string),
             }
           : undefined,
+        readiness: { store: () => pingStore(store.db) },
         logger,
       });
       await listenOrExplain(gateway, config.bindAddress, config.port, "PORT (or --port)");
@@ -306,6 +341,7 @@ export async function startService(
       shutdown.run(Date.now() + Math.max(timeoutMs - 500, timeoutMs * 0.8));
     return {
       config,
+      metricsUrl,
       store,
       gatewayUrl,
       restUrl,

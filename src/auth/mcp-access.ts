@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { tokenVerifications } from "../observability/metrics.ts";
 import { BoundedCache } from "./bounded-cache.ts";
 import type { JwtVerifier } from "./jwt-verifier.ts";
 
@@ -57,8 +58,12 @@ export function createMcpAccessVerifier(jwt: JwtVerifier, maxCached = 10_000): M
       const token = match[1];
       const key = `${resource} ${createHash("sha256").update(token).digest("base64url")}`;
       let verified = cache.get(key);
-      if (!verified) {
+      if (verified) tokenVerifications.inc({ result: "hit" });
+      else {
         const result = await jwt.verify(token, resource);
+        tokenVerifications.inc({
+          result: result.ok ? "miss" : result.unavailable ? "unavailable" : "invalid",
+        });
         if (!result.ok) {
           return result.unavailable
             ? { ok: false, status: 503, error: "temporarily_unavailable", description: result.reason }

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import * as oauth from "oauth4webapi";
+import { tokenExchanges } from "../observability/metrics.ts";
 import { BoundedCache } from "./bounded-cache.ts";
 import { httpOptions, type IssuerMetadata } from "./issuer-metadata.ts";
 
@@ -120,14 +121,29 @@ export function createTokenExchanger(options: TokenExchangeOptions): TokenExchan
       // Keyed by a digest so the cache never holds client tokens in the clear.
       const key = createHash("sha256").update(subjectToken).digest("base64url");
       const cached = cache.get(key);
-      if (cached) return cached;
+      if (cached) {
+        tokenExchanges.inc({ result: "hit" });
+        return cached;
+      }
       const pending = inFlight.get(key);
-      if (pending) return pending;
+      if (pending) {
+        tokenExchanges.inc({ result: "shared" });
+        return pending;
+      }
       const promise = send(subjectToken, subjectExpiresAt)
-        .then((token) => {
-          cache.set(key, token, token.expiresAt - margin);
-          return token;
-        })
+        .then(
+          (token) => {
+            tokenExchanges.inc({ result: "miss" });
+            cache.set(key, token, token.expiresAt - margin);
+            return token;
+          },
+          (error: unknown) => {
+            tokenExchanges.inc({
+              result: error instanceof TokenExchangeRefusedError ? "refused" : "unavailable",
+            });
+            throw error;
+          },
+        )
         .finally(() => inFlight.delete(key));
       inFlight.set(key, promise);
       return promise;

@@ -1,4 +1,5 @@
 import type { FastifyRequest, FastifyServerOptions } from "fastify";
+import PinoPretty from "pino-pretty";
 
 /**
  * What the service's logs may hold: never a credential. Request URLs are logged with the values of
@@ -65,8 +66,19 @@ function serializeRequest(request: FastifyRequest) {
   };
 }
 
-/** Logger options of every Fastify listener (gateway, REST API): level, redacted URL, censored headers. */
-export function loggerOptions(level: string): Exclude<FastifyServerOptions["logger"], boolean | undefined> {
+/** `auto`: human-readable lines when stdout is a terminal, JSON lines otherwise (log collectors). */
+export type LogFormat = "auto" | "json" | "pretty";
+
+/**
+ * Logger options of every Fastify listener (gateway, REST API): level, redacted URL, censored headers,
+ * and the format. Pretty lines are formatted in this thread (pino-pretty as a stream, no worker).
+ */
+export function loggerOptions(
+  level: string,
+  format: LogFormat = "json",
+  isTty = Boolean(process.stdout.isTTY),
+): Exclude<FastifyServerOptions["logger"], boolean | undefined> {
+  const pretty = format === "pretty" || (format === "auto" && isTty);
   const headerPaths = CREDENTIAL_HEADERS.flatMap((name) => [
     `req.headers["${name}"]`,
     `res.headers["${name}"]`,
@@ -81,6 +93,17 @@ export function loggerOptions(level: string): Exclude<FastifyServerOptions["logg
       source: (source: unknown) => (typeof source === "string" ? redactUrl(source) : source),
     },
     redact: { paths: headerPaths, censor: REDACTED },
+    ...(pretty
+      ? {
+          stream: PinoPretty({
+            colorize: isTty,
+            translateTime: "SYS:HH:MM:ss.l",
+            ignore: "pid,hostname",
+            destination: 1,
+            sync: true,
+          }),
+        }
+      : {}),
   };
 }
 

@@ -70,6 +70,8 @@ export const settingsSchema = z.object({
   secretsKey: z.string().min(1).optional(),
   secretsKeyFile: z.string().min(1).optional(),
   keyPollInterval: z.coerce.number().min(0.1).max(300).default(2),
+  metricsPort: z.coerce.number().int().min(0).max(65535).optional(),
+  logFormat: z.enum(["auto", "json", "pretty"]).default("auto"),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
@@ -327,7 +329,22 @@ export const settingDocs: readonly SettingDoc[] = [
     env: "STORE_READ_WORKERS",
     description:
       "SQLite: worker threads running the store's reads, each with its own connection (0: on the event loop)",
-    defaultText: "one per core (2 to 8) plus one kept for short reads",
+    defaultText:
+      "one per core (2 to 8) plus one kept for short reads, when the REST API runs in the process; else 0",
+  },
+  {
+    key: "metricsPort",
+    env: "METRICS_PORT",
+    description:
+      "Port of the internal listener serving Prometheus metrics at /metrics, on INTERNAL_BIND_ADDRESS (0 = any free port)",
+    defaultText: "unset (no metrics listener)",
+  },
+  {
+    key: "logFormat",
+    env: "LOG_FORMAT",
+    description:
+      "Request logs: pretty (human-readable lines), json (one JSON object a line), or auto (pretty when stdout is a terminal)",
+    defaultText: "auto",
   },
   {
     key: "secretsKey",

@@ -8,6 +8,8 @@ import Fastify, {
 import { BoundedCache } from "../auth/bounded-cache.ts";
 import type { McpAccessVerifier } from "../auth/mcp-access.ts";
 import type { TokenExchanger } from "../auth/token-exchange.ts";
+import { recordHttpMetrics } from "../observability/http-metrics.ts";
+import { requestIdOf, upstreamTraceparent } from "../observability/trace-context.ts";
 import { type ConsoleOptions, consoleRoutes } from "./console/index.ts";
 import { guardCredentialHeaders } from "./credential-guard.ts";
 import { exchangeRefusalLog } from "./exchange-refusals.ts";
@@ -15,6 +17,7 @@ import { forwardableRequestHeaders, forwardableResponseHeaders } from "./hop-by-
 import { mcpProxy } from "./mcp-proxy.ts";
 import type { McpResource } from "./mcp-resources.ts";
 import { createOriginPolicy } from "./origin-policy.ts";
+import { probeRoutes, type ReadinessCheck } from "./probes.ts";
 import { answerClientError, sendGatewayProblem } from "./problem.ts";
 import { keepRawBodies, rawBodyOptions } from "./raw-body.ts";
 import { originFormTarget } from "./request-target.ts";
@@ -41,6 +44,8 @@ export interface GatewayOptions {
   https?: { cert: Buffer; key: Buffer } | undefined;
   /** The web console at `/` and `/console/...` (absent: those paths answer 404). */
   console?: Omit<ConsoleOptions, "baseUrl" | "version" | "restUpstreamUrl"> | undefined;
+  /** What `/readyz` checks besides the upstreams (the store...). */
+  readiness?: Record<string, ReadinessCheck> | undefined;
   logger?: FastifyServerOptions["logger"];
 }
 
@@ -51,6 +56,7 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
     ...(options.https ? { https: options.https } : {}),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 1024 },
     rewriteUrl: originFormTarget,
+    genReqId: requestIdOf,
     clientErrorHandler: answerClientError,
     // Malformed percent-encoding in the path: problem+json on the REST API's paths, JSON elsewhere.
     frameworkErrors: (error: { statusCode?: number }, request: FastifyRequest, reply: FastifyReply) =>
@@ -62,6 +68,7 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
             .send({ error: "invalid_request", error_description: "The URL is malformed" }),
   } as FastifyServerOptions);
 
+  recordHttpMetrics(app, "gateway");
   const health: UpstreamHealth = watchUpstreams(
     {
       rest: `${options.restUpstreamUrl}/rest/health`,
@@ -79,6 +86,23 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
       service: "imaging-services",
       details: { version: options.version, upstreams },
     };
+  });
+
+  // An upstream is ready once reached (a probe or a proxied request), and again after an outage.
+  const upstreamReady =
+    (name: string): ReadinessCheck =>
+    () => {
+      const state = health.snapshot()[name];
+      return state === "UP" ? undefined : state === "DOWN" ? "cannot be reached" : "not reached yet";
+    };
+  probeRoutes(app, {
+    checks: {
+      ...options.readiness,
+      ...Object.fromEntries(
+        Object.keys(health.snapshot()).map((name) => [`upstream ${name}`, upstreamReady(name)]),
+      ),
+    },
+    log: app.log,
   });
 
   guardCredentialHeaders(app, { baseUrl: options.baseUrl, resources: options.mcp.resources });
@@ -138,7 +162,10 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
     const forwardRest = (request: FastifyRequest, reply: FastifyReply) =>
       reply.from(request.url, {
         ...rawBodyOptions(request),
-        rewriteRequestHeaders: (_request, headers) => forwardableRequestHeaders(headers),
+        rewriteRequestHeaders: (_request, headers) => ({
+          ...forwardableRequestHeaders(headers),
+          traceparent: upstreamTraceparent(request.id, headers.traceparent),
+        }),
         rewriteHeaders: (headers) => forwardableResponseHeaders(headers),
         onResponse: (_request, upstreamReply, upstream) => {
           health.reached("rest");

@@ -8,6 +8,7 @@ import {
   type TokenExchanger,
   TokenExchangeUnavailableError,
 } from "../auth/token-exchange.ts";
+import { upstreamTraceparent } from "../observability/trace-context.ts";
 import type { exchangeRefusalLog } from "./exchange-refusals.ts";
 import { forwardableRequestHeaders, forwardableResponseHeaders } from "./hop-by-hop.ts";
 import { jsonRpcError, requestId } from "./json-rpc-error.ts";
@@ -201,6 +202,7 @@ export async function mcpProxy(app: FastifyInstance, options: McpProxyOptions): 
       headers.authorization = `Bearer ${platformToken}`;
       headers["x-forwarded-proto"] = forwardedProto;
       headers["x-forwarded-host"] = forwardedHost;
+      headers.traceparent = upstreamTraceparent(request.id, request.headers.traceparent);
       const forwarded = forwardStreaming(
         upstream,
         {

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import { request } from "undici";
+import { upstreamUp } from "../observability/metrics.ts";
 
 export type Health = "UP" | "DOWN" | "UNKNOWN";
 
@@ -47,6 +48,7 @@ export function watchUpstreams(urls: Record<string, string>, options: WatchOptio
 
   const failed = (name: string, error: unknown) => {
     state[name] = "DOWN";
+    upstreamUp.set({ upstream: name }, 0);
     const at = now();
     const outage = outages.get(name);
     if (!outage) {
@@ -68,6 +70,7 @@ export function watchUpstreams(urls: Record<string, string>, options: WatchOptio
 
   const reached = (name: string) => {
     state[name] = "UP";
+    upstreamUp.set({ upstream: name }, 1);
     const outage = outages.get(name);
     if (!outage) return;
     outages.delete(name);

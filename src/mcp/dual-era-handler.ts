@@ -72,7 +72,9 @@ export function bearerAuthInfo(request: Request): AuthInfo | undefined {
   const header = request.headers.get("authorization");
   const match = header ? /^Bearer[ \t]+(\S+)\s*$/i.exec(header) : null;
   if (!match?.[1]) return undefined;
-  return { token: match[1], clientId: "", scopes: [] };
+  // The request's traceparent rides along, so that the tools' REST calls carry it on.
+  const traceparent = request.headers.get("traceparent");
+  return { token: match[1], clientId: "", scopes: [], ...(traceparent ? { extra: { traceparent } } : {}) };
 }
 
 export function createDualEraHandler(options: DualEraHandlerOptions): DualEraHandler {

@@ -1,3 +1,4 @@
+import { parseTraceparent } from "../observability/trace-context.ts";
 /**
  * A small typed client of the platform REST API for the MCP tools. Every call carries the caller's
  * bearer token unchanged; a non-2xx answer becomes a RestApiError with the HTTP status and the
@@ -243,6 +244,8 @@ export interface RestClientOptions {
   transport: RestTransport;
   /** The caller's bearer token, sent unchanged; without it the REST API answers 401. */
   token?: string | undefined;
+  /** The MCP request's `traceparent` (W3C Trace Context), passed on to the REST API. */
+  traceparent?: unknown;
   /** Abort the call when this signal fires (e.g. the MCP request was cancelled). */
   signal?: AbortSignal | undefined;
   /** Per-call timeout in milliseconds. Default 30 s. */
@@ -303,6 +306,7 @@ export function createRestClient(options: RestClientOptions): RestClient {
   // The REST API is on loopback or in this process: compressing there and inflating here would only cost CPU.
   const headers: Record<string, string> = { accept: "application/json", "accept-encoding": "identity" };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
+  if (parseTraceparent(options.traceparent)) headers.traceparent = options.traceparent as string;
 
   async function get<T>(path: string, query: Query = {}): Promise<T> {
     let search = "";

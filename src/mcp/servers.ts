@@ -42,6 +42,6 @@ export function createMcpServer(kind: McpServerKind, env: ToolEnvironment): McpS
     { name: definition.name, title: definition.title, version: VERSION },
     { instructions: definition.instructions, capabilities: { tools: { listChanged: false } } },
   );
-  registerTools(server, env, definition.tools);
+  registerTools(server, env, definition.tools, kind);
   return server;
 }

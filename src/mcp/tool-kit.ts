@@ -4,6 +4,7 @@
  */
 import type { CallToolResult, McpServer, ServerContext } from "@modelcontextprotocol/server";
 import * as z from "zod";
+import { mcpToolCalls, mcpToolDuration } from "../observability/metrics.ts";
 import { createRestClient, RestApiError, type RestClient, type RestTransport } from "./rest-client.ts";
 
 export interface ToolOutput<O> {
@@ -77,7 +78,12 @@ export function prepareSchema<S extends z.ZodType>(schema: S): S {
 }
 
 /** Registers the tools; each call uses the bearer token of the MCP request that carries it. */
-export function registerTools(server: McpServer, env: ToolEnvironment, tools: readonly AnyToolSpec[]): void {
+export function registerTools(
+  server: McpServer,
+  env: ToolEnvironment,
+  tools: readonly AnyToolSpec[],
+  serverKind = "mcp",
+): void {
   for (const tool of tools) {
     server.registerTool(
       tool.name,
@@ -97,18 +103,25 @@ export function registerTools(server: McpServer, env: ToolEnvironment, tools: re
         const rest = createRestClient({
           transport: env.transport,
           token: ctx.http?.authInfo?.token,
+          traceparent: ctx.http?.authInfo?.extra?.traceparent,
           signal: ctx.mcpReq.signal,
           ...(env.restTimeoutMs ? { timeoutMs: env.restTimeoutMs } : {}),
         });
+        const stopTimer = mcpToolDuration.startTimer({ server: serverKind, tool: tool.name });
+        let outcome = "error";
         try {
           const { structured, text } = await tool.run(args as never, rest);
           // Parsing keeps exactly the declared properties: the advertised output schema forbids others,
           // so a property the REST API adds later must not leak into structuredContent.
           const structuredContent = tool.output.parse(structured);
           checkedOutputs.set(structuredContent, tool.output);
+          outcome = "ok";
           return { content: [{ type: "text", text }], structuredContent };
         } catch (error) {
           return toolError(error);
+        } finally {
+          stopTimer();
+          mcpToolCalls.inc({ server: serverKind, tool: tool.name, outcome });
         }
       },
     );

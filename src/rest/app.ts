@@ -7,6 +7,8 @@ import Fastify, {
 } from "fastify";
 import type { Kysely } from "kysely";
 import type { JwtVerifier } from "../auth/jwt-verifier.ts";
+import { recordHttpMetrics } from "../observability/http-metrics.ts";
+import { requestIdOf } from "../observability/trace-context.ts";
 import type { Database } from "../store/schema.ts";
 import { allowedMethods } from "./allowed-methods.ts";
 import { createAuthenticator } from "./authenticate.ts";
@@ -70,6 +72,7 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
     logger: options.logger ?? false,
     // A JSON body with a "__proto__" or "constructor.prototype" key is valid JSON (the schema of an
     // analysis upload allows extra keys): the keys are dropped, not the request refused as "not JSON".
+    genReqId: requestIdOf,
     onProtoPoisoning: "remove",
     onConstructorPoisoning: "remove",
     // The MCP tools' in-process calls (Fastify inject, src/mcp/rest-client.ts) get no access-log lines: the
@@ -84,6 +87,7 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
         ? sendProblem(reply, 414, "A path segment of the URL is longer than 1024 characters")
         : sendProblem(reply, 400, "The URL is not valid: malformed percent-encoding"),
   });
+  recordHttpMetrics(app, "rest");
   const methods = allowedMethods(app);
   app.setValidatorCompiler(() => (data) => ({ value: data }));
 

@@ -3,6 +3,7 @@ import { dirname } from "node:path";
 import { Kysely, type LogEvent, PostgresDialect } from "kysely";
 import { type Migration, type MigrationProvider, Migrator } from "kysely/migration";
 import pg from "pg";
+import { statementKind, storeQueryDuration } from "../observability/metrics.ts";
 import { secureDataDirectory, secureSqliteFiles } from "./file-modes.ts";
 import { initialMigration } from "./migrations/001-initial.ts";
 import { gateRulesMigration } from "./migrations/002-gate-rules.ts";
@@ -58,9 +59,10 @@ export function defaultReadWorkers(): number {
 }
 
 export async function openStore(options: OpenStoreOptions): Promise<StoreHandle> {
+  const log = timedQueries(options.databaseUrl ? "postgres" : "sqlite", options.log);
   const handle = options.databaseUrl
-    ? openPostgres(options.databaseUrl, options.log)
-    : openSqlite(options.sqliteFile, options.readWorkers ?? defaultReadWorkers(), options.log);
+    ? openPostgres(options.databaseUrl, log)
+    : openSqlite(options.sqliteFile, options.readWorkers ?? defaultReadWorkers(), log);
   if (options.migrate ?? true) {
     try {
       handle.migrated = await migrateToLatest(handle);
@@ -70,6 +72,21 @@ export async function openStore(options: OpenStoreOptions): Promise<StoreHandle>
     }
   }
   return handle;
+}
+
+/** Every query's time goes to the store latency histogram (the process's metrics), then to `log` if any. */
+function timedQueries(store: StoreKind, log?: (event: LogEvent) => void): (event: LogEvent) => void {
+  return (event) => {
+    storeQueryDuration.observe(
+      {
+        store,
+        statement: statementKind(event.query.sql),
+        outcome: event.level === "error" ? "error" : "ok",
+      },
+      event.queryDurationMillis / 1000,
+    );
+    log?.(event);
+  };
 }
 
 function openSqlite(file: string, readWorkers: number, log?: (event: LogEvent) => void): StoreHandle {

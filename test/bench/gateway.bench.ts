@@ -29,7 +29,9 @@
  *
  * Knobs: BENCH_GATEWAY_SECONDS (15), BENCH_GATEWAY_ROUNDS (2), BENCH_GATEWAY_CONNECTIONS (20),
  * BENCH_GATEWAY_WARMUP_SECONDS (3), BENCH_GATEWAY_SOAK_SECONDS (60), BENCH_GATEWAY_SOAK_CONNECTIONS (200),
- * BENCH_GATEWAY_SEQUENTIAL (2000 requests per path; 0 skips), BENCH_GATEWAY_CPU_PROF=<dir> (children run
+ * BENCH_GATEWAY_SEQUENTIAL (2000 requests per path; 0 skips), BENCH_GATEWAY_IDP=embedded (the real embedded
+ * identity provider in the gateway child, see EMBEDDED_IDP), BENCH_GATEWAY_STORE_READ_WORKERS (the gateway
+ * child's STORE_READ_WORKERS, embedded mode), BENCH_GATEWAY_CPU_PROF=<dir> (children run
  * with --cpu-prof, profiles written there at exit), BENCH_GATEWAY_NODE_ARGS (extra Node.js flags for the
  * gateway child, for what-if runs), BENCH_GATEWAY_BASELINE=<another checkout, with node_modules> (its
  * gateway as a fourth path, for before/after ratios in one run), BENCH_GATEWAY_REPORT=<file>, BENCH_WRITE_DOCS=1. The children also get the Node.js flags of the
@@ -46,7 +48,16 @@ import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { issuerMetadata } from "../../src/auth/issuer-metadata.ts";
 import { createTokenExchanger, type TokenExchanger } from "../../src/auth/token-exchange.ts";
+import { openStore } from "../../src/store/database.ts";
+import { createUser } from "../../src/store/users.ts";
 import { PLATFORM_AUDIENCE } from "../../src/version.ts";
+import {
+  authorize,
+  type CimdDocumentServer,
+  decodeJwt,
+  seedCimdClient,
+  startCimdDocumentServer,
+} from "../support/idp-flow.ts";
 import { EXCHANGE_CLIENT_ID, startTestIssuer, type TestIssuer } from "../support/test-issuer.ts";
 import {
   cleanEnv,
@@ -84,6 +95,13 @@ const SETTINGS = {
   soakConnections: knob("BENCH_GATEWAY_SOAK_CONNECTIONS", DEFAULTS.soakConnections, 1),
   sequential: knob("BENCH_GATEWAY_SEQUENTIAL", DEFAULTS.sequential),
 };
+/**
+ * BENCH_GATEWAY_IDP=embedded: the gateway child runs the real embedded identity provider (no IDP_ISSUER):
+ * the MCP token comes from a real sign-in (authorization code + PKCE, a CIMD client) and the gateway
+ * exchanges it in-process, as an installation with the default identity provider does. Default
+ * `stand-in`: test/support/test-issuer.ts in this process.
+ */
+const EMBEDDED_IDP = process.env.BENCH_GATEWAY_IDP === "embedded";
 const CPU_PROF_DIR = process.env.BENCH_GATEWAY_CPU_PROF ? resolve(process.env.BENCH_GATEWAY_CPU_PROF) : "";
 /**
  * Another checkout of this repository (with its node_modules), e.g. the main branch: its gateway runs as
@@ -95,6 +113,7 @@ const GATEWAY_NODE_ARGS = (process.env.BENCH_GATEWAY_NODE_ARGS ?? "").split(/\s+
 const FULL_RUN =
   Object.entries(DEFAULTS).every(([k, v]) => SETTINGS[k as keyof typeof SETTINGS] === v) &&
   GATEWAY_NODE_ARGS.length === 0 &&
+  !EMBEDDED_IDP &&
   !CPU_PROF_DIR &&
   !BASELINE_ROOT;
 
@@ -127,6 +146,7 @@ const DISTURBED_CPU = 15;
 const REQUEST_TIMEOUT_S = 10;
 const MODERN = "2026-07-28";
 const SUBJECT = "bench-admin";
+const EMBEDDED_PASSWORD = "bench-admin-password-1234";
 
 const log = (message: string) => process.stderr.write(`[bench:gateway] ${message}\n`);
 
@@ -763,6 +783,8 @@ interface Report {
   soak: LoadResult;
   gatewayRss: { idleMB: number; soakMaxMB: number; hwmMB: number; endMB: number };
   exchanges: { gateway: number; bench: number };
+  /** Which identity provider signed the MCP token and exchanged it (BENCH_GATEWAY_IDP). */
+  idp: "embedded" | "stand-in";
   gatewayLogs: string;
   backendLogs: string;
   targets: { name: string; measured: string; met: boolean }[];
@@ -945,13 +967,41 @@ async function main(): Promise<void> {
   const tmp = mkdtempSync(join(os.tmpdir(), "imaging-gateway-bench-"));
   scratchDirs.add(tmp);
   let issuer: TestIssuer | undefined;
+  let documents: CimdDocumentServer | undefined;
   let nginx: RunningNginx | undefined;
   try {
-    issuer = await startTestIssuer();
-    issuer.setUser(SUBJECT, { roles: ["admin"], applications: [] });
     const gatewayPort = await freePort();
     const publicUrl = `http://127.0.0.1:${gatewayPort}`;
-    const common = { IDP_ISSUER: issuer.issuer, LOG_LEVEL: "warn", PUBLIC_URL: publicUrl };
+    let issuerUrl: string;
+    let gatewayIdpEnv: Record<string, string>;
+    if (EMBEDDED_IDP) {
+      if (BASELINE_ROOT) throw new Error("BENCH_GATEWAY_IDP=embedded does not run a baseline gateway");
+      // The gateway's store holds the user and the CIMD client; the client's document is served here.
+      documents = await startCimdDocumentServer();
+      mkdirSync(join(tmp, "gateway"), { recursive: true });
+      const seeded = await openStore({ sqliteFile: join(tmp, "gateway", "imaging.db") });
+      try {
+        await createUser(seeded.db, { username: SUBJECT, password: EMBEDDED_PASSWORD, role: "admin" });
+        await seedCimdClient(seeded.db, "bench-client", documents.clientId);
+      } finally {
+        await seeded.close();
+      }
+      writeFileSync(join(tmp, "cimd-ca.pem"), documents.ca);
+      issuerUrl = `${publicUrl}/auth/realms/imaging`;
+      gatewayIdpEnv = {
+        IDP_EXTRA_CA_FILE: join(tmp, "cimd-ca.pem"),
+        // What-if runs: the gateway's store read workers (BENCH_GATEWAY_STORE_READ_WORKERS).
+        ...(process.env.BENCH_GATEWAY_STORE_READ_WORKERS
+          ? { STORE_READ_WORKERS: process.env.BENCH_GATEWAY_STORE_READ_WORKERS }
+          : {}),
+      };
+    } else {
+      issuer = await startTestIssuer();
+      issuer.setUser(SUBJECT, { roles: ["admin"], applications: [] });
+      issuerUrl = issuer.issuer;
+      gatewayIdpEnv = { IDP_ISSUER: issuer.issuer, TOKEN_EXCHANGE_CLIENT_SECRET: issuer.clientSecret };
+    }
+    const common = { LOG_LEVEL: "warn", PUBLIC_URL: publicUrl };
 
     log("starting the REST API and the MCP servers (child 1) and the gateway (child 2)");
     const [backend, backendSummary] = await startCli(
@@ -962,6 +1012,7 @@ async function main(): Promise<void> {
       ],
       {
         ...common,
+        IDP_ISSUER: issuerUrl,
         REST_PORT: "0",
         MCP_ANALYSIS_PORT: "0",
         MCP_GATEKEEPER_PORT: "0",
@@ -979,7 +1030,7 @@ async function main(): Promise<void> {
         REST_UPSTREAM_URL: backendSummary.rest,
         MCP_ANALYSIS_UPSTREAM_URL: backendSummary.mcp.analysis,
         MCP_GATEKEEPER_UPSTREAM_URL: backendSummary.mcp.gatekeeper,
-        TOKEN_EXCHANGE_CLIENT_SECRET: issuer.clientSecret,
+        ...gatewayIdpEnv,
       },
     );
     // The baseline gateway: another checkout's code, its own port and public URL (so its own MCP token).
@@ -994,13 +1045,13 @@ async function main(): Promise<void> {
         ["--only", "gateway", "--data-dir", join(tmp, "baseline")],
         {
           ...common,
+          ...gatewayIdpEnv,
           PUBLIC_URL: baselinePublicUrl,
           PORT: String(port),
           IMAGING_BIND_ADDRESS: "127.0.0.1",
           REST_UPSTREAM_URL: backendSummary.rest,
           MCP_ANALYSIS_UPSTREAM_URL: backendSummary.mcp.analysis,
           MCP_GATEKEEPER_UPSTREAM_URL: backendSummary.mcp.gatekeeper,
-          TOKEN_EXCHANGE_CLIENT_SECRET: issuer.clientSecret,
         },
         BASELINE_ROOT,
       );
@@ -1037,14 +1088,40 @@ async function main(): Promise<void> {
     );
 
     // The client's token for the gateway's /mcp resource (audience = the resource URL).
-    const mcpToken = await issuer.signMcp(SUBJECT, `${publicUrl}/mcp`, { expiresIn: "2h" });
-    const mcpTokenExpiresAt = Date.now() + 2 * 3_600_000;
+    let mcpToken: string;
+    let mcpTokenExpiresAt: number;
+    let exchangeSecret: string;
+    if (issuer) {
+      mcpToken = await issuer.signMcp(SUBJECT, `${publicUrl}/mcp`, { expiresIn: "2h" });
+      mcpTokenExpiresAt = Date.now() + 2 * 3_600_000;
+      exchangeSecret = issuer.clientSecret;
+    } else {
+      // A real sign-in at the gateway's embedded identity provider, as an AI client does.
+      const signedIn = await authorize(
+        {
+          issuer: issuerUrl,
+          clientId: (documents as CimdDocumentServer).clientId,
+          redirectUri: "http://127.0.0.1/callback",
+          resource: `${publicUrl}/mcp`,
+        },
+        { username: SUBJECT, password: EMBEDDED_PASSWORD },
+      );
+      mcpToken = signedIn.accessToken;
+      mcpTokenExpiresAt = Number(decodeJwt(mcpToken).payload.exp) * 1000;
+      exchangeSecret = readFileSync(
+        join(tmp, "gateway", "secrets", "mcp-token-exchange.secret"),
+        "utf8",
+      ).trim();
+      log(
+        `signed in at the embedded identity provider; the MCP token expires in ${Math.round((mcpTokenExpiresAt - Date.now()) / 60_000)} min`,
+      );
+    }
     // The direct path's token: exchanged by the gateway's own code (createTokenExchanger), same client.
     const newExchanger = () =>
       createTokenExchanger({
-        metadata: issuerMetadata(issuer?.issuer ?? ""),
+        metadata: issuerMetadata(issuerUrl),
         clientId: EXCHANGE_CLIENT_ID,
-        clientSecret: issuer?.clientSecret ?? "",
+        clientSecret: exchangeSecret,
         audience: PLATFORM_AUDIENCE,
       });
     let exchanger: TokenExchanger = newExchanger();
@@ -1087,7 +1164,9 @@ async function main(): Promise<void> {
     ];
     const [direct, viaGateway, viaNginx] = targets as [Target, Target, Target];
     if (baseline) {
-      const baselineToken = await issuer.signMcp(SUBJECT, `${baselinePublicUrl}/mcp`, { expiresIn: "2h" });
+      const baselineToken = await (issuer as TestIssuer).signMcp(SUBJECT, `${baselinePublicUrl}/mcp`, {
+        expiresIn: "2h",
+      });
       targets.push({
         key: "baseline",
         title: "baseline",
@@ -1230,7 +1309,9 @@ async function main(): Promise<void> {
       summary,
       soak,
       gatewayRss: { idleMB: idleRss, soakMaxMB: soak.gatewayRssMaxMB, hwmMB: hwm, endMB: endRss },
-      exchanges: { gateway: issuer.exchanges - benchExchanges, bench: benchExchanges },
+      // The embedded identity provider counts no exchanges: -1.
+      exchanges: { gateway: issuer ? issuer.exchanges - benchExchanges : -1, bench: benchExchanges },
+      idp: EMBEDDED_IDP ? "embedded" : "stand-in",
       gatewayLogs: logKinds(gateway),
       backendLogs: logKinds(backend),
       targets: targetsMet,
@@ -1255,6 +1336,7 @@ async function main(): Promise<void> {
     await nginx?.stop();
     for (const child of [...children].reverse()) await stopChild(child);
     await issuer?.close();
+    await documents?.close();
     rmSync(tmp, { recursive: true, force: true });
     scratchDirs.delete(tmp);
   }

@@ -25,69 +25,79 @@ interface Run {
   proxyCpuMsPerRequest: number;
 }
 
-describe("bench:gateway at a tiny scale", { timeout: 300_000 }, () => {
-  const dir = mkdtempSync(join(tmpdir(), "imaging-gateway-bench-tiny-"));
-  after(() => rmSync(dir, { recursive: true, force: true }));
+// The stand-in identity provider, and the real embedded one in the gateway (the memory measurement).
+for (const idp of ["stand-in", "embedded"] as const)
+  describe(`bench:gateway at a tiny scale (${idp} identity provider)`, { timeout: 300_000 }, () => {
+    const dir = mkdtempSync(join(tmpdir(), "imaging-gateway-bench-tiny-"));
+    after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it("measures direct, gateway, nginx and a bare Node.js proxy side by side with right answers, CPU per request per proxy, and a clean stop", async () => {
-    assert.ok(findNginx(), NGINX_MISSING);
-    const reportFile = join(dir, "report.json");
-    const child = spawn(process.execPath, [BENCH], {
-      env: {
-        ...process.env,
-        BENCH_GATEWAY_SECONDS: "1",
-        BENCH_GATEWAY_ROUNDS: "1",
-        BENCH_GATEWAY_WARMUP_SECONDS: "0",
-        BENCH_GATEWAY_SOAK_SECONDS: "1",
-        BENCH_GATEWAY_SOAK_CONNECTIONS: "20",
-        BENCH_GATEWAY_SEQUENTIAL: "40",
-        BENCH_GATEWAY_REPORT: reportFile,
-        BENCH_WRITE_DOCS: "0",
-      },
-      stdio: ["ignore", "pipe", "pipe"],
+    it("measures direct, gateway, nginx and a bare Node.js proxy side by side with right answers, CPU per request per proxy, and a clean stop", async () => {
+      assert.ok(findNginx(), NGINX_MISSING);
+      const reportFile = join(dir, "report.json");
+      const child = spawn(process.execPath, [BENCH], {
+        env: {
+          ...process.env,
+          BENCH_GATEWAY_SECONDS: "1",
+          BENCH_GATEWAY_ROUNDS: "1",
+          BENCH_GATEWAY_WARMUP_SECONDS: "0",
+          BENCH_GATEWAY_SOAK_SECONDS: "1",
+          BENCH_GATEWAY_SOAK_CONNECTIONS: "20",
+          BENCH_GATEWAY_SEQUENTIAL: "40",
+          BENCH_GATEWAY_REPORT: reportFile,
+          BENCH_WRITE_DOCS: "0",
+          BENCH_GATEWAY_IDP: idp === "embedded" ? "embedded" : "",
+        },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let output = "";
+      child.stdout?.on("data", (d) => {
+        output += d;
+      });
+      child.stderr?.on("data", (d) => {
+        output += d;
+      });
+      const [code] = (await once(child, "exit")) as [number | null];
+      // 1 also when a performance target is missed (not this test's business); the report is written then.
+      assert.ok(code === 0 || code === 1, `bench exited with ${code}:\n${output.slice(-3000)}`);
+      const report = JSON.parse(readFileSync(reportFile, "utf8")) as {
+        nginxVersion: string;
+        sideBySide: Run[];
+        soak: Run;
+        sequential: { target: string; requests: number }[];
+        summary: Record<"direct" | "gateway" | "nginx" | "floor", { proxyCpuMsPerRequest: number }>;
+        stopSeconds: { gateway: number; backend: number };
+        idp: string;
+      };
+      assert.equal(report.idp, idp);
+      assert.match(report.nginxVersion, /^nginx\/\d+\.\d+/);
+      assert.deepEqual(report.sideBySide.map((r) => r.target).sort(), [
+        "direct",
+        "floor",
+        "gateway",
+        "nginx",
+      ]);
+      for (const run of [...report.sideBySide, report.soak]) {
+        assert.ok(run.total > 0, `${run.target}: requests were served`);
+        assert.equal(run.non2xx + run.errors + run.timeouts + run.mismatches, 0, `${run.target}: no failure`);
+      }
+      assert.ok(report.summary.gateway.proxyCpuMsPerRequest > 0, "the gateway's CPU per request is measured");
+      assert.ok(report.summary.nginx.proxyCpuMsPerRequest > 0, "nginx's CPU per request is measured");
+      assert.ok(
+        report.summary.floor.proxyCpuMsPerRequest > 0,
+        "the bare Node.js proxy's CPU per request is measured",
+      );
+      assert.deepEqual(
+        report.sequential.map((r) => [r.target, r.requests]),
+        [
+          ["direct", 40],
+          ["gateway", 40],
+          ["nginx", 40],
+          ["floor", 40],
+        ],
+      );
+      // Infinity (killed after 15 s) serializes as null.
+      assert.ok(Number.isFinite(report.stopSeconds.gateway), "the gateway exited on SIGTERM");
+      assert.ok(Number.isFinite(report.stopSeconds.backend), "the REST + MCP process exited on SIGTERM");
+      assert.match(output, /\| gateway CPU per proxied request ≤ 2\.5 × nginx's/);
     });
-    let output = "";
-    child.stdout?.on("data", (d) => {
-      output += d;
-    });
-    child.stderr?.on("data", (d) => {
-      output += d;
-    });
-    const [code] = (await once(child, "exit")) as [number | null];
-    // 1 also when a performance target is missed (not this test's business); the report is written then.
-    assert.ok(code === 0 || code === 1, `bench exited with ${code}:\n${output.slice(-3000)}`);
-    const report = JSON.parse(readFileSync(reportFile, "utf8")) as {
-      nginxVersion: string;
-      sideBySide: Run[];
-      soak: Run;
-      sequential: { target: string; requests: number }[];
-      summary: Record<"direct" | "gateway" | "nginx" | "floor", { proxyCpuMsPerRequest: number }>;
-      stopSeconds: { gateway: number; backend: number };
-    };
-    assert.match(report.nginxVersion, /^nginx\/\d+\.\d+/);
-    assert.deepEqual(report.sideBySide.map((r) => r.target).sort(), ["direct", "floor", "gateway", "nginx"]);
-    for (const run of [...report.sideBySide, report.soak]) {
-      assert.ok(run.total > 0, `${run.target}: requests were served`);
-      assert.equal(run.non2xx + run.errors + run.timeouts + run.mismatches, 0, `${run.target}: no failure`);
-    }
-    assert.ok(report.summary.gateway.proxyCpuMsPerRequest > 0, "the gateway's CPU per request is measured");
-    assert.ok(report.summary.nginx.proxyCpuMsPerRequest > 0, "nginx's CPU per request is measured");
-    assert.ok(
-      report.summary.floor.proxyCpuMsPerRequest > 0,
-      "the bare Node.js proxy's CPU per request is measured",
-    );
-    assert.deepEqual(
-      report.sequential.map((r) => [r.target, r.requests]),
-      [
-        ["direct", 40],
-        ["gateway", 40],
-        ["nginx", 40],
-        ["floor", 40],
-      ],
-    );
-    // Infinity (killed after 15 s) serializes as null.
-    assert.ok(Number.isFinite(report.stopSeconds.gateway), "the gateway exited on SIGTERM");
-    assert.ok(Number.isFinite(report.stopSeconds.backend), "the REST + MCP process exited on SIGTERM");
-    assert.match(output, /\| gateway CPU per proxied request ≤ 2\.5 × nginx's/);
   });
-});

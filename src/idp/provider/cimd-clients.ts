@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { type Client, errors, type KoaContextWithOIDC, Provider } from "oidc-provider";
 import { BoundedCache } from "../../auth/bounded-cache.ts";
+import { cimdRefusals } from "../../observability/metrics.ts";
 import { type CimdContext, type CimdResolution, isLoopbackHost, redirectUriMatches } from "../cimd/index.ts";
 
 /** Resolves a URL client_id with our policy engine (src/idp/cimd): injected, so tests can stand in. */
@@ -68,12 +69,18 @@ export function installCimdClientLookup(provider: Provider, resolver: CimdResolv
   // The provider looks a client up more than once per request (again for its error page): one
   // resolution per request, so a failing or hanging document is fetched once, within the 3 s limit.
   const resolutions = new WeakMap<object, Map<string, Promise<CimdResolution>>>();
+  // Refusals are counted per resolution, so once per request however often the provider looks.
+  const resolve = (id: string, redirectUri: string | undefined) =>
+    resolver(id, redirectUri).then((resolution) => {
+      if (!resolution.ok) cimdRefusals.inc({ rule: resolution.rule });
+      return resolution;
+    });
   const resolveOnce = (id: string, redirectUri: string | undefined, ctx: object | undefined) => {
-    if (!ctx) return resolver(id, redirectUri);
+    if (!ctx) return resolve(id, redirectUri);
     const ofRequest = resolutions.get(ctx) ?? new Map<string, Promise<CimdResolution>>();
     resolutions.set(ctx, ofRequest);
     const key = `${id} ${redirectUri ?? ""}`;
-    const resolution = ofRequest.get(key) ?? resolver(id, redirectUri);
+    const resolution = ofRequest.get(key) ?? resolve(id, redirectUri);
     ofRequest.set(key, resolution);
     return resolution;
   };

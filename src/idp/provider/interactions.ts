@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import type { Interaction, InteractionResults, KoaContextWithOIDC, Provider } from "oidc-provider";
+import { signIns } from "../../observability/metrics.ts";
 import type { Database } from "../../store/schema.ts";
 import { findUserById, verifyCredentials } from "../../store/users.ts";
 import { isUrlClientId } from "./cimd-clients.ts";
@@ -207,6 +208,7 @@ export function interactionRoutes(provider: Provider, options: InteractionOption
     }
     const verdict = await options.throttle.check(username, ctx.ip);
     if (!verdict.allowed) {
+      signIns.inc({ result: "throttled" });
       ctx.set("retry-after", String(verdict.retryAfterSeconds));
       const who = verdict.scope === "account" ? "for this account" : "from your network address";
       return renderLogin(ctx, interaction, 429, {
@@ -217,12 +219,14 @@ export function interactionRoutes(provider: Provider, options: InteractionOption
     const user = await verifyCredentials(options.db, username, password);
     if (!user) {
       await options.throttle.failure(username, ctx.ip);
+      signIns.inc({ result: "failure" });
       return renderLogin(ctx, interaction, 401, {
         username,
         error: "Incorrect user name or password (or the account is disabled).",
       });
     }
     await options.throttle.success(username);
+    signIns.inc({ result: "success" });
     return resume(ctx, { login: { accountId: user.id, remember: true, amr: ["pwd"] } }, false);
   };
 
