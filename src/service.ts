@@ -15,6 +15,7 @@ import type { RuntimeConfig } from "./config/runtime-config.ts";
 import { buildGateway } from "./gateway/app.ts";
 import { keycloakProxy } from "./gateway/keycloak-proxy.ts";
 import type { McpResource } from "./gateway/mcp-resources.ts";
+import { keycloakAdministration, storeAdministration } from "./idp/administration.ts";
 import { connectKeycloakAdmin } from "./idp/keycloak/admin.ts";
 import { describeAdminFailure } from "./idp/keycloak/errors.ts";
 import { type ProvisionResult, provisionKeycloak } from "./idp/keycloak/provision.ts";
@@ -142,6 +143,10 @@ export async function startService(
         version: VERSION,
         logger,
         analyses: { maxBytes: config.analysisUploadMaxBytes, gatherFacts: factsGatherer(config, store) },
+        identity:
+          config.idp === "keycloak" && config.keycloakUrl
+            ? keycloakAdministration({ ...config, keycloakUrl: config.keycloakUrl })
+            : storeAdministration(store.db),
       });
       await listenOrExplain(rest, config.internalBindAddress, config.restPort, "REST_PORT");
       started.push({ name: "REST API", stop: stopApp(rest) });
