@@ -13,6 +13,7 @@ import { ConfigError } from "./config/load-config.ts";
 import { loggerOptions, redactText } from "./config/logging.ts";
 import type { RuntimeConfig } from "./config/runtime-config.ts";
 import { buildGateway } from "./gateway/app.ts";
+import { loadConsoleBuild } from "./gateway/console/assets.ts";
 import { keycloakProxy } from "./gateway/keycloak-proxy.ts";
 import type { McpResource } from "./gateway/mcp-resources.ts";
 import { keycloakAdministration, storeAdministration } from "./idp/administration.ts";
@@ -34,6 +35,7 @@ import { buildRestApp } from "./rest/app.ts";
 import type { GatherFacts } from "./rest/routes/analyses.ts";
 import { gatherPackageFacts } from "./scanner/facts/index.ts";
 import { createRegistryFetcher } from "./scanner/registry/cached-fetch.ts";
+import { statusSources } from "./service-status.ts";
 import { drainListener, ShutdownSequence, type StopStep, trackConnections } from "./shutdown.ts";
 import { openStore, type StoreHandle } from "./store/database.ts";
 import { secureDataDirectory } from "./store/file-modes.ts";
@@ -135,6 +137,8 @@ export async function startService(
     const jwt = createJwtVerifier({ issuer: config.issuer, jwksUrl: config.jwksUrl, metadata });
 
     let restUrl = config.restUpstreamUrl ?? internal(config.restPort);
+    let gatewayUrl = "";
+    let knownExchangeSecret: string | undefined;
     let restApp: FastifyInstance | undefined;
     if (parts.has("rest")) {
       const rest = await buildRestApp({
@@ -147,6 +151,11 @@ export async function startService(
           config.idp === "keycloak" && config.keycloakUrl
             ? keycloakAdministration({ ...config, keycloakUrl: config.keycloakUrl })
             : storeAdministration(store.db),
+        status: statusSources(config, store, metadata, VERSION, {
+          gatewayUrl: () => gatewayUrl,
+          mcpUrls: () => mcpUrls,
+          exchangeSecret: () => knownExchangeSecret,
+        }),
       });
       await listenOrExplain(rest, config.internalBindAddress, config.restPort, "REST_PORT");
       started.push({ name: "REST API", stop: stopApp(rest) });
@@ -180,7 +189,6 @@ export async function startService(
       mcpUrls[kind] = mcp.url;
     }
 
-    let gatewayUrl = "";
     let exchanger: TokenExchanger | undefined;
     let admin: RunningService["admin"];
     let keycloak: RunningService["keycloak"];
@@ -190,6 +198,7 @@ export async function startService(
       if (config.idp === "keycloak") {
         const provisioned = await provisionKeycloakAtStart(config);
         exchangeSecret = provisioned.exchangeClientSecret;
+        knownExchangeSecret = exchangeSecret;
         keycloak = {
           changes: provisioned.changes,
           warnings: provisioned.warnings,
@@ -251,6 +260,17 @@ export async function startService(
         registrationEndpoint:
           config.idp === "keycloak" || usesEmbeddedIdp(config) ? registrationEndpointOf(config) : undefined,
         identityProvider,
+        console:
+          config.idp === "keycloak" || usesEmbeddedIdp(config)
+            ? {
+                idp: config.idp === "keycloak" ? "keycloak" : "embedded",
+                db: store.db,
+                metadata,
+                exchanger,
+                build: loadConsoleBuild(),
+                mcpResource: `${config.baseUrl}/mcp`,
+              }
+            : undefined,
         https: config.https
           ? {
               cert: readFileSync(config.tlsCertFile as string),

@@ -8,6 +8,7 @@ import Fastify, {
 import { BoundedCache } from "../auth/bounded-cache.ts";
 import type { McpAccessVerifier } from "../auth/mcp-access.ts";
 import type { TokenExchanger } from "../auth/token-exchange.ts";
+import { type ConsoleOptions, consoleRoutes } from "./console/index.ts";
 import { guardCredentialHeaders } from "./credential-guard.ts";
 import { exchangeRefusalLog } from "./exchange-refusals.ts";
 import { forwardableRequestHeaders, forwardableResponseHeaders } from "./hop-by-hop.ts";
@@ -38,6 +39,8 @@ export interface GatewayOptions {
   /** Plugin serving the embedded identity provider at its issuer path, when it runs here. */
   identityProvider?: ((scope: FastifyInstance) => Promise<void>) | undefined;
   https?: { cert: Buffer; key: Buffer } | undefined;
+  /** The web console at `/` and `/console/...` (absent: those paths answer 404). */
+  console?: Omit<ConsoleOptions, "baseUrl" | "version" | "restUpstreamUrl"> | undefined;
   logger?: FastifyServerOptions["logger"];
 }
 
@@ -158,6 +161,18 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
     scope.all("/rest", forwardRest);
     scope.all("/rest/*", forwardRest);
   });
+
+  const consoleOptions = options.console;
+  if (consoleOptions) {
+    await app.register(async (scope) =>
+      consoleRoutes(scope, {
+        ...consoleOptions,
+        baseUrl: options.baseUrl,
+        version: options.version,
+        restUpstreamUrl: options.restUpstreamUrl,
+      }),
+    );
+  }
 
   app.setNotFoundHandler((request, reply) =>
     reply

@@ -39,6 +39,7 @@ import { cveReferenceRoutes } from "./routes/cve-references.ts";
 import { gateRoutes } from "./routes/gates.ts";
 import { insightRoutes } from "./routes/insights.ts";
 import { packageRoutes } from "./routes/packages.ts";
+import { type StatusSources, statusRoutes } from "./routes/status.ts";
 import {
   applicationDetailSchema,
   applicationSummarySchema,
@@ -56,6 +57,8 @@ export interface RestAppOptions {
   analyses?: AnalysisUploadOptions;
   /** Where the administration endpoints find CIMD policies and users; default: the platform store. */
   identity?: IdentityAdministration;
+  /** The platform's status and doctor checks (GET /rest/status, POST /rest/admin/doctor); absent: 404. */
+  status?: StatusSources;
 }
 
 /** A request made with Fastify `inject` (light-my-request marks its raw request), not over a socket. */
@@ -173,6 +176,7 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
   adminCimdRoutes(app, options.identity ?? storeAdministration(options.db));
   adminUserRoutes(app, options.identity ?? storeAdministration(options.db));
   adminApiKeyRoutes(app, { db: options.db });
+  if (options.status) statusRoutes(app, options.status);
 
   // An existing resource asked with a method it does not have: 405 with Allow (RFC 9110 §15.5.6), or 204
   // with Allow for OPTIONS, decided before any body is read.

@@ -15,6 +15,7 @@ import { advisoryRecordsMigration } from "./migrations/008-advisory-records.ts";
 import { registeredClientsMigration } from "./migrations/009-registered-clients.ts";
 import { affectedFunctionsMigration } from "./migrations/011-affected-functions.ts";
 import { occurrenceModelMigration } from "./migrations/012-occurrence-model.ts";
+import { consoleSessionsMigration } from "./migrations/014-console-sessions.ts";
 import { createNodeSqliteDialect, openNodeSqliteDatabase } from "./node-sqlite-dialect.ts";
 import { createPooledSqliteDialect } from "./pooled-sqlite-dialect.ts";
 import type { Database } from "./schema.ts";
@@ -106,6 +107,7 @@ const migrationNames = [
   "009-registered-clients",
   "011-affected-functions",
   "012-occurrence-model",
+  "014-console-sessions",
 ] as const;
 
 function inCodeMigrations(kind: StoreKind): MigrationProvider {
@@ -122,6 +124,7 @@ function inCodeMigrations(kind: StoreKind): MigrationProvider {
       [migrationNames[8]]: registeredClientsMigration(),
       [migrationNames[9]]: affectedFunctionsMigration(kind),
       [migrationNames[10]]: occurrenceModelMigration(kind),
+      [migrationNames[11]]: consoleSessionsMigration(),
     }),
   };
 }

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { buildConsole } from "../../scripts/build-console.ts";
 import { launchKeycloak, type StartedKeycloak } from "./keycloak.ts";
 
 /**
@@ -9,6 +10,9 @@ import { launchKeycloak, type StartedKeycloak } from "./keycloak.ts";
 let keycloak: StartedKeycloak | undefined;
 
 export async function globalSetup(): Promise<void> {
+  // The web console's bundle, served by every gateway the suites start (a fresh clone has none).
+  await buildConsole();
+  process.env.IMAGING_CONSOLE_BUILT = "1";
   const stateDir = join(process.cwd(), "test-artifacts", "keycloak");
   try {
     keycloak = await launchKeycloak({ stateDir });

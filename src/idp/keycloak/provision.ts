@@ -1,6 +1,12 @@
 import type ClientRepresentation from "@keycloak/keycloak-admin-client/lib/defs/clientRepresentation.js";
 import type ClientScopeRepresentation from "@keycloak/keycloak-admin-client/lib/defs/clientScopeRepresentation.js";
 import type ProtocolMapperRepresentation from "@keycloak/keycloak-admin-client/lib/defs/protocolMapperRepresentation.js";
+import {
+  CONSOLE_CLIENT_ID,
+  CONSOLE_CLIENT_NAME,
+  consolePostLogoutUri,
+  consoleRedirectUri,
+} from "../../auth/console-client.ts";
 import { MCP_SCOPES } from "../../auth/mcp-access.ts";
 import { PLATFORM_AUDIENCE } from "../../version.ts";
 import { SCOPE_DESCRIPTIONS } from "../provider/interactions.ts";
@@ -111,6 +117,7 @@ export async function provisionKeycloak(
   const optionalScopes = new Set(
     (await admin.clientScopes.listDefaultOptionalClientScopes()).map((s) => s.id),
   );
+  const mcpScopeIds: string[] = [];
   for (const name of MCP_SCOPES) {
     const scope = await ensureClientScope(
       admin,
@@ -125,7 +132,9 @@ export async function provisionKeycloak(
       await admin.clientScopes.addDefaultOptionalClientScope({ id: scope });
       changes.push(`realm default optional client scope ${name}`);
     }
+    mcpScopeIds.push(scope);
   }
+  await ensureConsoleClient(admin, options.baseUrl, mcpScopeIds, changes);
 
   if (options.registration) await provisionRegistrationPolicies(admin, realm, options.registration, changes);
 
@@ -408,4 +417,53 @@ function platformMappers(): ProtocolMapperRepresentation[] {
       },
     },
   ];
+}
+
+/**
+ * The web console's first-party client: public, authorization code with PKCE (S256), the gateway's
+ * callback as its only redirect URI, no consent screen. Redirect URIs follow base_url when it changes.
+ */
+async function ensureConsoleClient(
+  admin: KeycloakAdmin,
+  baseUrl: string,
+  mcpScopeIds: string[],
+  changes: string[],
+): Promise<void> {
+  const redirectUris = [consoleRedirectUri(baseUrl)];
+  const attributes = {
+    "pkce.code.challenge.method": "S256",
+    "post.logout.redirect.uris": consolePostLogoutUri(baseUrl),
+  };
+  const id = await ensureClient(
+    admin,
+    {
+      clientId: CONSOLE_CLIENT_ID,
+      name: CONSOLE_CLIENT_NAME,
+      description: "The web console of imaging-services (managed by imaging-services)",
+      protocol: "openid-connect",
+      publicClient: true,
+      standardFlowEnabled: true,
+      implicitFlowEnabled: false,
+      directAccessGrantsEnabled: false,
+      serviceAccountsEnabled: false,
+      consentRequired: false,
+      redirectUris,
+      webOrigins: ["+"],
+    },
+    { publicClient: true, attributes },
+    changes,
+  );
+  const current = await admin.clients.findOne({ id });
+  if (current && JSON.stringify(current.redirectUris ?? []) !== JSON.stringify(redirectUris)) {
+    await admin.clients.update({ id }, { ...current, redirectUris });
+    changes.push(`client ${CONSOLE_CLIENT_ID}: redirect URIs ${redirectUris.join(" ")}`);
+  }
+  // Its access token must be an MCP token (the gateway exchanges it): the mcp:* scopes must be requestable.
+  const optional = new Set((await admin.clients.listOptionalClientScopes({ id })).map((s) => s.id));
+  const defaults = new Set((await admin.clients.listDefaultClientScopes({ id })).map((s) => s.id));
+  for (const scope of mcpScopeIds) {
+    if (optional.has(scope) || defaults.has(scope)) continue;
+    await admin.clients.addOptionalClientScope({ id, clientScopeId: scope });
+    changes.push(`client ${CONSOLE_CLIENT_ID}: optional scope ${scope}`);
+  }
 }

@@ -7,6 +7,12 @@ import {
   type ProviderConfiguration,
   type ResourceServerInfo,
 } from "oidc-provider";
+import {
+  CONSOLE_CLIENT_ID,
+  CONSOLE_CLIENT_NAME,
+  consolePostLogoutUri,
+  consoleRedirectUri,
+} from "../../auth/console-client.ts";
 import type { OidcAdapter } from "../../store/oidc-adapter.ts";
 import type { Database } from "../../store/schema.ts";
 import { findUserById } from "../../store/users.ts";
@@ -35,6 +41,26 @@ const htmlPage = (ctx: KoaContextWithOIDC, body: string) => {
   ctx.type = "text/html; charset=utf-8";
   ctx.body = body;
 };
+
+/** The parts of oidc-provider's context loadExistingGrant uses (its typings do not declare them). */
+interface GrantContext {
+  client: { clientId: string };
+  result?: { consent?: { grantId?: string } };
+  session: { accountId?: string; grantIdFor(clientId: string): string | undefined };
+  provider: {
+    Grant: {
+      find(id: string): Promise<unknown>;
+      new (init: {
+        clientId: string;
+        accountId: string;
+      }): {
+        addOIDCScope(scope: string): void;
+        addResourceScope(resource: string, scope: string): void;
+        save(): Promise<string>;
+      };
+    };
+  };
+}
 
 /** Token claims only platform tokens may carry: never in a token issued to an AI client. */
 const PLATFORM_CLAIMS = ["roles", "applications"];
@@ -82,7 +108,30 @@ export function providerConfiguration(input: ConfigurationInput): ProviderConfig
         response_types: [],
         redirect_uris: [],
       },
+      {
+        client_id: CONSOLE_CLIENT_ID,
+        client_name: CONSOLE_CLIENT_NAME,
+        token_endpoint_auth_method: "none",
+        grant_types: ["authorization_code", "refresh_token"],
+        response_types: ["code"],
+        redirect_uris: [consoleRedirectUri(realm.baseUrl)],
+        post_logout_redirect_uris: [consolePostLogoutUri(realm.baseUrl)],
+      },
     ],
+    // The console is first-party: signing in to it asks for no consent (what it may do is the user's own
+    // rights, applied by the REST API); every other client gets the consent page.
+    loadExistingGrant: async (ctx: KoaContextWithOIDC) => {
+      const oidc = ctx.oidc as unknown as GrantContext;
+      const clientId = oidc.client.clientId;
+      const grantId = oidc.result?.consent?.grantId || oidc.session.grantIdFor(clientId);
+      if (grantId) return oidc.provider.Grant.find(grantId);
+      if (clientId !== CONSOLE_CLIENT_ID || !oidc.session.accountId) return undefined;
+      const grant = new oidc.provider.Grant({ clientId, accountId: oidc.session.accountId });
+      grant.addOIDCScope("openid profile");
+      grant.addResourceScope(realm.mcpResources[0] as string, "mcp:tools");
+      await grant.save();
+      return grant;
+    },
     jwks: { keys: input.keys.map((k) => k.jwk) },
     cookies: {
       keys: input.cookieKeys,

@@ -1,0 +1,23 @@
+import type { ComponentType } from "preact";
+import { ConnectPage } from "./pages/connect.tsx";
+import { StatusPage } from "./pages/status.tsx";
+
+/**
+ * The console's pages: path (preact-iso syntax, `:param` segments), the navigation label when the page
+ * is in the menu, and whether only admins see it in the menu (the REST API enforces it either way).
+ * Each engineer adds their pages' entries here.
+ */
+export interface ConsoleRoute {
+  path: string;
+  // biome-ignore lint/suspicious/noExplicitAny: pages take their route parameters as props
+  component: ComponentType<any>;
+  nav?: string;
+  adminOnly?: boolean;
+}
+
+export const routes: ConsoleRoute[] = [
+  { path: "/", component: StatusPage },
+  { path: "/console", component: StatusPage },
+  { path: "/console/status", component: StatusPage, nav: "Status" },
+  { path: "/console/connect", component: ConnectPage, nav: "Connect an AI client" },
+];
