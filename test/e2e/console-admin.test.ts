@@ -180,6 +180,8 @@ describe("web console administration pages (embedded identity provider, headless
       assert.ok(password.length >= 12);
       await page.getByRole("cell", { name: "carol", exact: true }).waitFor();
       await auditAccessibility(page, "the Users and API keys page");
+      await page.getByRole("button", { name: "Done" }).click();
+      assert.equal(await page.getByText(password).count(), 0, "the password is not shown again");
       await screenshot(page, "users");
       watched.assertClean();
     } finally {

@@ -183,6 +183,7 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
             preset: { type: "string", enum: Object.keys(CIMD_PRESETS) },
             trustedDomains: domainList("Profile trusted domains: where the document is fetched from"),
           },
+          anyOf: [{ required: ["preset"] }, { required: ["client", "clientId"] }],
           additionalProperties: false,
         },
         response: {

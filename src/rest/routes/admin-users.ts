@@ -51,7 +51,7 @@ function passwordOf(body: Record<string, unknown>): { password: string; generate
 const rightsSchema = {
   applications: {
     type: "array",
-    items: { type: "string", minLength: 1 },
+    items: { type: "string", minLength: 1, pattern: "\\S" },
     description: "Applications a viewer may read (admins read all)",
   },
   role: { type: "string", enum: [...ROLES] },
