@@ -10,7 +10,7 @@ import {
   sendAdminError,
 } from "../admin-input.ts";
 import type { RestDeps } from "../context.ts";
-import { parseApplicationName } from "../params.ts";
+import { paramSchemas, parseApplicationName } from "../params.ts";
 import { sendProblem } from "../problem.ts";
 
 const guard = administratorsOnly("API keys");
@@ -57,12 +57,7 @@ export function adminApiKeyRoutes(app: FastifyInstance, deps: RestDeps): void {
           properties: {
             applications: {
               type: "array",
-              items: {
-                type: "string",
-                minLength: 1,
-                maxLength: 256,
-                pattern: "^[^`\\x00-\\x1f\\x7f]*\\S[^`\\x00-\\x1f\\x7f]*$",
-              },
+              items: paramSchemas.applicationName,
               description: "Applications a viewer key may read",
             },
             role: { type: "string", enum: [...ROLES] },

@@ -75,9 +75,27 @@ const CHANGE_FIELDS = [
   "onlyAllowConfidentialClient",
 ];
 
+/**
+ * What the rules of `imaging cimd` accept, as far as a pattern says it (the handlers check the rest and
+ * name the rule): a host name (or `*.` wildcard) or an IPv6 literal, without port; a client_id URL with
+ * a host name, a path of segments not starting with '.', no userinfo, query or fragment.
+ */
+const LABEL = "[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
+const IPV6 = "[0-9A-Fa-f.]*:[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*";
+const DOMAIN_PATTERN = `^((\\*\\.)?${LABEL}(\\.${LABEL})*|${IPV6}|\\[${IPV6}\\])$`;
+const CLIENT_ID_PATTERN =
+  "^https?://([A-Za-z0-9-]+\\.)*[A-Za-z][A-Za-z0-9-]*(:[0-9]{1,4})?(/[A-Za-z0-9_~!$&'()*+,;=:@-][A-Za-z0-9._~!$&'()*+,;=:@-]*)+$";
+const clientIdSchema = { type: "string", pattern: CLIENT_ID_PATTERN } as const;
+/** The https client_id unless the HTTP variant is asked for. */
+const httpsUnlessHttpVariant = {
+  if: { properties: { http: { const: true } }, required: ["http"] },
+  then: {},
+  else: { properties: { clientId: { pattern: "^https://" } } },
+} as const;
+
 const domainList = (description: string) => ({
   type: "array",
-  items: { type: "string", minLength: 1 },
+  items: { type: "string", pattern: DOMAIN_PATTERN },
   minItems: 1,
   description,
 });
@@ -177,13 +195,14 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
           type: "object",
           properties: {
             client: { type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$" },
-            clientId: { type: "string", format: "uri" },
+            clientId: clientIdSchema,
             http: { type: "boolean" },
             policyDomains: domainList("Policy trusted domains: the client_id's host"),
             preset: { type: "string", enum: Object.keys(CIMD_PRESETS) },
             trustedDomains: domainList("Profile trusted domains: where the document is fetched from"),
           },
           anyOf: [{ required: ["preset"] }, { required: ["client", "clientId"] }],
+          ...httpsUnlessHttpVariant,
           additionalProperties: false,
         },
         response: {
@@ -257,7 +276,7 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
         body: {
           type: "object",
           properties: {
-            clientId: { type: "string", format: "uri" },
+            clientId: clientIdSchema,
             enabled: { type: "boolean", description: "Enable or disable the policy" },
             http: { type: "boolean", description: "true: HTTP variant, false: HTTPS variant" },
             onlyAllowConfidentialClient: { type: "boolean" },
@@ -265,6 +284,7 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
             restrictSameDomain: { type: "boolean" },
             trustedDomains: domainList("Replaces the profile's trusted domains"),
           },
+          ...httpsUnlessHttpVariant,
           additionalProperties: false,
           minProperties: 1,
         },

@@ -11,6 +11,7 @@ import {
   optionalStringList,
   sendAdminError,
 } from "../admin-input.ts";
+import { paramSchemas, parseApplicationName } from "../params.ts";
 import { sendProblem } from "../problem.ts";
 
 const guard = administratorsOnly("users");
@@ -39,6 +40,16 @@ function role(body: Record<string, unknown>): Role {
   return value as Role;
 }
 
+/** The applications a viewer may read, each a valid application name. */
+function applicationsOf(body: Record<string, unknown>): string[] {
+  const applications = optionalStringList(body, "applications") ?? [];
+  for (const name of applications) {
+    const parsed = parseApplicationName(name);
+    if (!parsed.ok) throw new InputError("applications", "invalid-application", parsed.detail);
+  }
+  return applications;
+}
+
 /** The password given (checked as the store checks it), or one generated and shown once. */
 function passwordOf(body: Record<string, unknown>): { password: string; generated: boolean } {
   const given = optionalString(body, "password");
@@ -51,7 +62,7 @@ function passwordOf(body: Record<string, unknown>): { password: string; generate
 const rightsSchema = {
   applications: {
     type: "array",
-    items: { type: "string", minLength: 1, pattern: "\\S" },
+    items: paramSchemas.applicationName,
     description: "Applications a viewer may read (admins read all)",
   },
   role: { type: "string", enum: [...ROLES] },
@@ -151,7 +162,7 @@ export function adminUserRoutes(app: FastifyInstance, identity: IdentityAdminist
         const nameProblem = usernameProblem(username);
         if (nameProblem) throw new InputError("username", "invalid-username", nameProblem);
         const grantedRole = role(body);
-        const applications = optionalStringList(body, "applications") ?? [];
+        const applications = applicationsOf(body);
         const { password, generated } = passwordOf(body);
         const user = await identity.withUsers((directory) =>
           directory.create({ username, password, role: grantedRole, applications }),
@@ -189,7 +200,7 @@ export function adminUserRoutes(app: FastifyInstance, identity: IdentityAdminist
         const body = bodyObject(request.body);
         onlyKnown(body, ["role", "applications"]);
         const grantedRole = role(body);
-        const applications = optionalStringList(body, "applications") ?? [];
+        const applications = applicationsOf(body);
         const user = await identity.withUsers((directory) =>
           directory.grant(request.params.username, { role: grantedRole, applications }),
         );
