@@ -17,6 +17,7 @@ import { buildGateway } from "./gateway/app.ts";
 import { loadConsoleBuild } from "./gateway/console/assets.ts";
 import { keycloakProxy } from "./gateway/keycloak-proxy.ts";
 import type { McpResource } from "./gateway/mcp-resources.ts";
+import { keycloakAdministration, storeAdministration } from "./idp/administration.ts";
 import { connectKeycloakAdmin } from "./idp/keycloak/admin.ts";
 import { describeAdminFailure } from "./idp/keycloak/errors.ts";
 import { type ProvisionResult, provisionKeycloak } from "./idp/keycloak/provision.ts";
@@ -194,6 +195,10 @@ export async function startService(
         version: VERSION,
         logger,
         analyses: { maxBytes: config.analysisUploadMaxBytes, gatherFacts: factsGatherer(config, store) },
+        identity:
+          config.idp === "keycloak" && config.keycloakUrl
+            ? keycloakAdministration({ ...config, keycloakUrl: config.keycloakUrl })
+            : storeAdministration(store.db),
         status: statusSources(config, store, metadata, VERSION, {
           gatewayUrl: () => gatewayUrl,
           mcpUrls: () => mcpUrls,

@@ -1,7 +1,9 @@
 import type { ComponentType } from "preact";
 import { applicationRoutes } from "./pages/applications/routes.ts";
+import { CimdPoliciesPage } from "./pages/cimd-policies.tsx";
 import { ConnectPage } from "./pages/connect.tsx";
 import { StatusPage } from "./pages/status.tsx";
+import { UsersPage } from "./pages/users.tsx";
 
 /**
  * The console's pages: path (preact-iso syntax, `:param` segments), the navigation label when the page
@@ -22,4 +24,11 @@ export const routes: ConsoleRoute[] = [
   { path: "/console/status", component: StatusPage, nav: "Status" },
   { path: "/console/connect", component: ConnectPage, nav: "Connect an AI client" },
   ...applicationRoutes,
+  {
+    path: "/console/cimd-policies",
+    component: CimdPoliciesPage,
+    nav: "CIMD client policies",
+    adminOnly: true,
+  },
+  { path: "/console/users", component: UsersPage, nav: "Users and API keys", adminOnly: true },
 ];

@@ -7,6 +7,7 @@ import Fastify, {
 } from "fastify";
 import type { Kysely } from "kysely";
 import type { JwtVerifier } from "../auth/jwt-verifier.ts";
+import { type IdentityAdministration, storeAdministration } from "../idp/administration.ts";
 import { recordHttpMetrics } from "../observability/http-metrics.ts";
 import { requestIdOf } from "../observability/trace-context.ts";
 import type { Database } from "../store/schema.ts";
@@ -30,6 +31,9 @@ import {
   packageSchema,
 } from "./package-schemas.ts";
 import { problemSchema, sendProblem } from "./problem.ts";
+import { adminApiKeyRoutes } from "./routes/admin-api-keys.ts";
+import { adminCimdRoutes, cimdClientSchema } from "./routes/admin-cimd.ts";
+import { adminUserRoutes, userSchema } from "./routes/admin-users.ts";
 import { type AnalysisUploadOptions, analysisRoutes } from "./routes/analyses.ts";
 import { applicationRoutes } from "./routes/applications.ts";
 import { compareRoutes } from "./routes/compare.ts";
@@ -54,6 +58,8 @@ export interface RestAppOptions {
   logger?: FastifyServerOptions["logger"];
   /** Analysis uploads (POST /rest/applications/{name}/analyses); default: 64 MiB, no fact gathering. */
   analyses?: AnalysisUploadOptions;
+  /** Where the administration endpoints find CIMD policies and users; default: the platform store. */
+  identity?: IdentityAdministration;
   /** The platform's status and doctor checks (GET /rest/status, POST /rest/admin/doctor); absent: 404. */
   status?: StatusSources;
 }
@@ -109,6 +115,8 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
     gateHistoryEntrySchema,
     comparisonSchema,
     cveReferenceSchema,
+    cimdClientSchema,
+    userSchema,
   ]) {
     app.addSchema(schema);
   }
@@ -171,6 +179,9 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
   packageRoutes(app, { db: options.db });
   gateRoutes(app, { db: options.db });
   compareRoutes(app, { db: options.db });
+  adminCimdRoutes(app, options.identity ?? storeAdministration(options.db));
+  adminUserRoutes(app, options.identity ?? storeAdministration(options.db));
+  adminApiKeyRoutes(app, { db: options.db });
   if (options.status) statusRoutes(app, options.status);
 
   // An existing resource asked with a method it does not have: 405 with Allow (RFC 9110 §15.5.6), or 204

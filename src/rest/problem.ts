@@ -7,6 +7,9 @@ export interface Problem {
   status: number;
   detail: string;
   instance?: string;
+  /** Validation refusals of the administration endpoints: the rule broken and the input field at fault. */
+  rule?: string;
+  field?: string;
 }
 
 const TITLES: Record<number, string> = {
@@ -16,6 +19,7 @@ const TITLES: Record<number, string> = {
   404: "Not Found",
   405: "Method Not Allowed",
   406: "Not Acceptable",
+  409: "Conflict",
   413: "Payload Too Large",
   415: "Unsupported Media Type",
   429: "Too Many Requests",
@@ -34,8 +38,13 @@ export function problem(status: number, detail: string, instance?: string): Prob
   };
 }
 
-export function sendProblem(reply: FastifyReply, status: number, detail: string): FastifyReply {
-  const body = problem(status, detail, reply.request.url.split("?")[0]);
+export function sendProblem(
+  reply: FastifyReply,
+  status: number,
+  detail: string,
+  extra?: Pick<Problem, "rule" | "field">,
+): FastifyReply {
+  const body = { ...problem(status, detail, reply.request.url.split("?")[0]), ...extra };
   return reply.code(status).type("application/problem+json").send(JSON.stringify(body));
 }
 
@@ -49,6 +58,8 @@ export const problemSchema = {
     status: { type: "integer" },
     detail: { type: "string" },
     instance: { type: "string" },
+    rule: { type: "string", description: "The validation rule the input breaks (administration endpoints)" },
+    field: { type: "string", description: "The input field at fault (administration endpoints)" },
   },
   required: ["type", "title", "status", "detail"],
 } as const;

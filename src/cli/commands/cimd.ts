@@ -1,12 +1,9 @@
 import { type Command, Option } from "commander";
 import { checkClientIdUrl } from "../../idp/cimd/client-id.ts";
 import type { CimdDiagnosis } from "../../idp/cimd/diagnostics.ts";
+import { CimdEditError, planCimdChange, planNewCimdClient } from "../../idp/cimd/edit.ts";
 import {
-  CIMD_CONDITION,
-  CIMD_EXECUTOR,
   type CimdClient,
-  type CimdPolicy,
-  type CimdProfile,
   clientNameProblem,
   normalizeHost,
   parseDomainList,
@@ -85,6 +82,9 @@ function checkedClientId(clientId: string, http: boolean): URL {
 
 const translate = (error: unknown): never => {
   if (error instanceof CimdStoreError) throw new CliError(error.message);
+  // A missing half of the pair is the store's state (exit 1), anything else the input (exit 2).
+  if (error instanceof CimdEditError)
+    throw new CliError(error.message, error.rule.endsWith("-missing") ? 1 : 2);
   throw error;
 };
 
@@ -220,23 +220,8 @@ export function registerCimd(program: Command): void {
       options.policyDomains !== undefined
         ? domainsFrom(options.policyDomains, "--policy-domains")
         : (preset?.policyDomains ?? [host]);
-    const variant = variantSettings(http);
-    const profile: CimdProfile = {
-      name: profileNameOf(client),
-      executor: CIMD_EXECUTOR,
-      allowHttpScheme: variant.allowHttpScheme,
-      restrictSameDomain: false,
-      onlyAllowConfidentialClient: false,
-      trustedDomains,
-    };
-    const policy: CimdPolicy = {
-      name: policyNameOf(client),
-      condition: CIMD_CONDITION,
-      uriSchemes: variant.uriSchemes,
-      trustedDomains: policyDomains,
-      profiles: [profile.name],
-      enabled: true,
-    };
+    // Checked above with the flags' words; the pair itself is built as the REST API builds it.
+    const { profile, policy } = planNewCimdClient({ client, clientId, trustedDomains, policyDomains, http });
     const created = await withCimdRepository(options, (repository) =>
       repository.createClient({ client, clientId, profile, policy }),
     ).catch((error: unknown) => {
@@ -417,27 +402,15 @@ export function registerCimd(program: Command): void {
       repository.updateClient(client, (current) => {
         const http = variant ? variant.allowHttpScheme : (current.profile?.allowHttpScheme ?? false);
         if (options.clientId !== undefined) checkedClientId(options.clientId, http);
-        const profile = current.profile && {
-          ...current.profile,
-          ...(trustedDomains ? { trustedDomains } : {}),
-          ...(variant ? { allowHttpScheme: variant.allowHttpScheme } : {}),
-          ...(restrictSameDomain === undefined ? {} : { restrictSameDomain }),
-          ...(onlyConfidential === undefined ? {} : { onlyAllowConfidentialClient: onlyConfidential }),
-        };
-        const policy = current.policy && {
-          ...current.policy,
-          ...(policyDomains ? { trustedDomains: policyDomains } : {}),
-          ...(variant ? { uriSchemes: variant.uriSchemes } : {}),
-          ...(enabled === undefined ? {} : { enabled }),
-        };
-        if (
-          (trustedDomains || variant || restrictSameDomain !== undefined || onlyConfidential !== undefined) &&
-          !profile
-        )
-          throw new CliError(`profile ${current.client.profile} is missing: remove and add the client again`);
-        if ((policyDomains || variant || enabled !== undefined) && !policy)
-          throw new CliError(`policy ${current.client.policy} is missing: remove and add the client again`);
-        return { clientId: options.clientId, profile, policy };
+        return planCimdChange(current, {
+          clientId: options.clientId,
+          trustedDomains,
+          policyDomains,
+          http: variant?.allowHttpScheme,
+          enabled,
+          restrictSameDomain,
+          onlyAllowConfidentialClient: onlyConfidential,
+        });
       }),
     ).catch(translate);
     const diagnosis = diagnose(state);

@@ -1,0 +1,455 @@
+import { useState } from "preact/hooks";
+import { apiSend } from "../api.ts";
+import { CopyButton } from "../ui/copy-button.tsx";
+import { ErrorBox } from "../ui/error-box.tsx";
+import { FormField, fieldErrorOf, listOf } from "../ui/form-field.tsx";
+import { Loading } from "../ui/loading.tsx";
+import { PageTitle } from "../ui/page-title.tsx";
+import { DataTable } from "../ui/table.tsx";
+import { useApiGet } from "../ui/use-api.ts";
+
+/** GET /rest/admin/users (src/rest/routes/admin-users.ts). */
+interface UsersAnswer {
+  idp: "embedded" | "keycloak";
+  readOnly: boolean;
+  usersConsoleUrl: string | null;
+  users: User[];
+}
+interface User {
+  username: string;
+  roles: string[];
+  applications: string[];
+  createdAt: string;
+  disabled: boolean;
+}
+/** GET /rest/admin/api-keys. */
+interface ApiKey {
+  id: string;
+  user: string;
+  role: "admin" | "viewer";
+  applications: string[];
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+/** Runs an API change, keeping the refusal (shown beside the field it names). */
+function useChange() {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  const run = async <T,>(work: () => Promise<T>): Promise<T | undefined> => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      return await work();
+    } catch (e) {
+      setError(e);
+      return undefined;
+    } finally {
+      setBusy(false);
+    }
+  };
+  const fieldError = fieldErrorOf(error);
+  return {
+    busy,
+    error,
+    run,
+    errorFor: (field: string) => (fieldError?.field === field ? fieldError.message : undefined),
+    /** The error box, unless the message is shown beside one of `fields`. */
+    otherError: (fields: string[]) =>
+      error !== undefined && !(fieldError && fields.includes(fieldError.field)) ? (
+        <ErrorBox error={error} />
+      ) : null,
+  };
+}
+
+/** A secret the API answers once: shown with a copy button and the warning that it is not shown again. */
+function ShownOnce(props: { label: string; value: string; onDismiss: () => void }) {
+  return (
+    <div class="secret" role="status">
+      <p>
+        <strong>{props.label}</strong>: copy it now, it is not shown again.
+      </p>
+      <p>
+        <code data-testid="shown-once">{props.value}</code>{" "}
+        <CopyButton text={props.value} label={`Copy ${props.label}`} />
+      </p>
+      <button type="button" class="secondary" onClick={props.onDismiss}>
+        Done
+      </button>
+    </div>
+  );
+}
+
+function RoleSelect(props: { id: string; value: string; onChange: (v: string) => void; attrs: object }) {
+  return (
+    <select
+      {...props.attrs}
+      value={props.value}
+      onChange={(e) => props.onChange((e.target as HTMLSelectElement).value)}
+    >
+      <option value="viewer">viewer (reads the applications granted)</option>
+      <option value="admin">admin (everything)</option>
+    </select>
+  );
+}
+
+function AddUserForm(props: { onAdded: (username: string, password?: string) => void }) {
+  const [username, setUsername] = useState("");
+  const [role, setRole] = useState("viewer");
+  const [applications, setApplications] = useState("");
+  const [password, setPassword] = useState("");
+  const change = useChange();
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const created = await change.run(() =>
+      apiSend<{ username: string; generatedPassword?: string }>("POST", "/admin/users", {
+        username,
+        role,
+        applications: listOf(applications),
+        ...(password ? { password } : {}),
+      }),
+    );
+    if (created) {
+      setUsername("");
+      setApplications("");
+      setPassword("");
+      props.onAdded(created.username, created.generatedPassword);
+    }
+  };
+  return (
+    <form class="admin-card" onSubmit={submit} aria-labelledby="add-user-heading" noValidate>
+      <h3 id="add-user-heading">Add a user</h3>
+      <FormField
+        id="user-name"
+        label="User name"
+        hint="Letters, digits, '.', '_', '-', '@'"
+        error={change.errorFor("username")}
+      >
+        {(a) => (
+          <input
+            {...a}
+            autocomplete="off"
+            value={username}
+            onInput={(e) => setUsername((e.target as HTMLInputElement).value)}
+          />
+        )}
+      </FormField>
+      <FormField id="user-role" label="Role" error={change.errorFor("role")}>
+        {(a) => <RoleSelect id="user-role" value={role} onChange={setRole} attrs={a} />}
+      </FormField>
+      <FormField
+        id="user-apps"
+        label="Applications"
+        hint="Comma-separated applications a viewer may read"
+        error={change.errorFor("applications")}
+      >
+        {(a) => (
+          <input
+            {...a}
+            value={applications}
+            onInput={(e) => setApplications((e.target as HTMLInputElement).value)}
+          />
+        )}
+      </FormField>
+      <FormField
+        id="user-password"
+        label="Password"
+        hint="At least 12 characters; leave empty to generate one (shown once)"
+        error={change.errorFor("password")}
+      >
+        {(a) => (
+          <input
+            {...a}
+            type="password"
+            autocomplete="new-password"
+            value={password}
+            onInput={(e) => setPassword((e.target as HTMLInputElement).value)}
+          />
+        )}
+      </FormField>
+      {change.otherError(["username", "role", "applications", "password"])}
+      <button type="submit" disabled={change.busy}>
+        {change.busy ? "Adding…" : "Add user"}
+      </button>
+    </form>
+  );
+}
+
+function UserActions(props: {
+  user: User;
+  onChanged: (message: string, password?: string, who?: string) => void;
+}) {
+  const { user } = props;
+  const [granting, setGranting] = useState(false);
+  const [role, setRole] = useState(user.roles.includes("admin") ? "admin" : "viewer");
+  const [applications, setApplications] = useState(user.applications.join(", "));
+  const [confirming, setConfirming] = useState(false);
+  const change = useChange();
+  const path = `/admin/users/${encodeURIComponent(user.username)}`;
+  const id = `user-${user.username.replace(/[^A-Za-z0-9_-]/g, "_")}`;
+  const grant = async (event: Event) => {
+    event.preventDefault();
+    const done = await change.run(() =>
+      apiSend("PUT", `${path}/rights`, { role, applications: listOf(applications) }),
+    );
+    if (done) {
+      setGranting(false);
+      props.onChanged(`${user.username} is now ${role}`);
+    }
+  };
+  return (
+    <div>
+      <div class="actions">
+        <button
+          type="button"
+          class="secondary"
+          aria-expanded={granting}
+          onClick={() => setGranting(!granting)}
+        >
+          Rights of {user.username}
+        </button>
+        <button
+          type="button"
+          class="secondary"
+          disabled={change.busy}
+          onClick={async () => {
+            const reset = await change.run(() =>
+              apiSend<{ generatedPassword?: string }>("POST", `${path}/password`, {}),
+            );
+            if (reset)
+              props.onChanged(`Password of ${user.username} reset`, reset.generatedPassword, user.username);
+          }}
+        >
+          Reset password of {user.username}
+        </button>
+        {confirming ? (
+          <button
+            type="button"
+            disabled={change.busy}
+            onClick={async () => {
+              const done = await change.run(async () => {
+                await apiSend("DELETE", path);
+                return true;
+              });
+              if (done) props.onChanged(`${user.username} removed`);
+            }}
+          >
+            Confirm: remove {user.username}
+          </button>
+        ) : (
+          <button type="button" class="secondary" onClick={() => setConfirming(true)}>
+            Remove {user.username}
+          </button>
+        )}
+      </div>
+      {granting && (
+        <form onSubmit={grant} aria-label={`Rights of ${user.username}`} noValidate>
+          <FormField id={`${id}-role`} label="Role" error={change.errorFor("role")}>
+            {(a) => <RoleSelect id={`${id}-role`} value={role} onChange={setRole} attrs={a} />}
+          </FormField>
+          <FormField
+            id={`${id}-apps`}
+            label="Applications"
+            hint="Comma-separated"
+            error={change.errorFor("applications")}
+          >
+            {(a) => (
+              <input
+                {...a}
+                value={applications}
+                onInput={(e) => setApplications((e.target as HTMLInputElement).value)}
+              />
+            )}
+          </FormField>
+          <button type="submit" disabled={change.busy}>
+            Save rights of {user.username}
+          </button>
+        </form>
+      )}
+      {change.otherError(["role", "applications"])}
+    </div>
+  );
+}
+
+function UsersSection() {
+  const users = useApiGet<UsersAnswer>("/admin/users");
+  const [status, setStatus] = useState("");
+  const [secret, setSecret] = useState<{ label: string; value: string }>();
+  const changed = (message: string, password?: string, who?: string) => {
+    setStatus(message);
+    setSecret(password && who ? { label: `Password of ${who}`, value: password } : undefined);
+    users.reload();
+  };
+  return (
+    <section aria-labelledby="users-heading">
+      <h2 id="users-heading">Users</h2>
+      <p role="status" aria-live="polite">
+        {status}
+      </p>
+      {secret && (
+        <ShownOnce label={secret.label} value={secret.value} onDismiss={() => setSecret(undefined)} />
+      )}
+      {users.error !== undefined && <ErrorBox error={users.error} onRetry={users.reload} />}
+      {users.loading && !users.data && <Loading what="users" />}
+      {users.data?.readOnly && (
+        <p>
+          Users are managed in Keycloak (IDP=keycloak): this list is read-only.{" "}
+          {users.data.usersConsoleUrl && (
+            <a href={users.data.usersConsoleUrl} rel="noopener noreferrer">
+              Open Keycloak's admin console (users)
+            </a>
+          )}
+        </p>
+      )}
+      {users.data && (
+        <DataTable
+          caption="Users who may sign in"
+          rowKey={(u) => u.username}
+          rows={users.data.users}
+          columns={[
+            { header: "User", cell: (u) => u.username },
+            { header: "Role", cell: (u) => u.roles.join(", ") || "none" },
+            {
+              header: "Applications",
+              cell: (u) => (u.roles.includes("admin") ? "(all)" : u.applications.join(", ") || "none"),
+            },
+            { header: "Created", cell: (u) => u.createdAt },
+            ...(users.data.readOnly
+              ? []
+              : [
+                  {
+                    header: "Actions",
+                    cell: (u: User) => <UserActions key={JSON.stringify(u)} user={u} onChanged={changed} />,
+                  },
+                ]),
+          ]}
+        />
+      )}
+      {users.data && !users.data.readOnly && (
+        <AddUserForm onAdded={(name, password) => changed(`${name} added`, password, name)} />
+      )}
+    </section>
+  );
+}
+
+function ApiKeysSection() {
+  const keys = useApiGet<ApiKey[]>("/admin/api-keys");
+  const [user, setUser] = useState("");
+  const [role, setRole] = useState("viewer");
+  const [applications, setApplications] = useState("");
+  const [created, setCreated] = useState<{ id: string; key: string }>();
+  const [status, setStatus] = useState("");
+  const change = useChange();
+  const create = async (event: Event) => {
+    event.preventDefault();
+    const answer = await change.run(() =>
+      apiSend<{ id: string; key: string }>("POST", "/admin/api-keys", {
+        user,
+        role,
+        applications: listOf(applications),
+      }),
+    );
+    if (answer) {
+      setCreated({ id: answer.id, key: answer.key });
+      setStatus(`API key ${answer.id} created`);
+      setUser("");
+      setApplications("");
+      keys.reload();
+    }
+  };
+  const revoke = async (id: string) => {
+    const done = await change.run(async () => {
+      await apiSend("DELETE", `/admin/api-keys/${encodeURIComponent(id)}`);
+      return true;
+    });
+    if (done) setStatus(`API key ${id} revoked`);
+    keys.reload();
+  };
+  return (
+    <section aria-labelledby="keys-heading">
+      <h2 id="keys-heading">API keys</h2>
+      <p>Scripts call the REST API with a key as the X-API-KEY header.</p>
+      <p role="status" aria-live="polite">
+        {status}
+      </p>
+      {created && (
+        <ShownOnce
+          label={`API key ${created.id}`}
+          value={created.key}
+          onDismiss={() => setCreated(undefined)}
+        />
+      )}
+      {keys.error !== undefined && <ErrorBox error={keys.error} onRetry={keys.reload} />}
+      {keys.loading && !keys.data && <Loading what="API keys" />}
+      {keys.data && (
+        <DataTable
+          caption="API keys"
+          rowKey={(k) => k.id}
+          rows={keys.data}
+          empty="No API key yet."
+          columns={[
+            { header: "Id", cell: (k) => <code>{k.id}</code> },
+            { header: "User", cell: (k) => k.user },
+            { header: "Role", cell: (k) => k.role },
+            {
+              header: "Applications",
+              cell: (k) => (k.role === "admin" ? "(all)" : k.applications.join(", ") || "none"),
+            },
+            { header: "Created", cell: (k) => k.createdAt },
+            {
+              header: "State",
+              cell: (k) =>
+                k.revokedAt ? (
+                  `revoked ${k.revokedAt}`
+                ) : (
+                  <button type="button" class="secondary" disabled={change.busy} onClick={() => revoke(k.id)}>
+                    Revoke {k.id}
+                  </button>
+                ),
+            },
+          ]}
+        />
+      )}
+      <form class="admin-card" onSubmit={create} aria-labelledby="create-key-heading" noValidate>
+        <h3 id="create-key-heading">Create an API key</h3>
+        <FormField id="key-user" label="Acts for (user)" error={change.errorFor("user")}>
+          {(a) => (
+            <input {...a} value={user} onInput={(e) => setUser((e.target as HTMLInputElement).value)} />
+          )}
+        </FormField>
+        <FormField id="key-role" label="Role" error={change.errorFor("role")}>
+          {(a) => <RoleSelect id="key-role" value={role} onChange={setRole} attrs={a} />}
+        </FormField>
+        <FormField
+          id="key-apps"
+          label="Applications"
+          hint="Comma-separated applications a viewer key may read"
+          error={change.errorFor("applications")}
+        >
+          {(a) => (
+            <input
+              {...a}
+              value={applications}
+              onInput={(e) => setApplications((e.target as HTMLInputElement).value)}
+            />
+          )}
+        </FormField>
+        {change.otherError(["user", "role", "applications"])}
+        <button type="submit" disabled={change.busy}>
+          {change.busy ? "Creating…" : "Create API key"}
+        </button>
+      </form>
+    </section>
+  );
+}
+
+/** Users and API keys (admins): `imaging users` and `imaging api-keys` in the browser. */
+export function UsersPage() {
+  return (
+    <section>
+      <PageTitle title="Users and API keys" />
+      <UsersSection />
+      <ApiKeysSection />
+    </section>
+  );
+}

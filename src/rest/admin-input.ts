@@ -1,0 +1,93 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { isAdmin } from "../auth/principal.ts";
+import { IdentityAdministrationError } from "../idp/administration.ts";
+import { CimdEditError } from "../idp/cimd/edit.ts";
+import { CimdStoreError } from "../store/cimd.ts";
+import { UserError } from "../store/users.ts";
+import { sendProblem } from "./problem.ts";
+
+/**
+ * Route hook of every administration endpoint, reads included (they show who may sign in and which
+ * clients are trusted): 403 unless the caller is an administrator, before any body is read.
+ */
+export function administratorsOnly(what: string) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+    if (request.principal && isAdmin(request.principal)) return undefined;
+    return sendProblem(reply, 403, `Only administrators may manage ${what}`);
+  };
+}
+
+/** A refused input: answered 400 naming the field and the rule. */
+export class InputError extends Error {
+  override name = "InputError";
+  readonly field: string;
+  readonly rule: string;
+  constructor(field: string, rule: string, message: string) {
+    super(message);
+    this.field = field;
+    this.rule = rule;
+  }
+}
+
+/** The JSON object body (an absent body is an empty object). */
+export function bodyObject(body: unknown): Record<string, unknown> {
+  if (body === undefined || body === null) return {};
+  if (typeof body !== "object" || Array.isArray(body))
+    throw new InputError("", "body-object", "The request body must be a JSON object");
+  return body as Record<string, unknown>;
+}
+
+/** Refuses properties the operation does not know, so a misspelt setting is not silently ignored. */
+export function onlyKnown(body: Record<string, unknown>, known: readonly string[]): void {
+  for (const key of Object.keys(body))
+    if (!known.includes(key))
+      throw new InputError(
+        key,
+        "unknown-property",
+        `Unknown property '${key}': expected ${known.join(", ")}`,
+      );
+}
+
+export function optionalString(body: Record<string, unknown>, field: string): string | undefined {
+  const value = body[field];
+  if (value === undefined) return undefined;
+  if (typeof value !== "string") throw new InputError(field, "type-string", `${field} must be a string`);
+  return value;
+}
+
+export function optionalBoolean(body: Record<string, unknown>, field: string): boolean | undefined {
+  const value = body[field];
+  if (value === undefined) return undefined;
+  if (typeof value !== "boolean")
+    throw new InputError(field, "type-boolean", `${field} must be true or false`);
+  return value;
+}
+
+export function optionalStringList(body: Record<string, unknown>, field: string): string[] | undefined {
+  const value = body[field];
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value) || !value.every((v) => typeof v === "string"))
+    throw new InputError(field, "type-string-list", `${field} must be a list of strings`);
+  return value as string[];
+}
+
+/**
+ * The answer to an error the administration work threw: bad input 400 naming the rule, unknown 404,
+ * taken 409, Keycloak unreachable or refusing 502; anything else is rethrown (500, logged).
+ */
+export function sendAdminError(reply: FastifyReply, error: unknown): FastifyReply {
+  if (error instanceof InputError || error instanceof CimdEditError)
+    return sendProblem(reply, 400, `${error.message} (rule ${error.rule})`, {
+      rule: error.rule,
+      ...(error.field ? { field: error.field } : {}),
+    });
+  if (error instanceof CimdStoreError)
+    return sendProblem(reply, error.code === "exists" ? 409 : 404, error.message);
+  if (error instanceof UserError) {
+    if (error.code === "unknown") return sendProblem(reply, 404, error.message);
+    if (error.code === "duplicate") return sendProblem(reply, 409, error.message);
+    return sendProblem(reply, 400, `${error.message} (rule ${error.code})`, { rule: error.code });
+  }
+  if (error instanceof IdentityAdministrationError) return sendProblem(reply, 502, error.message);
+  throw error;
+}

@@ -1,0 +1,124 @@
+import type { FastifyInstance } from "fastify";
+import { createApiKey, listApiKeys, ROLES, type Role, revokeApiKey } from "../../store/api-keys.ts";
+import {
+  administratorsOnly,
+  bodyObject,
+  InputError,
+  onlyKnown,
+  optionalString,
+  optionalStringList,
+  sendAdminError,
+} from "../admin-input.ts";
+import type { RestDeps } from "../context.ts";
+import { paramSchemas, parseApplicationName } from "../params.ts";
+import { sendProblem } from "../problem.ts";
+
+const guard = administratorsOnly("API keys");
+const tags = ["administration"];
+const problem = (description: string) => ({ description, $ref: "Problem#" });
+
+const keyProperties = {
+  applications: { type: "array", items: { type: "string" } },
+  createdAt: { type: "string" },
+  id: { type: "string" },
+  revokedAt: { type: ["string", "null"] },
+  role: { type: "string", enum: [...ROLES] },
+  user: { type: "string" },
+} as const;
+const keyRequired = ["applications", "createdAt", "id", "revokedAt", "role", "user"];
+
+/** API keys for scripts (admins): list (never the secrets), create (the key answered once), revoke. */
+export function adminApiKeyRoutes(app: FastifyInstance, deps: RestDeps): void {
+  app.get(
+    "/rest/admin/api-keys",
+    {
+      onRequest: guard,
+      schema: {
+        summary: "List API keys (never their secrets), revoked ones included",
+        tags,
+        response: {
+          200: { type: "array", items: { type: "object", properties: keyProperties, required: keyRequired } },
+          403: problem("The caller is not an administrator"),
+        },
+      },
+    },
+    async () => listApiKeys(deps.db),
+  );
+
+  app.post<{ Body: unknown }>(
+    "/rest/admin/api-keys",
+    {
+      onRequest: guard,
+      schema: {
+        summary: "Create an API key: `key` is answered once, only its hash is stored",
+        tags,
+        body: {
+          type: "object",
+          properties: {
+            applications: {
+              type: "array",
+              items: paramSchemas.applicationName,
+              description: "Applications a viewer key may read",
+            },
+            role: { type: "string", enum: [...ROLES] },
+            user: { type: "string", minLength: 1, maxLength: 256, pattern: "\\S" },
+          },
+          required: ["user"],
+          additionalProperties: false,
+        },
+        response: {
+          201: {
+            type: "object",
+            properties: { ...keyProperties, key: { type: "string", description: "Send it as X-API-KEY" } },
+            required: [...keyRequired, "key"],
+          },
+          400: problem("The input breaks a rule (named in `rule`)"),
+          403: problem("The caller is not an administrator"),
+        },
+      },
+    },
+    async (request, reply) => {
+      try {
+        const body = bodyObject(request.body);
+        onlyKnown(body, ["user", "role", "applications"]);
+        const user = (optionalString(body, "user") ?? "").trim();
+        if (user === "" || user.length > 256)
+          throw new InputError("user", "invalid-user", "user must be 1 to 256 characters, not only spaces");
+        const role = optionalString(body, "role") ?? "viewer";
+        if (!ROLES.includes(role as Role))
+          throw new InputError("role", "invalid-role", `role must be ${ROLES.join(" or ")}, got '${role}'`);
+        const applications = optionalStringList(body, "applications") ?? [];
+        for (const name of applications) {
+          const parsed = parseApplicationName(name);
+          if (!parsed.ok) throw new InputError("applications", "invalid-application", parsed.detail);
+        }
+        const created = await createApiKey(deps.db, { user, role: role as Role, applications });
+        return reply.code(201).send(created);
+      } catch (error) {
+        return sendAdminError(reply, error);
+      }
+    },
+  );
+
+  app.delete<{ Params: { id: string } }>(
+    "/rest/admin/api-keys/:id",
+    {
+      onRequest: guard,
+      schema: {
+        summary: "Revoke an API key: it stops working at once (it stays listed, with revokedAt)",
+        tags,
+        params: { type: "object", properties: { id: { type: "string" } }, required: ["id"] },
+        response: {
+          204: { type: "null", description: "Revoked" },
+          403: problem("The caller is not an administrator"),
+          404: problem("No API key with that id"),
+        },
+      },
+    },
+    async (request, reply) => {
+      if (!(await revokeApiKey(deps.db, request.params.id)))
+        return sendProblem(reply, 404, `No API key with id '${request.params.id}'`);
+      return reply.code(204).send();
+    },
+  );
+}

@@ -1,0 +1,466 @@
+import type { FastifyInstance } from "fastify";
+import type { IdentityAdministration } from "../../idp/administration.ts";
+import { checkedDomains, planCimdChange, planNewCimdClient } from "../../idp/cimd/edit.ts";
+import { CIMD_PRESETS } from "../../idp/cimd/presets.ts";
+import type { CimdClientState } from "../../idp/cimd/repository.ts";
+import { diagnoseCimdState, knownProfileNames } from "../../idp/cimd-diagnosis.ts";
+import { UNKNOWN_CLIENT_ID } from "../../idp/keycloak/cimd-repository.ts";
+import {
+  administratorsOnly,
+  bodyObject,
+  InputError,
+  onlyKnown,
+  optionalBoolean,
+  optionalString,
+  optionalStringList,
+  sendAdminError,
+} from "../admin-input.ts";
+import { sendProblem } from "../problem.ts";
+
+const guard = administratorsOnly("CIMD client policies");
+const tags = ["administration"];
+const problem = (description: string) => ({ description, $ref: "Problem#" });
+const clientParam = {
+  type: "object",
+  properties: { client: { type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$" } },
+  required: ["client"],
+} as const;
+const clientResponse = { $ref: "CimdClient#" } as const;
+
+/** One client's profile and policy with its diagnosis, as `imaging cimd list --json` and `show --json`. */
+function clientJson(state: CimdClientState, known?: readonly string[]) {
+  const { client, profile, policy } = state;
+  const diagnosis = diagnoseCimdState(state, known);
+  const preset = Object.values(CIMD_PRESETS).find((p) => p.clientId === client.clientId);
+  return {
+    client: client.client,
+    clientId: client.clientId === UNKNOWN_CLIENT_ID ? null : client.clientId,
+    enabled: policy?.enabled ?? false,
+    linked: policy?.profiles.includes(client.profile) ?? false,
+    notes: diagnosis.notes,
+    policy: policy
+      ? {
+          condition: policy.condition,
+          enabled: policy.enabled,
+          name: policy.name,
+          profiles: policy.profiles,
+          trustedDomains: policy.trustedDomains,
+          uriSchemes: policy.uriSchemes,
+        }
+      : null,
+    preset: preset?.id ?? null,
+    problems: diagnosis.problems,
+    profile: profile
+      ? {
+          allowHttpScheme: profile.allowHttpScheme,
+          executor: profile.executor,
+          name: profile.name,
+          onlyAllowConfidentialClient: profile.onlyAllowConfidentialClient,
+          restrictSameDomain: profile.restrictSameDomain,
+          trustedDomains: profile.trustedDomains,
+        }
+      : null,
+    variant: profile?.allowHttpScheme || policy?.uriSchemes.includes("http") ? "http" : "https",
+  };
+}
+
+const CREATE_FIELDS = ["client", "preset", "clientId", "trustedDomains", "policyDomains", "http"];
+const CHANGE_FIELDS = [
+  "clientId",
+  "trustedDomains",
+  "policyDomains",
+  "http",
+  "enabled",
+  "restrictSameDomain",
+  "onlyAllowConfidentialClient",
+];
+
+/**
+ * What the rules of `imaging cimd` accept, as far as a pattern says it (the handlers check the rest and
+ * name the rule): a host name (or `*.` wildcard) or an IPv6 literal, without port; a client_id URL with
+ * a host name, a path of segments not starting with '.', no userinfo, query or fragment.
+ */
+const LABEL = "[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
+const IPV6 = "[0-9A-Fa-f.]*:[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*";
+const DOMAIN_PATTERN = `^((\\*\\.)?${LABEL}(\\.${LABEL})*|${IPV6}|\\[${IPV6}\\])$`;
+const CLIENT_ID_PATTERN =
+  "^https?://([A-Za-z0-9-]+\\.)*[A-Za-z][A-Za-z0-9-]*(:[0-9]{1,4})?(/[A-Za-z0-9_~!$&'()*+,;=:@-][A-Za-z0-9._~!$&'()*+,;=:@-]*)+$";
+const clientIdSchema = { type: "string", pattern: CLIENT_ID_PATTERN } as const;
+/** The https client_id unless the HTTP variant is asked for. */
+const httpsUnlessHttpVariant = {
+  if: { properties: { http: { const: true } }, required: ["http"] },
+  // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else keywords, not a thenable
+  then: {},
+  else: { properties: { clientId: { pattern: "^https://" } } },
+} as const;
+
+const domainList = (description: string) => ({
+  type: "array",
+  items: { type: "string", pattern: DOMAIN_PATTERN },
+  minItems: 1,
+  description,
+});
+
+/**
+ * CIMD client policies (admins): the profile and policy pair of each AI client, created from a preset or
+ * by hand, changed, linked, unlinked and removed with `imaging cimd`'s model, rules and messages, where
+ * the configured identity provider keeps them (platform store or Keycloak realm).
+ */
+export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdministration): void {
+  app.get(
+    "/rest/admin/cimd-presets",
+    {
+      onRequest: guard,
+      schema: {
+        summary: "The known AI clients a CIMD policy can be created for (presets)",
+        tags,
+        response: {
+          200: {
+            type: "array",
+            items: {
+              type: "object",
+              properties: {
+                clientId: { type: "string" },
+                id: { type: "string" },
+                label: { type: "string" },
+                policyDomains: { type: "array", items: { type: "string" } },
+                trustedDomains: { type: "array", items: { type: "string" } },
+              },
+              required: ["clientId", "id", "label", "policyDomains", "trustedDomains"],
+            },
+          },
+          403: problem("The caller is not an administrator"),
+        },
+      },
+    },
+    async () =>
+      Object.values(CIMD_PRESETS).map((p) => ({
+        clientId: p.clientId,
+        id: p.id,
+        label: p.label,
+        policyDomains: p.policyDomains,
+        trustedDomains: p.trustedDomains,
+      })),
+  );
+
+  app.get(
+    "/rest/admin/cimd-policies",
+    {
+      onRequest: guard,
+      schema: {
+        summary: "List the CIMD clients: profile, policy, link and the mistakes that break sign-in",
+        tags,
+        response: {
+          200: { type: "array", items: clientResponse },
+          403: problem("The caller is not an administrator"),
+        },
+      },
+    },
+    async (_request, reply) => {
+      try {
+        return await identity.withCimd(async (repository) => {
+          const clients = await repository.listClients();
+          const config = await repository.loadConfig();
+          const known = await knownProfileNames(repository);
+          return clients.map((client) =>
+            clientJson(
+              {
+                client,
+                profile: config.profiles.find((p) => p.name === client.profile),
+                policy: config.policies.find((p) => p.name === client.policy),
+              },
+              known,
+            ),
+          );
+        });
+      } catch (error) {
+        return sendAdminError(reply, error);
+      }
+    },
+  );
+
+  app.post<{ Body: unknown }>(
+    "/rest/admin/cimd-policies",
+    {
+      onRequest: guard,
+      schema: {
+        summary:
+          "Create a client's profile and policy, linked: from a preset or by hand (HTTPS or HTTP variant)",
+        description:
+          '`{ "preset": "claude-code" }` creates the preset\'s pair under the preset\'s name. By hand: `client` and ' +
+          "`clientId`, optionally the profile's `trustedDomains` (default: the client_id's host, localhost, " +
+          "127.0.0.1), the policy's `policyDomains` (default: the client_id's host) and `http: true` for the HTTP " +
+          "variant (development only). A refusal names the rule (`rule`) and the field (`field`).",
+        tags,
+        body: {
+          type: "object",
+          properties: {
+            client: { type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$" },
+            clientId: clientIdSchema,
+            http: { type: "boolean" },
+            policyDomains: domainList("Policy trusted domains: the client_id's host"),
+            preset: { type: "string", enum: Object.keys(CIMD_PRESETS) },
+            trustedDomains: domainList("Profile trusted domains: where the document is fetched from"),
+          },
+          anyOf: [{ required: ["preset"] }, { required: ["client", "clientId"] }],
+          ...httpsUnlessHttpVariant,
+          additionalProperties: false,
+        },
+        response: {
+          201: clientResponse,
+          400: problem("The input breaks a rule (named in `rule`)"),
+          403: problem("The caller is not an administrator"),
+          409: problem("A client of that name exists"),
+        },
+      },
+    },
+    async (request, reply) => {
+      try {
+        const body = bodyObject(request.body);
+        onlyKnown(body, CREATE_FIELDS);
+        const planned = planNewCimdClient({
+          client: optionalString(body, "client"),
+          preset: optionalString(body, "preset"),
+          clientId: optionalString(body, "clientId"),
+          trustedDomains: optionalStringList(body, "trustedDomains"),
+          policyDomains: optionalStringList(body, "policyDomains"),
+          http: optionalBoolean(body, "http"),
+        });
+        const state = await identity.withCimd(async (repository) => {
+          const client = await repository.createClient(planned);
+          return { client, profile: planned.profile, policy: planned.policy };
+        });
+        return reply.code(201).send(clientJson(state));
+      } catch (error) {
+        return sendAdminError(reply, error);
+      }
+    },
+  );
+
+  app.get<{ Params: { client: string } }>(
+    "/rest/admin/cimd-policies/:client",
+    {
+      onRequest: guard,
+      schema: {
+        summary: "A CIMD client's profile and policy as the identity provider enforces them",
+        tags,
+        params: clientParam,
+        response: {
+          200: clientResponse,
+          403: problem("The caller is not an administrator"),
+          404: problem("No CIMD client of that name"),
+        },
+      },
+    },
+    async (request, reply) => {
+      try {
+        const found = await identity.withCimd(async (repository) => {
+          const state = await repository.getClientState(request.params.client);
+          return state && clientJson(state, await knownProfileNames(repository));
+        });
+        if (!found) return sendProblem(reply, 404, `No CIMD client named ${request.params.client}`);
+        return found;
+      } catch (error) {
+        return sendAdminError(reply, error);
+      }
+    },
+  );
+
+  app.patch<{ Params: { client: string }; Body: unknown }>(
+    "/rest/admin/cimd-policies/:client",
+    {
+      onRequest: guard,
+      schema: {
+        summary: "Change a client's client_id, domain lists, variant or switches (as `imaging cimd set`)",
+        tags,
+        params: clientParam,
+        body: {
+          type: "object",
+          properties: {
+            clientId: clientIdSchema,
+            enabled: { type: "boolean", description: "Enable or disable the policy" },
+            http: { type: "boolean", description: "true: HTTP variant, false: HTTPS variant" },
+            onlyAllowConfidentialClient: { type: "boolean" },
+            policyDomains: domainList("Replaces the policy's trusted domains"),
+            restrictSameDomain: { type: "boolean" },
+            trustedDomains: domainList("Replaces the profile's trusted domains"),
+          },
+          ...httpsUnlessHttpVariant,
+          additionalProperties: false,
+          minProperties: 1,
+        },
+        response: {
+          200: clientResponse,
+          400: problem("The input breaks a rule (named in `rule`)"),
+          403: problem("The caller is not an administrator"),
+          404: problem("No CIMD client of that name"),
+        },
+      },
+    },
+    async (request, reply) => {
+      try {
+        const body = bodyObject(request.body);
+        onlyKnown(body, CHANGE_FIELDS);
+        const trusted = optionalStringList(body, "trustedDomains");
+        const policyDomains = optionalStringList(body, "policyDomains");
+        const switches = {
+          clientId: optionalString(body, "clientId"),
+          trustedDomains: trusted && checkedDomains("trustedDomains", trusted),
+          policyDomains: policyDomains && checkedDomains("policyDomains", policyDomains),
+          http: optionalBoolean(body, "http"),
+          enabled: optionalBoolean(body, "enabled"),
+          restrictSameDomain: optionalBoolean(body, "restrictSameDomain"),
+          onlyAllowConfidentialClient: optionalBoolean(body, "onlyAllowConfidentialClient"),
+        };
+        if (Object.values(switches).every((v) => v === undefined))
+          throw new InputError("", "nothing-to-change", "Nothing to change: give at least one setting");
+        return await identity.withCimd(async (repository) => {
+          const state = await repository.updateClient(request.params.client, (current) =>
+            planCimdChange(current, switches),
+          );
+          return clientJson(state, await knownProfileNames(repository));
+        });
+      } catch (error) {
+        return sendAdminError(reply, error);
+      }
+    },
+  );
+
+  for (const action of ["link", "unlink"] as const) {
+    app.post<{ Params: { client: string } }>(
+      `/rest/admin/cimd-policies/:client/${action}`,
+      {
+        onRequest: guard,
+        schema: {
+          summary:
+            action === "link"
+              ? "Add the client's profile to its policy's associated client profiles"
+              : "Remove the client's profile from its policy's associated profiles (CIMD is then ignored)",
+          tags,
+          params: clientParam,
+          response: {
+            200: clientResponse,
+            403: problem("The caller is not an administrator"),
+            404: problem("No CIMD client of that name"),
+          },
+        },
+      },
+      async (request, reply) => {
+        try {
+          return await identity.withCimd(async (repository) => {
+            const state =
+              action === "link"
+                ? await repository.linkClient(request.params.client)
+                : await repository.unlinkClient(request.params.client);
+            return clientJson(state, await knownProfileNames(repository));
+          });
+        } catch (error) {
+          return sendAdminError(reply, error);
+        }
+      },
+    );
+  }
+
+  app.delete<{ Params: { client: string } }>(
+    "/rest/admin/cimd-policies/:client",
+    {
+      onRequest: guard,
+      schema: {
+        summary: "Delete a client's profile and policy: its client_id is refused from the next request on",
+        tags,
+        params: clientParam,
+        response: {
+          204: { type: "null", description: "Removed" },
+          403: problem("The caller is not an administrator"),
+          404: problem("No CIMD client of that name"),
+        },
+      },
+    },
+    async (request, reply) => {
+      try {
+        const removed = await identity.withCimd((repository) =>
+          repository.removeClient(request.params.client),
+        );
+        if (!removed) return sendProblem(reply, 404, `No CIMD client named ${request.params.client}`);
+        return reply.code(204).send();
+      } catch (error) {
+        return sendAdminError(reply, error);
+      }
+    },
+  );
+}
+
+export const cimdClientSchema = {
+  $id: "CimdClient",
+  type: "object",
+  description: "An AI client's CIMD profile and policy (the specification's tables) with what breaks sign-in",
+  properties: {
+    client: {
+      type: "string",
+      description: "Short name; the pair is cimd-profile-<client>, cimd-policy-<client>",
+    },
+    clientId: {
+      type: ["string", "null"],
+      description: "The client_id URL (null: made outside imaging cimd)",
+    },
+    enabled: { type: "boolean" },
+    linked: { type: "boolean", description: "The profile is among the policy's associated profiles" },
+    notes: { type: "array", items: { type: "string" } },
+    policy: {
+      anyOf: [
+        {
+          type: "object",
+          properties: {
+            condition: { type: "string" },
+            enabled: { type: "boolean" },
+            name: { type: "string" },
+            profiles: { type: "array", items: { type: "string" } },
+            trustedDomains: { type: "array", items: { type: "string" } },
+            uriSchemes: { type: "array", items: { type: "string" } },
+          },
+          required: ["condition", "enabled", "name", "profiles", "trustedDomains", "uriSchemes"],
+        },
+        { type: "null" },
+      ],
+    },
+    preset: { type: ["string", "null"], description: "The preset whose client_id this is" },
+    problems: { type: "array", items: { type: "string" }, description: "Mistakes that make sign-in fail" },
+    profile: {
+      anyOf: [
+        {
+          type: "object",
+          properties: {
+            allowHttpScheme: { type: "boolean" },
+            executor: { type: "string" },
+            name: { type: "string" },
+            onlyAllowConfidentialClient: { type: "boolean" },
+            restrictSameDomain: { type: "boolean" },
+            trustedDomains: { type: "array", items: { type: "string" } },
+          },
+          required: [
+            "allowHttpScheme",
+            "executor",
+            "name",
+            "onlyAllowConfidentialClient",
+            "restrictSameDomain",
+            "trustedDomains",
+          ],
+        },
+        { type: "null" },
+      ],
+    },
+    variant: { type: "string", enum: ["https", "http"] },
+  },
+  required: [
+    "client",
+    "clientId",
+    "enabled",
+    "linked",
+    "notes",
+    "policy",
+    "preset",
+    "problems",
+    "profile",
+    "variant",
+  ],
+} as const;

@@ -1,0 +1,309 @@
+import type { FastifyInstance, FastifyReply } from "fastify";
+import type { IdentityAdministration } from "../../idp/administration.ts";
+import { generatePassword, passwordProblem } from "../../idp/passwords.ts";
+import { ROLES, type Role, type UserRecord, usernameProblem } from "../../store/users.ts";
+import {
+  administratorsOnly,
+  bodyObject,
+  InputError,
+  onlyKnown,
+  optionalString,
+  optionalStringList,
+  sendAdminError,
+} from "../admin-input.ts";
+import { paramSchemas, parseApplicationName } from "../params.ts";
+import { sendProblem } from "../problem.ts";
+
+const guard = administratorsOnly("users");
+const tags = ["administration"];
+const problem = (description: string) => ({ description, $ref: "Problem#" });
+const USERNAME_PATTERN = "^[A-Za-z0-9._@-]{1,64}$";
+const usernameParam = {
+  type: "object",
+  properties: { username: { type: "string", pattern: USERNAME_PATTERN } },
+  required: ["username"],
+} as const;
+const userResponse = { $ref: "User#" } as const;
+
+const userJson = (user: UserRecord) => ({
+  applications: user.applications,
+  createdAt: user.createdAt,
+  disabled: user.disabled,
+  roles: user.roles,
+  username: user.username,
+});
+
+function role(body: Record<string, unknown>): Role {
+  const value = body.role;
+  if (typeof value !== "string" || !ROLES.includes(value as Role))
+    throw new InputError("role", "invalid-role", `role must be ${ROLES.join(" or ")}`);
+  return value as Role;
+}
+
+/** The applications a viewer may read, each a valid application name. */
+function applicationsOf(body: Record<string, unknown>): string[] {
+  const applications = optionalStringList(body, "applications") ?? [];
+  for (const name of applications) {
+    const parsed = parseApplicationName(name);
+    if (!parsed.ok) throw new InputError("applications", "invalid-application", parsed.detail);
+  }
+  return applications;
+}
+
+/** The password given (checked as the store checks it), or one generated and shown once. */
+function passwordOf(body: Record<string, unknown>): { password: string; generated: boolean } {
+  const given = optionalString(body, "password");
+  if (given === undefined) return { password: generatePassword(), generated: true };
+  const problem = passwordProblem(given);
+  if (problem) throw new InputError("password", "weak-password", problem);
+  return { password: given, generated: false };
+}
+
+const rightsSchema = {
+  applications: {
+    type: "array",
+    items: paramSchemas.applicationName,
+    description: "Applications a viewer may read (admins read all)",
+  },
+  role: { type: "string", enum: [...ROLES] },
+} as const;
+
+/**
+ * Users of the embedded identity provider (admins): list, add, grant applications, reset password,
+ * remove, with `imaging users`' rules and messages. With IDP=keycloak the list is read-only and names
+ * Keycloak's admin console, where users are managed.
+ */
+export function adminUserRoutes(app: FastifyInstance, identity: IdentityAdministration): void {
+  const readOnly = (reply: FastifyReply) =>
+    sendProblem(
+      reply,
+      409,
+      `Users are managed in Keycloak's admin console with IDP=keycloak: ${identity.usersConsoleUrl ?? ""}`,
+    );
+
+  app.get(
+    "/rest/admin/users",
+    {
+      onRequest: guard,
+      schema: {
+        summary: "List who may sign in, with their role and applications",
+        tags,
+        response: {
+          200: {
+            type: "object",
+            properties: {
+              idp: { type: "string", enum: ["embedded", "keycloak"] },
+              readOnly: { type: "boolean", description: "true with IDP=keycloak: manage users in Keycloak" },
+              users: { type: "array", items: userResponse },
+              usersConsoleUrl: {
+                type: ["string", "null"],
+                description: "Keycloak's admin console at the realm's users (IDP=keycloak)",
+              },
+            },
+            required: ["idp", "readOnly", "users", "usersConsoleUrl"],
+          },
+          403: problem("The caller is not an administrator"),
+        },
+      },
+    },
+    async (_request, reply) => {
+      try {
+        const users = await identity.withUsers((directory) => directory.list());
+        return {
+          idp: identity.idp,
+          readOnly: identity.idp === "keycloak",
+          users: users.map(userJson),
+          usersConsoleUrl: identity.usersConsoleUrl ?? null,
+        };
+      } catch (error) {
+        return sendAdminError(reply, error);
+      }
+    },
+  );
+
+  app.post<{ Body: unknown }>(
+    "/rest/admin/users",
+    {
+      onRequest: guard,
+      schema: {
+        summary: "Add a user; without a password one is generated and answered once (generatedPassword)",
+        tags,
+        body: {
+          type: "object",
+          properties: {
+            ...rightsSchema,
+            password: { type: "string", minLength: 12, maxLength: 1024 },
+            username: { type: "string", pattern: USERNAME_PATTERN },
+          },
+          required: ["username", "role"],
+          additionalProperties: false,
+        },
+        response: {
+          201: {
+            type: "object",
+            properties: {
+              ...userJsonProperties(),
+              generatedPassword: { type: "string", description: "Shown once: only its hash is kept" },
+            },
+            required: ["applications", "createdAt", "disabled", "roles", "username"],
+          },
+          400: problem("The input breaks a rule (named in `rule`)"),
+          403: problem("The caller is not an administrator"),
+          409: problem("The user name is taken (ignoring case), or users are managed in Keycloak"),
+        },
+      },
+    },
+    async (request, reply) => {
+      if (identity.idp === "keycloak") return readOnly(reply);
+      try {
+        const body = bodyObject(request.body);
+        onlyKnown(body, ["username", "password", "role", "applications"]);
+        const username = optionalString(body, "username") ?? "";
+        const nameProblem = usernameProblem(username);
+        if (nameProblem) throw new InputError("username", "invalid-username", nameProblem);
+        const grantedRole = role(body);
+        const applications = applicationsOf(body);
+        const { password, generated } = passwordOf(body);
+        const user = await identity.withUsers((directory) =>
+          directory.create({ username, password, role: grantedRole, applications }),
+        );
+        return reply
+          .code(201)
+          .send({ ...userJson(user), ...(generated ? { generatedPassword: password } : {}) });
+      } catch (error) {
+        return sendAdminError(reply, error);
+      }
+    },
+  );
+
+  app.put<{ Params: { username: string }; Body: unknown }>(
+    "/rest/admin/users/:username/rights",
+    {
+      onRequest: guard,
+      schema: {
+        summary: "Replace a user's role and the applications they may read",
+        tags,
+        params: usernameParam,
+        body: { type: "object", properties: rightsSchema, required: ["role"], additionalProperties: false },
+        response: {
+          200: userResponse,
+          400: problem("The input breaks a rule (named in `rule`)"),
+          403: problem("The caller is not an administrator"),
+          404: problem("No user of that name"),
+          409: problem("Users are managed in Keycloak"),
+        },
+      },
+    },
+    async (request, reply) => {
+      if (identity.idp === "keycloak") return readOnly(reply);
+      try {
+        const body = bodyObject(request.body);
+        onlyKnown(body, ["role", "applications"]);
+        const grantedRole = role(body);
+        const applications = applicationsOf(body);
+        const user = await identity.withUsers((directory) =>
+          directory.grant(request.params.username, { role: grantedRole, applications }),
+        );
+        return userJson(user);
+      } catch (error) {
+        return sendAdminError(reply, error);
+      }
+    },
+  );
+
+  app.post<{ Params: { username: string }; Body: unknown }>(
+    "/rest/admin/users/:username/password",
+    {
+      onRequest: guard,
+      schema: {
+        summary: "Reset a user's password; without one it is generated and answered once",
+        tags,
+        params: usernameParam,
+        body: {
+          type: "object",
+          properties: { password: { type: "string", minLength: 12, maxLength: 1024 } },
+          additionalProperties: false,
+        },
+        response: {
+          200: {
+            type: "object",
+            properties: {
+              generatedPassword: { type: "string", description: "Shown once" },
+              passwordChanged: { type: "boolean" },
+              username: { type: "string" },
+            },
+            required: ["passwordChanged", "username"],
+          },
+          400: problem("The input breaks a rule (named in `rule`)"),
+          403: problem("The caller is not an administrator"),
+          404: problem("No user of that name"),
+          409: problem("Users are managed in Keycloak"),
+        },
+      },
+    },
+    async (request, reply) => {
+      if (identity.idp === "keycloak") return readOnly(reply);
+      try {
+        const body = bodyObject(request.body);
+        onlyKnown(body, ["password"]);
+        const { password, generated } = passwordOf(body);
+        const user = await identity.withUsers((directory) =>
+          directory.setPassword(request.params.username, password),
+        );
+        return {
+          ...(generated ? { generatedPassword: password } : {}),
+          passwordChanged: true,
+          username: user.username,
+        };
+      } catch (error) {
+        return sendAdminError(reply, error);
+      }
+    },
+  );
+
+  app.delete<{ Params: { username: string } }>(
+    "/rest/admin/users/:username",
+    {
+      onRequest: guard,
+      schema: {
+        summary: "Remove a user: they can no longer sign in",
+        tags,
+        params: usernameParam,
+        response: {
+          204: { type: "null", description: "Removed" },
+          403: problem("The caller is not an administrator"),
+          404: problem("No user of that name"),
+          409: problem("Users are managed in Keycloak"),
+        },
+      },
+    },
+    async (request, reply) => {
+      if (identity.idp === "keycloak") return readOnly(reply);
+      try {
+        const removed = await identity.withUsers((directory) => directory.remove(request.params.username));
+        if (!removed) return sendProblem(reply, 404, `No user named '${request.params.username}'`);
+        return reply.code(204).send();
+      } catch (error) {
+        return sendAdminError(reply, error);
+      }
+    },
+  );
+}
+
+function userJsonProperties() {
+  return {
+    applications: { type: "array", items: { type: "string" } },
+    createdAt: { type: "string" },
+    disabled: { type: "boolean" },
+    roles: { type: "array", items: { type: "string" } },
+    username: { type: "string" },
+  } as const;
+}
+
+export const userSchema = {
+  $id: "User",
+  type: "object",
+  description: "Who may sign in: role and the applications a viewer may read (admins read all)",
+  properties: userJsonProperties(),
+  required: ["applications", "createdAt", "disabled", "roles", "username"],
+} as const;
