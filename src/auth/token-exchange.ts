@@ -5,7 +5,7 @@ import { BoundedCache } from "./bounded-cache.ts";
 import { httpOptions, type IssuerMetadata } from "./issuer-metadata.ts";
 
 export const TOKEN_EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange";
-const ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token";
+export const ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token";
 
 /** The identity provider could not be asked (network, timeout, 5xx): retrying later may work. */
 export class TokenExchangeUnavailableError extends Error {

@@ -1,22 +1,36 @@
 import { Command, CommanderError } from "commander";
-import { ConfigError } from "../config/load-config.ts";
-import { ScanInputError } from "../scanner/inventory.ts";
-import { IngestError } from "../store/ingest.ts";
 import { VERSION } from "../version.ts";
-import { registerAdvisories } from "./commands/advisories.ts";
-import { registerApiKeys } from "./commands/api-keys.ts";
-import { registerCimd } from "./commands/cimd.ts";
-import { registerClientConfig } from "./commands/client-config.ts";
-import { registerClients } from "./commands/clients.ts";
-import { registerConfig } from "./commands/config.ts";
-import { registerDemo } from "./commands/demo.ts";
-import { registerDoctor } from "./commands/doctor.ts";
-import { registerExport } from "./commands/export.ts";
-import { registerIdp } from "./commands/idp.ts";
-import { registerScan } from "./commands/scan.ts";
-import { registerStart } from "./commands/start.ts";
-import { registerUsers } from "./commands/users.ts";
 import { CliError } from "./output.ts";
+
+type Register = (program: Command) => void;
+
+/**
+ * The commands, in help order, each loaded only when needed: a command's module pulls in what it runs
+ * (the service, oidc-provider, Fastify, the MCP SDK, the Keycloak admin client, the store), which takes
+ * most of a second, so `imaging --version` loads none and `imaging config show` only its own.
+ */
+const COMMANDS: readonly (readonly [name: string, load: () => Promise<Register>])[] = [
+  ["start", async () => (await import("./commands/start.ts")).registerStart],
+  ["demo", async () => (await import("./commands/demo.ts")).registerDemo],
+  ["advisories", async () => (await import("./commands/advisories.ts")).registerAdvisories],
+  ["scan", async () => (await import("./commands/scan.ts")).registerScan],
+  ["export", async () => (await import("./commands/export.ts")).registerExport],
+  ["api-keys", async () => (await import("./commands/api-keys.ts")).registerApiKeys],
+  ["config", async () => (await import("./commands/config.ts")).registerConfig],
+  ["client-config", async () => (await import("./commands/client-config.ts")).registerClientConfig],
+  ["idp", async () => (await import("./commands/idp.ts")).registerIdp],
+  ["cimd", async () => (await import("./commands/cimd.ts")).registerCimd],
+  ["users", async () => (await import("./commands/users.ts")).registerUsers],
+  ["clients", async () => (await import("./commands/clients.ts")).registerClients],
+  ["doctor", async () => (await import("./commands/doctor.ts")).registerDoctor],
+];
+
+/** The commands an invocation needs: the one named, none for the version, all for help or a mistake. */
+function commandsFor(args: readonly string[]): typeof COMMANDS {
+  if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) return [];
+  const named = COMMANDS.find(([name]) => name === args[0]);
+  return named ? [named] : COMMANDS;
+}
 
 const program = new Command()
   .name("imaging")
@@ -25,19 +39,9 @@ const program = new Command()
   .showHelpAfterError("(run with --help for usage)")
   .exitOverride();
 
-registerStart(program);
-registerDemo(program);
-registerAdvisories(program);
-registerScan(program);
-registerExport(program);
-registerApiKeys(program);
-registerConfig(program);
-registerClientConfig(program);
-registerIdp(program);
-registerCimd(program);
-registerUsers(program);
-registerClients(program);
-registerDoctor(program);
+for (const register of await Promise.all(commandsFor(process.argv.slice(2)).map(([, load]) => load()))) {
+  register(program);
+}
 
 try {
   await program.parseAsync(process.argv);
@@ -47,14 +51,8 @@ try {
   } else if (error instanceof CliError) {
     process.stderr.write(`imaging: ${error.message}\n`);
     process.exitCode = error.exitCode;
-  } else if (
-    error instanceof ConfigError ||
-    error instanceof IngestError ||
-    error instanceof ScanInputError
-  ) {
-    process.stderr.write(`imaging: ${error.message}\n`);
-    process.exitCode = 1;
   } else {
+    // Configuration, ingest and scan-input errors carry a message written for the user, as do the others.
     const message = error instanceof Error ? error.message : String(error);
     process.stderr.write(`imaging: ${message}\n`);
     process.exitCode = 1;

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describeWithoutValue, maskUrlUserinfo } from "./redact.ts";
-import { isSecretSetting, type SettingKey, type Settings, settingDocs, settingsSchema } from "./settings.ts";
+import { isSecretSetting, type SettingKey, type Settings, settingList, settingsSchema } from "./settings.ts";
 
 /** A configuration problem, in one readable message; URL userinfo in it is always masked. */
 export class ConfigError extends Error {
@@ -35,16 +35,16 @@ export function loadSettings(input: LoadConfigInput = {}): Settings {
   if (file) {
     for (const [key, value] of Object.entries(readConfigFile(file))) put(key, value, "config file");
   }
-  for (const doc of settingDocs) put(doc.key, env[doc.env], "environment");
+  for (const setting of settingList) put(setting.key, env[setting.env], "environment");
   for (const [key, value] of Object.entries(input.overrides ?? {})) put(key, value, "command line");
 
   const parsed = settingsSchema.safeParse(raw);
   if (parsed.success) return parsed.data;
   const lines = parsed.error.issues.map((issue) => {
     const key = String(issue.path[0] ?? "");
-    const doc = settingDocs.find((d) => d.key === key);
+    const setting = settingList.find((s) => s.key === key);
     const source = sources.get(key) ?? "default";
-    const where = source === "environment" ? (doc?.env ?? key) : key;
+    const where = source === "environment" ? (setting?.env ?? key) : key;
     const got = !(key in raw)
       ? ""
       : isSecretSetting(key)
@@ -72,7 +72,7 @@ function readConfigFile(path: string): Record<string, unknown> {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new ConfigError(`Config file ${path} must hold a JSON object of settings`);
   }
-  const known = new Set<string>(settingDocs.map((d) => d.key));
+  const known = new Set<string>(settingList.map((s) => s.key));
   const unknown = Object.keys(value).filter((k) => !known.has(k));
   if (unknown.length > 0) {
     throw new ConfigError(

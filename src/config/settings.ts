@@ -1,368 +1,342 @@
 import { z } from "zod";
 
 /**
- * Every setting of the service, in one place: its environment variable, its config-file key, what it
- * means and its default. The README's configuration table is this list.
+ * How one setting is declared: everything else (validation, the environment and config-file names,
+ * `config show`, secret masking, the README's configuration table) is derived from these declarations,
+ * so a setting cannot be documented one way and validated another.
  */
-export const settingsSchema = z.object({
-  dataDir: z.string().min(1).default("./data"),
-  databaseUrl: z
-    .string()
-    .regex(/^postgres(ql)?:\/\//, "a postgres://user:password@host:port/database URL")
-    .optional(),
-  port: z.coerce.number().int().min(0).max(65535).optional(),
-  bindAddress: z.string().min(1).default("0.0.0.0"),
-  publicUrl: z.string().optional(),
-  tlsCertFile: z.string().min(1).optional(),
-  tlsKeyFile: z.string().min(1).optional(),
-  restPort: z.coerce.number().int().min(0).max(65535).default(8070),
-  internalBindAddress: z.string().min(1).default("127.0.0.1"),
-  restUpstreamUrl: z.url({ protocol: /^https?$/ }).optional(),
-  mcpAnalysisPort: z.coerce.number().int().min(0).max(65535).default(8282),
-  mcpGatekeeperPort: z.coerce.number().int().min(0).max(65535).default(8283),
-  mcpAnalysisUpstreamUrl: z.url({ protocol: /^https?$/ }).optional(),
-  mcpGatekeeperUpstreamUrl: z.url({ protocol: /^https?$/ }).optional(),
-  tokenExchangeClientId: z.string().min(1).default("mcp-token-exchange"),
-  tokenExchangeClientSecret: z.string().min(1).optional(),
-  corsAllowedOrigins: z
-    .string()
-    .regex(
-      /^(https?:\/\/[^\s,/]+)(\s*,\s*https?:\/\/[^\s,/]+)*$/,
-      "comma-separated origins such as https://app.example.com",
-    )
-    .optional(),
-  idpExtraCaFile: z.string().min(1).optional(),
-  dynamicClientRegistration: z.enum(["off", "loopback", "trusted-hosts"]).default("off"),
-  dynamicClientRegistrationHosts: z
-    .string()
-    .regex(/^[A-Za-z0-9.-]+(\s*,\s*[A-Za-z0-9.-]+)*$/, "comma-separated host names such as app.example.com")
-    .optional(),
-  dynamicClientRegistrationMaxClients: z.coerce.number().int().min(1).max(100_000).default(200),
-  realm: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]+$/, "letters, digits, '-' or '_'")
-    .default("imaging"),
-  idp: z.enum(["embedded", "keycloak"]).default("embedded"),
-  keycloakUrl: z.url({ protocol: /^https?$/ }).optional(),
-  keycloakRealm: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]+$/, "letters, digits, '-' or '_'")
-    .optional(),
-  keycloakAdminRealm: z.string().min(1).default("master"),
-  keycloakAdminUsername: z.string().min(1).optional(),
-  keycloakAdminPassword: z.string().min(1).optional(),
-  keycloakAdminClientId: z.string().min(1).optional(),
-  keycloakAdminClientSecret: z.string().min(1).optional(),
-  issuer: z.url({ protocol: /^https?$/ }).optional(),
-  jwksUrl: z.url({ protocol: /^https?$/ }).optional(),
-  logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  npmRegistryUrl: z.url({ protocol: /^https?$/ }).default("https://registry.npmjs.org"),
-  mavenRepositoryUrl: z.url({ protocol: /^https?$/ }).default("https://repo.maven.apache.org/maven2"),
-  mavenLocalRepository: z.string().min(1).optional(),
-  osvMirrorUrl: z.url({ protocol: /^https?$/ }).default("https://osv-vulnerabilities.storage.googleapis.com"),
-  analysisUploadMaxBytes: z.coerce
-    .number()
-    .int()
-    .min(1024)
-    .default(64 * 1024 * 1024),
-  shutdownTimeout: z.coerce.number().positive().max(600).default(5),
-  storeReadWorkers: z.coerce.number().int().min(0).max(64).optional(),
-  secretsKey: z.string().min(1).optional(),
-  secretsKeyFile: z.string().min(1).optional(),
-  keyPollInterval: z.coerce.number().min(0.1).max(300).default(2),
-  metricsPort: z.coerce.number().int().min(0).max(65535).optional(),
-  logFormat: z.enum(["auto", "json", "pretty"]).default("auto"),
-});
-
-export type Settings = z.infer<typeof settingsSchema>;
-export type SettingKey = keyof Settings;
-
-/** Settings whose value is a secret: never printed, nor repeated in an error message. */
-export const SECRET_SETTINGS = [
-  "tokenExchangeClientSecret",
-  "keycloakAdminPassword",
-  "keycloakAdminClientSecret",
-  "secretsKey",
-] as const satisfies readonly SettingKey[];
-
-export const isSecretSetting = (key: string) => (SECRET_SETTINGS as readonly string[]).includes(key);
-
-export interface SettingDoc {
-  key: SettingKey;
+type SettingDeclaration = {
+  /** Environment variable; the config-file key is the setting's key. */
   env: string;
+  /** A line of the README table (Markdown). */
   description: string;
-  defaultText: string;
-}
+  /** A secret: never printed, nor repeated in an error message. */
+  secret?: true;
+} & (
+  | {
+      /** Validation with its default (`.default(...)`): the default is written here only. */
+      schema: z.ZodDefault<z.ZodType>;
+      /** How the default reads in the docs, when its value alone says too little. */
+      defaultText?: string;
+    }
+  | {
+      schema: z.ZodOptional<z.ZodType>;
+      /** What leaving it unset means. */
+      defaultText: string;
+    }
+);
 
-export const settingDocs: readonly SettingDoc[] = [
-  {
-    key: "dataDir",
+/** Every setting of the service, in one place. */
+export const SETTINGS = {
+  dataDir: {
     env: "IMAGING_DATA_DIR",
-    description: "Directory of the SQLite store and generated secrets",
-    defaultText: "./data",
+    schema: z.string().min(1).default("./data"),
+    description: "SQLite store and generated secrets",
   },
-  {
-    key: "databaseUrl",
+  databaseUrl: {
     env: "DATABASE_URL",
-    description: "PostgreSQL store instead of SQLite (postgres://user:pass@host:5432/db)",
+    schema: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, "a postgres://user:password@host:port/database URL")
+      .optional(),
+    description: "PostgreSQL store: `postgres://user:pass@host:5432/db`",
     defaultText: "unset (SQLite file DATA_DIR/imaging.db)",
   },
-  {
-    key: "port",
+  port: {
     env: "PORT",
-    description: "User access port of the gateway",
+    schema: z.coerce.number().int().min(0).max(65535).optional(),
+    description: "user access port of the gateway",
     defaultText: "8090 (http), 443 (https)",
   },
-  {
-    key: "bindAddress",
+  bindAddress: {
     env: "IMAGING_BIND_ADDRESS",
-    description: "Address the gateway listens on",
-    defaultText: "0.0.0.0",
+    schema: z.string().min(1).default("0.0.0.0"),
+    description: "address the gateway listens on",
   },
-  {
-    key: "publicUrl",
+  publicUrl: {
     env: "PUBLIC_URL",
-    description: "base_url seen by clients, e.g. http://gw.example.com:8090 (required on Windows over http)",
+    schema: z.string().optional(),
+    description: "base_url seen by clients, `http://<gateway-fqdn>:8090`; required on Windows over http",
     defaultText: "derived: http://<fqdn>:8090 or https://<fqdn>",
   },
-  {
-    key: "tlsCertFile",
+  tlsCertFile: {
     env: "TLS_CERT_FILE",
+    schema: z.string().min(1).optional(),
     description: "PEM certificate chain: enables HTTPS on the gateway",
     defaultText: "unset (http)",
   },
-  {
-    key: "tlsKeyFile",
+  tlsKeyFile: {
     env: "TLS_KEY_FILE",
-    description: "PEM private key for TLS_CERT_FILE",
+    schema: z.string().min(1).optional(),
+    description: "PEM private key for `TLS_CERT_FILE`",
     defaultText: "unset",
   },
-  {
-    key: "restPort",
+  restPort: {
     env: "REST_PORT",
-    description: "Internal port of the REST API service (0 = any free port)",
-    defaultText: "8070",
+    schema: z.coerce.number().int().min(0).max(65535).default(8070),
+    description: "internal port of the REST API (0: any free port)",
   },
-  {
-    key: "internalBindAddress",
+  internalBindAddress: {
     env: "INTERNAL_BIND_ADDRESS",
-    description: "Address internal services listen on",
-    defaultText: "127.0.0.1",
+    schema: z.string().min(1).default("127.0.0.1"),
+    description: "address internal services listen on",
   },
-  {
-    key: "restUpstreamUrl",
+  restUpstreamUrl: {
     env: "REST_UPSTREAM_URL",
-    description: "REST API the gateway forwards /rest to, when it runs in another process",
+    schema: z.url({ protocol: /^https?$/ }).optional(),
+    description: "REST API the gateway forwards `/rest` to when it runs elsewhere",
     defaultText: "the in-process REST service",
   },
-  {
-    key: "mcpAnalysisPort",
+  mcpAnalysisPort: {
     env: "MCP_ANALYSIS_PORT",
-    description: "Internal port of the analysis MCP server (0 = any free port)",
-    defaultText: "8282",
+    schema: z.coerce.number().int().min(0).max(65535).default(8282),
+    description: "internal port of the analysis MCP server (0: any free port)",
   },
-  {
-    key: "mcpGatekeeperPort",
+  mcpGatekeeperPort: {
     env: "MCP_GATEKEEPER_PORT",
-    description: "Internal port of the gatekeeper MCP server (0 = any free port)",
-    defaultText: "8283",
+    schema: z.coerce.number().int().min(0).max(65535).default(8283),
+    description: "internal port of the gatekeeper MCP server (0: any free port)",
   },
-  {
-    key: "mcpAnalysisUpstreamUrl",
+  mcpAnalysisUpstreamUrl: {
     env: "MCP_ANALYSIS_UPSTREAM_URL",
-    description: "Analysis MCP server the gateway forwards /mcp to, when it runs in another process",
+    schema: z.url({ protocol: /^https?$/ }).optional(),
+    description: "analysis MCP server the gateway forwards `/mcp` to when it runs elsewhere",
     defaultText: "the in-process server",
   },
-  {
-    key: "mcpGatekeeperUpstreamUrl",
+  mcpGatekeeperUpstreamUrl: {
     env: "MCP_GATEKEEPER_UPSTREAM_URL",
-    description: "Gatekeeper MCP server the gateway forwards /mcp/gatekeeper to, when it runs elsewhere",
+    schema: z.url({ protocol: /^https?$/ }).optional(),
+    description: "gatekeeper MCP server the gateway forwards `/mcp/gatekeeper` to when it runs elsewhere",
     defaultText: "the in-process server",
   },
-  {
-    key: "tokenExchangeClientId",
+  tokenExchangeClientId: {
     env: "TOKEN_EXCHANGE_CLIENT_ID",
-    description: "Confidential client the gateway exchanges MCP tokens as",
-    defaultText: "mcp-token-exchange",
+    schema: z.string().min(1).default("mcp-token-exchange"),
+    description: "confidential client of the token exchange",
   },
-  {
-    key: "tokenExchangeClientSecret",
+  tokenExchangeClientSecret: {
     env: "TOKEN_EXCHANGE_CLIENT_SECRET",
-    description: "Its secret (else generated by the embedded identity provider, sealed in the store)",
-    defaultText: "from the store",
+    schema: z.string().min(1).optional(),
+    description: "its secret",
+    defaultText: "generated, sealed in the store",
+    secret: true,
   },
-  {
-    key: "corsAllowedOrigins",
+  corsAllowedOrigins: {
     env: "CORS_ALLOWED_ORIGINS",
-    description: "Browser origins allowed on the MCP endpoints, besides base_url's and loopback ones",
+    schema: z
+      .string()
+      .regex(
+        /^(https?:\/\/[^\s,/]+)(\s*,\s*https?:\/\/[^\s,/]+)*$/,
+        "comma-separated origins such as https://app.example.com",
+      )
+      .optional(),
+    description: "extra browser origins allowed on the MCP endpoints (comma-separated)",
     defaultText: "none",
   },
-  {
-    key: "idpExtraCaFile",
+  idpExtraCaFile: {
     env: "IDP_EXTRA_CA_FILE",
-    description: "PEM bundle of extra CAs trusted when fetching client metadata documents",
+    schema: z.string().min(1).optional(),
+    description: "extra CAs trusted when fetching client metadata documents",
     defaultText: "system CAs only",
   },
-  {
-    key: "dynamicClientRegistration",
+  dynamicClientRegistration: {
     env: "DYNAMIC_CLIENT_REGISTRATION",
+    schema: z.enum(["off", "loopback", "trusted-hosts"]).default("off"),
     description:
-      "Dynamic client registration (RFC 7591) for clients without a metadata document: off, loopback (public clients with loopback redirect URIs) or trusted-hosts (also https redirect URIs on DYNAMIC_CLIENT_REGISTRATION_HOSTS)",
-    defaultText: "off",
+      '`off`, `loopback` or `trusted-hosts`: dynamic client registration for clients without a metadata document (see "Clients that only register")',
   },
-  {
-    key: "dynamicClientRegistrationHosts",
+  dynamicClientRegistrationHosts: {
     env: "DYNAMIC_CLIENT_REGISTRATION_HOSTS",
+    schema: z
+      .string()
+      .regex(/^[A-Za-z0-9.-]+(\s*,\s*[A-Za-z0-9.-]+)*$/, "comma-separated host names such as app.example.com")
+      .optional(),
     description:
-      "Hosts whose https redirect URIs registration accepts in trusted-hosts mode (comma-separated)",
+      "hosts whose https redirect URIs registration accepts in `trusted-hosts` mode (comma-separated)",
     defaultText: "none",
   },
-  {
-    key: "dynamicClientRegistrationMaxClients",
+  dynamicClientRegistrationMaxClients: {
     env: "DYNAMIC_CLIENT_REGISTRATION_MAX_CLIENTS",
+    schema: z.coerce.number().int().min(1).max(100_000).default(200),
     description:
-      "IDP=keycloak: the realm's anonymous Max Clients registration policy (Keycloak counts every client of the realm)",
-    defaultText: "200",
+      "`IDP=keycloak` with registration on: the realm's anonymous Max Clients Limit registration policy (Keycloak counts every client of the realm)",
   },
-  { key: "realm", env: "IDP_REALM", description: "Identity provider realm", defaultText: "imaging" },
-  {
-    key: "idp",
+  realm: {
+    env: "IDP_REALM",
+    schema: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]+$/, "letters, digits, '-' or '_'")
+      .default("imaging"),
+    description: "identity provider realm",
+  },
+  idp: {
     env: "IDP",
-    description: "Identity provider: embedded (one machine) or keycloak (production)",
-    defaultText: "embedded",
+    schema: z.enum(["embedded", "keycloak"]).default("embedded"),
+    description: "`embedded` or `keycloak` (docs/keycloak.md)",
   },
-  {
-    key: "keycloakUrl",
+  keycloakUrl: {
     env: "KEYCLOAK_URL",
-    description:
-      "Keycloak as the gateway reaches it, with its /auth path (IDP=keycloak), e.g. http://kc:8080/auth",
+    schema: z.url({ protocol: /^https?$/ }).optional(),
+    description: "Keycloak as the gateway reaches it, with its relative path: `http://kc:8080/auth`",
     defaultText: "required with IDP=keycloak",
   },
-  {
-    key: "keycloakRealm",
+  keycloakRealm: {
     env: "KEYCLOAK_REALM",
-    description: "Keycloak realm the platform uses (created if missing)",
+    schema: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]+$/, "letters, digits, '-' or '_'")
+      .optional(),
+    description: "realm the platform uses (created if missing)",
     defaultText: "IDP_REALM",
   },
-  {
-    key: "keycloakAdminRealm",
+  keycloakAdminRealm: {
     env: "KEYCLOAK_ADMIN_REALM",
-    description: "Realm of the Keycloak administrator or service account",
-    defaultText: "master",
+    schema: z.string().min(1).default("master"),
+    description: "realm of the administrator or service account",
   },
-  {
-    key: "keycloakAdminUsername",
+  keycloakAdminUsername: {
     env: "KEYCLOAK_ADMIN_USERNAME",
-    description: "Keycloak administrator (password grant through admin-cli)",
+    schema: z.string().min(1).optional(),
+    description: "Keycloak administrator (through `admin-cli`)",
     defaultText: "unset",
   },
-  {
-    key: "keycloakAdminPassword",
+  keycloakAdminPassword: {
     env: "KEYCLOAK_ADMIN_PASSWORD",
-    description: "Its password",
+    schema: z.string().min(1).optional(),
+    description: "its password",
     defaultText: "unset",
+    secret: true,
   },
-  {
-    key: "keycloakAdminClientId",
+  keycloakAdminClientId: {
     env: "KEYCLOAK_ADMIN_CLIENT_ID",
-    description: "Service-account client with realm-management rights, instead of an administrator",
+    schema: z.string().min(1).optional(),
+    description: "or a service account with realm-management rights",
     defaultText: "unset",
   },
-  {
-    key: "keycloakAdminClientSecret",
+  keycloakAdminClientSecret: {
     env: "KEYCLOAK_ADMIN_CLIENT_SECRET",
-    description: "Its secret",
+    schema: z.string().min(1).optional(),
+    description: "its secret",
     defaultText: "unset",
+    secret: true,
   },
-  {
-    key: "issuer",
+  issuer: {
     env: "IDP_ISSUER",
-    description: "Issuer of the tokens the REST API accepts",
+    schema: z.url({ protocol: /^https?$/ }).optional(),
+    description: "issuer of the tokens; the embedded provider runs when it is its own URL",
     defaultText: "{base_url}/auth/realms/{realm}",
   },
-  {
-    key: "jwksUrl",
+  jwksUrl: {
     env: "IDP_JWKS_URL",
+    schema: z.url({ protocol: /^https?$/ }).optional(),
     description: "JWKS of the issuer",
     defaultText: "jwks_uri of the issuer's discovery document",
   },
-  { key: "logLevel", env: "LOG_LEVEL", description: "Log level (fatal..trace, silent)", defaultText: "info" },
-  {
-    key: "npmRegistryUrl",
+  logLevel: {
+    env: "LOG_LEVEL",
+    schema: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+    description: "`fatal`..`trace`, `silent`",
+  },
+  npmRegistryUrl: {
     env: "NPM_REGISTRY_URL",
-    description: "npm registry the scanner reads package versions and release dates from (a mirror)",
-    defaultText: "https://registry.npmjs.org",
+    schema: z.url({ protocol: /^https?$/ }).default("https://registry.npmjs.org"),
+    description: "npm registry (or mirror) the scanner reads package versions and release dates from",
   },
-  {
-    key: "mavenRepositoryUrl",
+  mavenRepositoryUrl: {
     env: "MAVEN_REPOSITORY_URL",
-    description: "Maven repository the scanner reads POMs, metadata and artifacts from (a mirror)",
-    defaultText: "https://repo.maven.apache.org/maven2",
+    schema: z.url({ protocol: /^https?$/ }).default("https://repo.maven.apache.org/maven2"),
+    description: "Maven repository (or mirror) for POMs, metadata and artifacts",
   },
-  {
-    key: "mavenLocalRepository",
+  mavenLocalRepository: {
     env: "MAVEN_LOCAL_REPOSITORY",
-    description: "Local Maven repository read before the remote one",
+    schema: z.string().min(1).optional(),
+    description: "local Maven repository, read before the remote one",
     defaultText: "~/.m2/repository",
   },
-  {
-    key: "osvMirrorUrl",
+  osvMirrorUrl: {
     env: "OSV_MIRROR_URL",
-    description: "Where `imaging advisories sync` downloads OSV archives (<url>/<ecosystem>/all.zip)",
-    defaultText: "https://osv-vulnerabilities.storage.googleapis.com",
+    schema: z.url({ protocol: /^https?$/ }).default("https://osv-vulnerabilities.storage.googleapis.com"),
+    description: "where `imaging advisories sync` downloads `<ecosystem>/all.zip`",
   },
-  {
-    key: "analysisUploadMaxBytes",
+  analysisUploadMaxBytes: {
     env: "ANALYSIS_UPLOAD_MAX_BYTES",
-    description: "Largest analysis document POST /rest/applications/{name}/analyses accepts",
+    schema: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .default(64 * 1024 * 1024),
+    description: "largest analysis document `POST /rest/applications/{name}/analyses` accepts",
     defaultText: "67108864 (64 MiB)",
   },
-  {
-    key: "shutdownTimeout",
+  shutdownTimeout: {
     env: "SHUTDOWN_TIMEOUT",
+    schema: z.coerce.number().positive().max(600).default(5),
     description:
-      "Seconds `imaging start` has, after SIGTERM or SIGINT, to finish in-flight requests and exit (a second signal exits at once)",
-    defaultText: "5",
+      "seconds `imaging start` has, after SIGTERM or SIGINT, to drain and exit (see [Running it as a service](#running-it-as-a-service))",
   },
-  {
-    key: "storeReadWorkers",
+  storeReadWorkers: {
     env: "STORE_READ_WORKERS",
+    schema: z.coerce.number().int().min(0).max(64).optional(),
     description:
-      "SQLite: worker threads running the store's reads, each with its own connection (0: on the event loop)",
-    defaultText:
-      "one per core (2 to 8) plus one kept for short reads, when the REST API runs in the process; else 0",
+      "SQLite store: worker threads that run the reads, each with its own read-only connection (WAL), below the event loop's CPU priority, so a heavy query never blocks the gateway, identity provider or MCP servers; reads that were slow on average never take the last worker, and short ones go first; writes and transactions stay on one connection; `0` runs reads on the event loop",
+    defaultText: "one per core (2–8) + 1 when the REST API runs in the process, else `0`",
   },
-  {
-    key: "metricsPort",
-    env: "METRICS_PORT",
-    description:
-      "Port of the internal listener serving Prometheus metrics at /metrics, on INTERNAL_BIND_ADDRESS (0 = any free port)",
-    defaultText: "unset (no metrics listener)",
-  },
-  {
-    key: "logFormat",
-    env: "LOG_FORMAT",
-    description:
-      "Request logs: pretty (human-readable lines), json (one JSON object a line), or auto (pretty when stdout is a terminal)",
-    defaultText: "auto",
-  },
-  {
-    key: "secretsKey",
+  secretsKey: {
     env: "IMAGING_SECRETS_KEY",
+    schema: z.string().min(1).optional(),
     description:
-      "Key sealing the secrets kept in the store (signing keys, exchange secret): 32 bytes, base64 or hex; the same on every replica",
-    defaultText: "IMAGING_SECRETS_KEY_FILE, else generated in DATA_DIR/secrets/store-secrets-key.secret",
+      "key sealing the secrets kept in the store: 32 random bytes, base64 or hex (`openssl rand -base64 32`); the same on every replica",
+    defaultText: "`IMAGING_SECRETS_KEY_FILE`, else generated in `DATA_DIR/secrets/store-secrets-key.secret`",
+    secret: true,
   },
-  {
-    key: "secretsKeyFile",
+  secretsKeyFile: {
     env: "IMAGING_SECRETS_KEY_FILE",
-    description: "File holding that key (e.g. a mounted Kubernetes secret)",
+    schema: z.string().min(1).optional(),
+    description: "file holding that key (e.g. a mounted Kubernetes secret)",
     defaultText: "unset",
   },
-  {
-    key: "keyPollInterval",
+  keyPollInterval: {
     env: "KEY_POLL_INTERVAL",
-    description: "Seconds between checks of the store for a signing key rotation made by another replica",
-    defaultText: "2",
+    schema: z.coerce.number().min(0.1).max(300).default(2),
+    description: "seconds between a replica's checks of the store for a signing key rotation",
   },
-];
+  metricsPort: {
+    env: "METRICS_PORT",
+    schema: z.coerce.number().int().min(0).max(65535).optional(),
+    description:
+      "port of the internal listener serving Prometheus metrics at `/metrics` on `INTERNAL_BIND_ADDRESS` (`0` = any free port); see [Health, metrics and request logs](#health-metrics-and-request-logs)",
+    defaultText: "unset (no metrics listener)",
+  },
+  logFormat: {
+    env: "LOG_FORMAT",
+    schema: z.enum(["auto", "json", "pretty"]).default("auto"),
+    description:
+      "`pretty` (human-readable lines), `json` (one JSON object a line) or `auto` (pretty when stdout is a terminal)",
+  },
+} satisfies Record<string, SettingDeclaration>;
+
+type Declarations = typeof SETTINGS;
+export type SettingKey = keyof Declarations;
+
+export const settingsSchema = z.object(
+  Object.fromEntries(Object.entries(SETTINGS).map(([key, setting]) => [key, setting.schema])) as {
+    [K in SettingKey]: Declarations[K]["schema"];
+  },
+);
+
+export type Settings = z.infer<typeof settingsSchema>;
+
+/** The declarations as a list, in declaration order (the README table's order). */
+export const settingList: readonly (SettingDeclaration & { key: SettingKey })[] = Object.entries(
+  SETTINGS,
+).map(([key, setting]) => ({ key: key as SettingKey, ...(setting as SettingDeclaration) }));
+
+/** Settings whose value is a secret: never printed, nor repeated in an error message. */
+export const SECRET_SETTINGS: readonly SettingKey[] = settingList.filter((s) => s.secret).map((s) => s.key);
+
+export const isSecretSetting = (key: string) => (SECRET_SETTINGS as readonly string[]).includes(key);
+
+/** The default as documentation shows it: the declared text, else the schema's default value. */
+export function defaultTextOf(setting: SettingDeclaration): string {
+  return setting.defaultText ?? String(setting.schema.parse(undefined));
+}

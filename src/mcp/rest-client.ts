@@ -5,6 +5,8 @@ import { parseTraceparent } from "../observability/trace-context.ts";
  * problem+json `detail`, which the tools report as a tool error.
  */
 
+import { STATUS_CODES } from "node:http";
+
 export type Severity = "CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "UNKNOWN";
 export type DateTime = { dateTime: string };
 
@@ -254,19 +256,6 @@ export interface RestClientOptions {
 
 type Query = Record<string, string | number | boolean | undefined>;
 
-const STATUS_TITLES: Record<number, string> = {
-  400: "Bad Request",
-  401: "Unauthorized",
-  403: "Forbidden",
-  404: "Not Found",
-  405: "Method Not Allowed",
-  429: "Too Many Requests",
-  500: "Internal Server Error",
-  502: "Bad Gateway",
-  503: "Service Unavailable",
-  504: "Gateway Timeout",
-};
-
 const app = (name: string) => `/rest/applications/${encodeURIComponent(name)}`;
 
 export interface RestClient {
@@ -394,7 +383,7 @@ function problemError(response: RestAnswer): RestApiError {
   } catch {
     // not problem+json: fall back to the status line
   }
-  title ||= response.statusText || STATUS_TITLES[response.status] || "Error";
+  title ||= response.statusText || STATUS_CODES[response.status] || "Error";
   detail ||= text.trim().slice(0, 200) || "no detail given";
   return new RestApiError(response.status, title, detail);
 }

@@ -1,3 +1,4 @@
+import { STATUS_CODES } from "node:http";
 import type { FastifyReply } from "fastify";
 
 /** RFC 9457 problem details: every REST error has this shape and a sentence a person can act on. */
@@ -12,26 +13,10 @@ export interface Problem {
   field?: string;
 }
 
-const TITLES: Record<number, string> = {
-  400: "Bad Request",
-  401: "Unauthorized",
-  403: "Forbidden",
-  404: "Not Found",
-  405: "Method Not Allowed",
-  406: "Not Acceptable",
-  409: "Conflict",
-  413: "Payload Too Large",
-  415: "Unsupported Media Type",
-  429: "Too Many Requests",
-  500: "Internal Server Error",
-  502: "Bad Gateway",
-  503: "Service Unavailable",
-};
-
 export function problem(status: number, detail: string, instance?: string): Problem {
   return {
     type: "about:blank",
-    title: TITLES[status] ?? "Error",
+    title: STATUS_CODES[status] ?? "Error",
     status,
     detail,
     ...(instance ? { instance } : {}),

@@ -31,8 +31,8 @@ export async function ensurePackage(db: Db, ecosystem: Ecosystem, name: string):
 }
 
 /**
- * Records a package's published versions (from its registry). Returns whether anything changed, in
- * which case the package's facts were recomputed.
+ * Records a package's published versions (from its registry) and recomputes its facts. Returns the
+ * package id.
  */
 export async function loadPublishedVersions(
   db: Db,

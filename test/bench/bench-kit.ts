@@ -5,7 +5,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
-import { settingDocs } from "../../src/config/settings.ts";
+import { settingList } from "../../src/config/settings.ts";
 
 /** An integer setting from the environment, at least `min`; `fallback` when unset. */
 export const knob = (name: string, fallback: number, min = 0): number => {
@@ -50,7 +50,7 @@ export function machineBusySeconds(): number {
 /** This environment without the service's settings (so a developer's own ones cannot skew a run), plus `extra`. */
 export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const doc of settingDocs) delete env[doc.env];
+  for (const setting of settingList) delete env[setting.env];
   delete env.IMAGING_CONFIG;
   delete env.NODE_OPTIONS;
   return { ...env, ...extra };

@@ -286,14 +286,6 @@ describe("CIMD document fetch over TLS", () => {
     assert.ok(ok.ok, !ok.ok ? ok.description : "");
   });
 
-  it("passes extraCaFile given in the context to the shared fetcher", async () => {
-    const ok = await resolveCimdClient(`${base}/oauth/client.json`, {
-      config: config(["localhost"]),
-      extraCaFile: pki.caFile,
-    });
-    assert.ok(ok.ok, !ok.ok ? ok.description : "");
-  });
-
   it("reports an error status and a body that is not JSON", async () => {
     refusedBy(
       await resolveCimdClient(`${base}/oauth/missing.json`, {

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { Ajv2019 } from "ajv/dist/2019.js";
 import { parseAllDocuments, parse as parseYaml } from "yaml";
-import { settingDocs } from "../../src/config/settings.ts";
+import { settingList } from "../../src/config/settings.ts";
 import { HAPROXY } from "../support/haproxy.ts";
 
 /**
@@ -19,7 +19,7 @@ import { HAPROXY } from "../support/haproxy.ts";
  */
 const DEPLOY = join(import.meta.dirname, "..", "..", "deploy");
 const require = createRequire(import.meta.url);
-const KNOWN_ENV = new Set(settingDocs.map((doc) => doc.env));
+const KNOWN_ENV = new Set(settingList.map((setting) => setting.env));
 
 function haproxyAccepts(config: string): void {
   const dir = mkdtempSync(join(tmpdir(), "imaging-haproxy-check-"));

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, beforeEach, describe, it } from "node:test";
-import type { CimdPolicy, CimdProfile } from "../../src/idp/cimd/index.ts";
+import type { CimdPolicy, CimdProfile } from "../../src/idp/cimd/model.ts";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import { saveCimdPolicy, saveCimdProfile } from "../../src/store/cimd.ts";
 import {

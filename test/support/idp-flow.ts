@@ -9,7 +9,7 @@ import * as oauth from "oauth4webapi";
 import { loadSettings } from "../../src/config/load-config.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
 import type { Settings } from "../../src/config/settings.ts";
-import { CIMD_CONDITION, CIMD_EXECUTOR, policyNameOf, profileNameOf } from "../../src/idp/cimd/index.ts";
+import { CIMD_CONDITION, CIMD_EXECUTOR, policyNameOf, profileNameOf } from "../../src/idp/cimd/model.ts";
 import type { EmbeddedIdpStartOptions } from "../../src/idp/provider/index.ts";
 import { type RunningService, startService } from "../../src/service.ts";
 import { createCimdClient } from "../../src/store/cimd.ts";

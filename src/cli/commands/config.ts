@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { maskUrlUserinfo } from "../../config/redact.ts";
-import { SECRET_SETTINGS, settingDocs } from "../../config/settings.ts";
+import { defaultTextOf, SECRET_SETTINGS, settingList } from "../../config/settings.ts";
 import {
   type DeploymentOptions,
   deploymentConfig,
@@ -35,7 +35,7 @@ export function registerConfig(program: Command): void {
           ["SETTING", "ENV", "VALUE"],
           [
             ["baseUrl", "-", runtime.baseUrl],
-            ...settingDocs.map((d) => [d.key, d.env, String(shown[d.key] ?? `(${d.defaultText})`)]),
+            ...settingList.map((s) => [s.key, s.env, String(shown[s.key] ?? `(${defaultTextOf(s)})`)]),
           ],
         ),
       );

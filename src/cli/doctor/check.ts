@@ -4,8 +4,6 @@
  */
 export type Verdict = "pass" | "fail" | "warn" | "n/a";
 
-export const VERDICTS: readonly Verdict[] = ["pass", "fail", "warn", "n/a"];
-
 export interface Check {
   /** Stable identifier, e.g. `challenge-mcp` or `cimd-linked:claude-code`. */
   id: string;

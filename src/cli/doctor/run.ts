@@ -1,5 +1,7 @@
 import { lookup } from "node:dns/promises";
 import { networkInterfaces } from "node:os";
+import * as oauth from "oauth4webapi";
+import { ACCESS_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT } from "../../auth/token-exchange.ts";
 import { ConfigError } from "../../config/load-config.ts";
 import { type RuntimeConfig, resolveRuntimeConfig } from "../../config/runtime-config.ts";
 import type { Settings } from "../../config/settings.ts";
@@ -85,8 +87,6 @@ const MCP_INITIALIZE = JSON.stringify({
 
 /** Never a real token: the endpoint's refusal tells whether the client may exchange. */
 const BOGUS_SUBJECT_TOKEN = "imaging-doctor-probe-not-a-token";
-const TOKEN_EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange";
-const ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token";
 
 /** Where a base_url-less Windows installation is checked from; never probed. */
 const UNKNOWN_BASE = "http://base-url-unknown.invalid:8090";
@@ -176,10 +176,16 @@ async function exposedInternals(config: RuntimeConfig): Promise<{ exposed: strin
   return { exposed: answers.filter((a) => a.ok).map((a) => a.url), probed: addresses };
 }
 
-function basicAuth(clientId: string, secret: string): string {
-  // RFC 6749 section 2.3.1: form-encode both before base64.
-  const encode = (v: string) => encodeURIComponent(v).replace(/%20/g, "+");
-  return `Basic ${Buffer.from(`${encode(clientId)}:${encode(secret)}`).toString("base64")}`;
+/** The client's HTTP Basic credentials (RFC 6749 section 2.3.1 encoding), as oauth4webapi writes them. */
+async function basicAuth(clientId: string, secret: string): Promise<string> {
+  const headers = new Headers();
+  await oauth.ClientSecretBasic(secret)(
+    { issuer: "" },
+    { client_id: clientId },
+    new URLSearchParams(),
+    headers,
+  );
+  return headers.get("authorization") ?? "";
 }
 
 /** Normalises --url to an origin, as base_url is. */
@@ -348,7 +354,7 @@ async function exchangeCheck(
   const observation = await probe(rebase(endpoint, expectedBase, probeBase), {
     method: "POST",
     headers: {
-      authorization: basicAuth(context.clientId, secret.secret),
+      authorization: await basicAuth(context.clientId, secret.secret),
       "content-type": "application/x-www-form-urlencoded",
       accept: "application/json",
     },

@@ -1,7 +1,6 @@
-import { createHash } from "node:crypto";
 import { checkClientIdUrl } from "./client-id.ts";
 import { type ClientMetadataDocument, checkDocument } from "./document.ts";
-import { type CaOption, type CimdDocumentFetcher, CimdFetchError, createCimdFetcher } from "./fetcher.ts";
+import { type CimdDocumentFetcher, CimdFetchError } from "./fetcher.ts";
 import { type CimdConfig, hostListedExactly, hostTrusted, normalizeHost } from "./model.ts";
 import { selectPolicies } from "./policy.ts";
 import { redirectUriMatches } from "./redirect.ts";
@@ -13,12 +12,8 @@ export interface CimdContext {
    * resolution, so a change made with `imaging cimd ...` applies to the next request.
    */
   config: CimdConfig | (() => CimdConfig | Promise<CimdConfig>);
-  /** The document fetcher and its cache. Without one, a fetcher shared by the process (per CA setting). */
-  fetcher?: CimdDocumentFetcher | undefined;
-  /** Extra CA certificates (PEM) for document fetches, for the shared fetcher. */
-  ca?: CaOption | undefined;
-  /** A PEM file of extra CA certificates, for the shared fetcher. */
-  extraCaFile?: string | undefined;
+  /** The document fetcher and its cache (the identity provider owns one, with its CA settings). */
+  fetcher: CimdDocumentFetcher;
   /** The authorization request's redirect_uri: when given, it must be one of the document's. */
   redirectUri?: string | undefined;
 }
@@ -26,29 +21,6 @@ export interface CimdContext {
 export type CimdResolution =
   | { ok: true; metadata: ClientMetadataDocument; policy: string; profile: string }
   | { ok: false; error: "invalid_client" | "invalid_request"; description: string; rule: CimdRule };
-
-const sharedFetchers = new Map<string, CimdDocumentFetcher>();
-
-function fetcherOf(context: CimdContext): CimdDocumentFetcher {
-  if (context.fetcher) return context.fetcher;
-  const caKey =
-    context.ca === undefined
-      ? ""
-      : createHash("sha256")
-          .update(
-            (typeof context.ca === "string" || Buffer.isBuffer(context.ca) ? [context.ca] : context.ca)
-              .map((c) => c.toString())
-              .join("\n"),
-          )
-          .digest("hex");
-  const key = `${context.extraCaFile ?? ""}|${caKey}`;
-  let fetcher = sharedFetchers.get(key);
-  if (!fetcher) {
-    fetcher = createCimdFetcher({ ca: context.ca, extraCaFile: context.extraCaFile });
-    sharedFetchers.set(key, fetcher);
-  }
-  return fetcher;
-}
 
 const refuse = (
   error: "invalid_client" | "invalid_request",
@@ -102,7 +74,7 @@ export async function resolveCimdClient(clientId: string, context: CimdContext):
   );
   let document: unknown;
   try {
-    document = await fetcherOf(context).fetchDocument(clientId, { allowSpecialAddresses });
+    document = await context.fetcher.fetchDocument(clientId, { allowSpecialAddresses });
   } catch (error) {
     const failure =
       error instanceof CimdFetchError ? error : new CimdFetchError("fetch-network", (error as Error).message);

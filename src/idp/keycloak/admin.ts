@@ -1,4 +1,4 @@
-import KeycloakAdminClient from "@keycloak/keycloak-admin-client";
+import type KeycloakAdminClient from "@keycloak/keycloak-admin-client";
 import { maskUrlUserinfo } from "../../config/redact.ts";
 import type { Settings } from "../../config/settings.ts";
 
@@ -31,6 +31,8 @@ export class KeycloakAdminError extends Error {
 export async function connectKeycloakAdmin(settings: KeycloakAdminSettings): Promise<KeycloakAdmin> {
   const baseUrl = settings.keycloakUrl?.replace(/\/+$/, "");
   if (!baseUrl) throw new KeycloakAdminError("KEYCLOAK_URL is not set");
+  // Loaded here, not at import: the CLI's commands reach this module without always talking to Keycloak.
+  const { default: KeycloakAdminClient } = await import("@keycloak/keycloak-admin-client");
   const credentials = settings.keycloakAdminClientId
     ? {
         grantType: "client_credentials" as const,

@@ -9,8 +9,8 @@ import {
 } from "../../auth/console-client.ts";
 import { MCP_SCOPES } from "../../auth/mcp-access.ts";
 import { PLATFORM_AUDIENCE } from "../../version.ts";
-import { SCOPE_DESCRIPTIONS } from "../provider/interactions.ts";
 import type { RegistrationPolicy } from "../registration/policy.ts";
+import { SCOPE_DESCRIPTIONS } from "../scope-descriptions.ts";
 import type { KeycloakAdmin } from "./admin.ts";
 import { provisionRegistrationPolicies } from "./registration-policies.ts";
 

@@ -2,7 +2,9 @@ import { createHash } from "node:crypto";
 import { type Client, errors, type KoaContextWithOIDC, Provider } from "oidc-provider";
 import { BoundedCache } from "../../auth/bounded-cache.ts";
 import { cimdRefusals } from "../../observability/metrics.ts";
-import { type CimdContext, type CimdResolution, isLoopbackHost, redirectUriMatches } from "../cimd/index.ts";
+import { isLoopbackHost } from "../cimd/model.ts";
+import { redirectUriMatches } from "../cimd/redirect.ts";
+import type { CimdContext, CimdResolution } from "../cimd/resolve.ts";
 
 /** Resolves a URL client_id with our policy engine (src/idp/cimd): injected, so tests can stand in. */
 export type CimdResolver = (clientId: string, redirectUri: string | undefined) => Promise<CimdResolution>;

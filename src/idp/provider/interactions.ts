@@ -3,6 +3,7 @@ import type { Interaction, InteractionResults, KoaContextWithOIDC, Provider } fr
 import { signIns } from "../../observability/metrics.ts";
 import type { Database } from "../../store/schema.ts";
 import { findUserById, verifyCredentials } from "../../store/users.ts";
+import { SCOPE_DESCRIPTIONS } from "../scope-descriptions.ts";
 import { isUrlClientId } from "./cimd-clients.ts";
 import { CSRF_COOKIE, crossSiteProblem, csrfToken, csrfTokenValid, newCsrfCookieValue } from "./csrf.ts";
 import type { SignInThrottle } from "./throttle.ts";
@@ -19,17 +20,6 @@ export interface InteractionOptions {
   csrfKey: string;
   throttle: SignInThrottle;
 }
-
-/** What each scope lets a client do, in the consent page's words. */
-export const SCOPE_DESCRIPTIONS: Record<string, string> = {
-  "mcp:tools":
-    "use the platform's MCP tools with your rights (read applications, analyses, CVE insights, quality gates)",
-  "mcp:resources": "read the MCP resources the servers publish",
-  "mcp:prompts": "use the MCP prompts the servers publish",
-  openid: "know who you are (your user id)",
-  profile: "see your user name",
-  offline_access: "stay connected when you are away (refresh tokens)",
-};
 
 const FORM_LIMIT = 16 * 1024;
 const INTERACTION_PATH = /^\/interaction\/([A-Za-z0-9_-]{1,128})(?:\/(login|confirm|abort))?$/;

@@ -1,5 +1,5 @@
 import { MCP_SCOPES } from "../../auth/mcp-access.ts";
-import { TOKEN_EXCHANGE_GRANT } from "../../auth/token-exchange.ts";
+import { ACCESS_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT } from "../../auth/token-exchange.ts";
 import { PLATFORM_AUDIENCE } from "../../version.ts";
 
 /**
@@ -58,5 +58,4 @@ export const LIFETIMES = {
 export const KEY_RETENTION_SECONDS =
   Math.max(LIFETIMES.accessToken, LIFETIMES.idToken, LIFETIMES.exchangedToken) + 5 * 60;
 
-export { TOKEN_EXCHANGE_GRANT };
-export const ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token";
+export { ACCESS_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT };
