@@ -25,12 +25,12 @@ describe("settings declarations", () => {
     assert.equal(table.split("\n").length, 2 + Object.keys(SETTINGS).length);
   });
 
-  it("use one environment variable per setting and mark exactly the three secrets", () => {
+  it("use one environment variable per setting and mark exactly the four secrets", () => {
     const envs = settingList.map((s) => s.env);
     assert.equal(new Set(envs).size, envs.length);
     assert.deepEqual(
       settingList.filter((s) => isSecretSetting(s.key)).map((s) => s.key),
-      ["tokenExchangeClientSecret", "keycloakAdminPassword", "keycloakAdminClientSecret"],
+      ["tokenExchangeClientSecret", "keycloakAdminPassword", "keycloakAdminClientSecret", "secretsKey"],
     );
   });
 });
