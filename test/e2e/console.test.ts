@@ -454,6 +454,54 @@ describe("web console (embedded identity provider, headless Chromium)", () => {
     }
   });
 
+  for (const admin of [
+    { path: "/console/connect", title: "Connect an AI client", name: "connect" },
+    { path: "/console/cimd-policies", title: "CIMD client policies", name: "cimd-policies" },
+    { path: "/console/users", title: "Users and API keys", name: "users" },
+  ]) {
+    it(`at 360 px wide the ${admin.title} page does not scroll sideways and passes the audit`, async () => {
+      const watched = await watchedContext(browser, { viewport: { width: 360, height: 780 } });
+      try {
+        const page = watched.page;
+        await signInToConsole(page, idp.base, alice, admin.path);
+        await waitForHeading(page, admin.title);
+        // The page's data is shown (a table or the Connect page's snippets), with nothing still loading.
+        await page.locator("main table, main pre").first().waitFor();
+        await page.locator("main form, main .badge").first().waitFor();
+        await page.waitForFunction(
+          () => !/Loading|Checking/.test(document.querySelector("main")?.textContent ?? ""),
+        );
+        const overflow = (await page.evaluate(
+          "document.documentElement.scrollWidth - window.innerWidth",
+        )) as number;
+        assert.ok(overflow <= 0, `no sideways scrolling of the page (overflow ${overflow}px)`);
+        // Fitting must not come from squeezing text to a letter or a word per line.
+        const squeezed = (await page.evaluate(`(() => {
+          const lines = (el) => {
+            const range = document.createRange();
+            range.selectNodeContents(el);
+            return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
+          };
+          const visible = (el) => el.getClientRects().length > 0;
+          return [
+            ...[...document.querySelectorAll("main dd")]
+              .filter((dd) => visible(dd) && dd.textContent.trim().length > 20)
+              .filter((dd) => dd.getBoundingClientRect().width < 150)
+              .map((dd) => "value " + dd.textContent.slice(0, 40) + " is " + Math.round(dd.getBoundingClientRect().width) + "px wide"),
+            ...[...document.querySelectorAll("main button")]
+              .filter((b) => visible(b) && lines(b) > 2)
+              .map((b) => "button " + b.textContent + " takes " + lines(b) + " lines"),
+          ];
+        })()`)) as string[];
+        assert.deepEqual(squeezed, [], "text keeps a readable width");
+        await auditAccessibility(page, `the ${admin.title} page at 360 px`);
+        await screenshot(page, `${admin.name}-360`);
+        watched.assertClean();
+      } finally {
+        await watched.close();
+      }
+    });
+  }
 });
 
 async function assertRowState(
