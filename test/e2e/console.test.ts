@@ -204,6 +204,76 @@ describe("web console (embedded identity provider, headless Chromium)", () => {
     }
   });
 
+  it("an admin creates a missing CIMD policy from its preset on the Connect page; a viewer has no such button", async () => {
+    const watched = await watchedContext(browser);
+    try {
+      const page = watched.page;
+      await signInToConsole(page, idp.base, alice, "/console/connect");
+      await waitForHeading(page, "Connect an AI client");
+      const claude = page.getByRole("region", { name: "Claude Code" });
+      await claude.getByText("No CIMD policy").waitFor();
+      const listed = () =>
+        page.evaluate(async () => {
+          const answer = await fetch("/console/api/admin/cimd-policies");
+          return {
+            status: answer.status,
+            body: (await answer.json()) as {
+              client: string;
+              clientId: string;
+              enabled: boolean;
+              linked: boolean;
+            }[],
+          };
+        });
+      const before = await listed();
+      assert.equal(before.status, 200);
+      assert.equal(
+        before.body.some((p) => p.client === "claude-code"),
+        false,
+        "no Claude Code policy before the click",
+      );
+      await claude.getByRole("button", { name: "Create the Claude Code policy from its preset" }).click();
+      await claude.getByText("CIMD policy exists").waitFor();
+      assert.match(await claude.innerText(), /Claude Code can sign in/);
+      assert.equal(
+        await claude.getByRole("button", { name: /Create the Claude Code policy/ }).count(),
+        0,
+        "the button is gone once the policy exists",
+      );
+      // The other client's policy is still missing: only the one clicked was created.
+      await page.getByRole("region", { name: "VS Code" }).getByText("No CIMD policy").waitFor();
+      const after = await listed();
+      assert.equal(after.status, 200);
+      const created = after.body.find((p) => p.client === "claude-code");
+      assert.ok(created, "GET /rest/admin/cimd-policies lists the new policy");
+      assert.equal(created.clientId, "https://claude.ai/oauth/claude-code-client-metadata");
+      assert.equal(created.enabled, true);
+      assert.equal(created.linked, true);
+      watched.assertClean();
+    } finally {
+      await watched.close();
+    }
+
+    const viewer = await watchedContext(browser);
+    try {
+      const page = viewer.page;
+      await signInToConsole(page, idp.base, bob, "/console/connect");
+      await waitForHeading(page, "Connect an AI client");
+      await page
+        .getByText(/set by an administrator/)
+        .first()
+        .waitFor();
+      assert.equal(
+        await page.getByRole("button", { name: /policy from its preset/ }).count(),
+        0,
+        "a viewer has no create-from-preset button",
+      );
+      viewer.assertClean();
+    } finally {
+      await viewer.close();
+    }
+  });
+
   it("a viewer signs in, sees only granted data and cannot reach admin data (the API refuses)", async () => {
     const watched = await watchedContext(browser);
     try {
@@ -383,6 +453,55 @@ describe("web console (embedded identity provider, headless Chromium)", () => {
       await watched.close();
     }
   });
+
+  for (const admin of [
+    { path: "/console/connect", title: "Connect an AI client", name: "connect" },
+    { path: "/console/cimd-policies", title: "CIMD client policies", name: "cimd-policies" },
+    { path: "/console/users", title: "Users and API keys", name: "users" },
+  ]) {
+    it(`at 360 px wide the ${admin.title} page does not scroll sideways and passes the audit`, async () => {
+      const watched = await watchedContext(browser, { viewport: { width: 360, height: 780 } });
+      try {
+        const page = watched.page;
+        await signInToConsole(page, idp.base, alice, admin.path);
+        await waitForHeading(page, admin.title);
+        // The page's data is shown (a table or the Connect page's snippets), with nothing still loading.
+        await page.locator("main table, main pre").first().waitFor();
+        await page.locator("main form, main .badge").first().waitFor();
+        await page.waitForFunction(
+          () => !/Loading|Checking/.test(document.querySelector("main")?.textContent ?? ""),
+        );
+        const overflow = (await page.evaluate(
+          "document.documentElement.scrollWidth - window.innerWidth",
+        )) as number;
+        assert.ok(overflow <= 0, `no sideways scrolling of the page (overflow ${overflow}px)`);
+        // Fitting must not come from squeezing text to a letter or a word per line.
+        const squeezed = (await page.evaluate(`(() => {
+          const lines = (el) => {
+            const range = document.createRange();
+            range.selectNodeContents(el);
+            return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
+          };
+          const visible = (el) => el.getClientRects().length > 0;
+          return [
+            ...[...document.querySelectorAll("main dd")]
+              .filter((dd) => visible(dd) && dd.textContent.trim().length > 20)
+              .filter((dd) => dd.getBoundingClientRect().width < 150)
+              .map((dd) => "value " + dd.textContent.slice(0, 40) + " is " + Math.round(dd.getBoundingClientRect().width) + "px wide"),
+            ...[...document.querySelectorAll("main button")]
+              .filter((b) => visible(b) && lines(b) > 2)
+              .map((b) => "button " + b.textContent + " takes " + lines(b) + " lines"),
+          ];
+        })()`)) as string[];
+        assert.deepEqual(squeezed, [], "text keeps a readable width");
+        await auditAccessibility(page, `the ${admin.title} page at 360 px`);
+        await screenshot(page, `${admin.name}-360`);
+        watched.assertClean();
+      } finally {
+        await watched.close();
+      }
+    });
+  }
 });
 
 async function assertRowState(
