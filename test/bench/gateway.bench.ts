@@ -58,6 +58,7 @@ import {
   seedCimdClient,
   startCimdDocumentServer,
 } from "../support/idp-flow.ts";
+import { storedSecret } from "../support/stored-secrets.ts";
 import { EXCHANGE_CLIENT_ID, startTestIssuer, type TestIssuer } from "../support/test-issuer.ts";
 import {
   cleanEnv,
@@ -1108,10 +1109,17 @@ async function main(): Promise<void> {
       );
       mcpToken = signedIn.accessToken;
       mcpTokenExpiresAt = Number(decodeJwt(mcpToken).payload.exp) * 1000;
-      exchangeSecret = readFileSync(
-        join(tmp, "gateway", "secrets", "mcp-token-exchange.secret"),
-        "utf8",
-      ).trim();
+      // The exchange secret is sealed in the gateway's store (with the key generated in its data directory).
+      exchangeSecret = await storedSecret(
+        {
+          kind: "sqlite",
+          dataDir: join(tmp, "gateway"),
+          databaseUrl: undefined,
+          sqliteFile: join(tmp, "gateway", "imaging.db"),
+          drop: async () => {},
+        },
+        "mcp-token-exchange",
+      );
       log(
         `signed in at the embedded identity provider; the MCP token expires in ${Math.round((mcpTokenExpiresAt - Date.now()) / 60_000)} min`,
       );

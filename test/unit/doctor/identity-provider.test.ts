@@ -171,6 +171,8 @@ describe("token-exchange: the answers of both identity providers to an invalid s
       answer(401, { error: "invalid_client", error_description: "client authentication failed" }),
     );
     assert.equal(check.verdict, "fail");
-    assert.match(check.fix ?? "", /DATA_DIR\/secrets\/mcp-token-exchange\.secret/);
+    // The embedded provider keeps the secret sealed in the store (issue 16): the fix says how every process reads it.
+    assert.match(check.fix ?? "", /leave TOKEN_EXCHANGE_CLIENT_SECRET unset so all read the store's/);
+    assert.match(check.fix ?? "", /same store and IMAGING_SECRETS_KEY/);
   });
 });
