@@ -155,7 +155,7 @@ describe("the documented service account administers the platform's realm (Keycl
       assert.ok(changes.includes(`realm ${realm}`), changes.join("\n"));
       assert.equal(
         changes.length,
-        16,
+        17,
         `the first start's change count docs/keycloak.md quotes:\n${changes.join("\n")}`,
       );
       const port = Number(new URL(kc.base).port);
