@@ -777,6 +777,9 @@ function modelCostLines(report: Report): string[] {
       };
       lines.push(
         `- ${title}, bytes with indexes: occurrence_objects ${per("occurrence_objects")}; cve_occurrences ${per("cve_occurrences")}; ` +
+          (t.occurrence_object_lists
+            ? `occurrence_object_lists ${per("occurrence_object_lists")} (${round(t.occurrence_object_lists.bytes / Math.max(1, t.occurrence_objects?.rows ?? 1), 0)} B per occurrence_objects row); `
+            : "") +
           `for comparison external_objects ${per("external_objects")}, object_references ${per("object_references")}, application_packages ${per("application_packages")}`,
       );
     }
