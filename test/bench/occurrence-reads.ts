@@ -9,10 +9,8 @@
  * Usage, on the benchmark's cached store (applies pending migrations, as the service would):
  *   node test/bench/occurrence-reads.ts <postgres URL | sqlite file> [rounds of limit 50, default 100]
  */
-import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
-import { sql } from "kysely";
-import { openStore, type StoreHandle } from "../../src/store/database.ts";
+import { openStore } from "../../src/store/database.ts";
 import {
   findApplication,
   findVulnerability,
@@ -20,6 +18,7 @@ import {
   resolveAnalysis,
 } from "../../src/store/insights.ts";
 import { occurrencesByObjectRowsJson } from "../support/occurrences-baseline.ts";
+import { serverBackends, serverCpuMs } from "./pg-server-cpu.ts";
 
 const target = process.argv[2];
 if (!target) {
@@ -55,25 +54,6 @@ async function page(read: Read, limit: number, skip: number, date: string | unde
   });
 }
 
-/** CPU nanoseconds used so far by the server processes serving this database (PostgreSQL), else 0. */
-async function serverPids(handle: StoreHandle): Promise<number[]> {
-  if (!postgres) return [];
-  const { rows } = await sql<{ pid: number }>`select pid from pg_stat_activity
-    where datname = current_database()`.execute(handle.db);
-  return rows.map((r) => r.pid);
-}
-function serverNs(pids: readonly number[]): number {
-  let ns = 0;
-  for (const pid of pids) {
-    try {
-      ns += Number(readFileSync(`/proc/${pid}/schedstat`, "utf8").split(" ")[0]);
-    } catch {
-      // a backend that ended (idle timeout) no longer counts
-    }
-  }
-  return ns;
-}
-
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.max(0, Math.ceil(p * s.length) - 1)] as number;
@@ -95,22 +75,22 @@ for (const [limit, skip, date] of cases) {
   if ((JSON.parse(answers[0] as string) as unknown[]).length !== limit)
     throw new Error(`${label}: not a full page`);
   for (let i = 0; i < 5; i++) for (const [, read] of variants) await page(read, limit, skip, date);
-  const pids = await serverPids(store);
+  const pids = postgres ? await serverBackends(store.db) : [];
   const m = variants.map(() => ({ wall: [] as number[], cpu: [] as number[], server: [] as number[] }));
   const rounds = limit === 50 ? rounds50 : Math.max(10, Math.round(rounds50 / 4));
   for (let i = 0; i < rounds; i++) {
     for (const [v, [, read]] of variants.entries()) {
-      const s0 = serverNs(pids);
+      const s0 = serverCpuMs(pids);
       const c0 = process.cpuUsage();
       const t0 = performance.now();
       await page(read, limit, skip, date);
       const t1 = performance.now();
       const c = process.cpuUsage(c0);
-      const s1 = serverNs(pids);
+      const s1 = serverCpuMs(pids);
       const x = m[v] as (typeof m)[number];
       x.wall.push(t1 - t0);
       x.cpu.push((c.user + c.system) / 1000);
-      x.server.push((s1 - s0) / 1e6);
+      x.server.push(s1 - s0);
     }
   }
   for (const [v, [name]] of variants.entries()) {
