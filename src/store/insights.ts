@@ -166,7 +166,8 @@ export async function findVulnerability(db: Db, idOrAlias: string): Promise<Vuln
  * The packages of an application (as of analysis `seq`) affected by a vulnerability, ordered by name
  * then version, each with the external objects of that package that the application refers to. Reads
  * the occurrence read model (occurrence-model.ts): the page's packages are one index range in page
- * order, their objects one range per package, concatenated by the database.
+ * order, their objects one range per package, concatenated by the database (SQLite), or one
+ * pre-serialized list per package read in the same statement (PostgreSQL).
  */
 export interface OccurrenceQuery {
   applicationId: number;
