@@ -8,6 +8,8 @@
  * page: on a shared machine, CPU per page is what the page costs; wall clock includes waiting for a core.
  * Usage, on the benchmark's cached store (applies pending migrations, as the service would):
  *   node test/bench/occurrence-reads.ts <postgres URL | sqlite file> [rounds of limit 50, default 100]
+ * BENCH_DEEP_SKIP (default 1500) is the deep page's skip (test/integration/bench-occurrences.test.ts runs
+ * this on its tiny stores).
  */
 import { loadavg } from "node:os";
 import { openStore } from "../../src/store/database.ts";
@@ -60,20 +62,21 @@ const pct = (xs: number[], p: number) => {
 };
 const r2 = (x: number) => Math.round(x * 100) / 100;
 const cases: [number, number, string | undefined][] = [];
+const DEEP_SKIP = Number(process.env.BENCH_DEEP_SKIP ?? "1500");
 for (const limit of [50, 500])
-  for (const skip of [0, 1500]) for (const date of [undefined, DATE]) cases.push([limit, skip, date]);
+  for (const skip of [0, DEEP_SKIP]) for (const date of [undefined, DATE]) cases.push([limit, skip, date]);
 
 const load0 = loadavg();
 const lines: string[] = [
-  `| case | read | wall median / p95 ms | process CPU median / p95 ms | ${postgres ? "server CPU median / p95 ms | total CPU median / p95 ms |" : ""}`,
-  `| --- | --- | ---: | ---: |${postgres ? " ---: | ---: |" : ""}`,
+  `| case | read | packages | wall median / p95 ms | process CPU median / p95 ms | ${postgres ? "server CPU median / p95 ms | total CPU median / p95 ms |" : ""}`,
+  `| --- | --- | ---: | ---: | ---: |${postgres ? " ---: | ---: |" : ""}`,
 ];
 for (const [limit, skip, date] of cases) {
   const label = `wide limit ${limit} skip ${skip}${date ? " date" : ""}`;
   const answers = await Promise.all(variants.map(([, read]) => page(read, limit, skip, date)));
   if (answers.some((a) => a !== answers[0])) throw new Error(`${label}: the reads answer differently`);
-  if ((JSON.parse(answers[0] as string) as unknown[]).length !== limit)
-    throw new Error(`${label}: not a full page`);
+  const packages = (JSON.parse(answers[0] as string) as unknown[]).length;
+  if (skip === 0 && packages === 0) throw new Error(`${label}: an empty page`);
   for (let i = 0; i < 5; i++) for (const [, read] of variants) await page(read, limit, skip, date);
   const pids = postgres ? await serverBackends(store.db) : [];
   const m = variants.map(() => ({ wall: [] as number[], cpu: [] as number[], server: [] as number[] }));
@@ -98,7 +101,7 @@ for (const [limit, skip, date] of cases) {
     const total = x.cpu.map((c, i) => c + (x.server[i] as number));
     const cell = (xs: number[]) => `${r2(pct(xs, 0.5))} / ${r2(pct(xs, 0.95))}`;
     lines.push(
-      `| ${label} | ${name} | ${cell(x.wall)} | ${cell(x.cpu)} |${postgres ? ` ${cell(x.server)} | ${cell(total)} |` : ""}`,
+      `| ${label} | ${name} | ${packages} | ${cell(x.wall)} | ${cell(x.cpu)} |${postgres ? ` ${cell(x.server)} | ${cell(total)} |` : ""}`,
     );
   }
   process.stderr.write(`${lines.at(-2)}\n${lines.at(-1)}\n`);
