@@ -1,4 +1,5 @@
 import { type Kysely, SqliteAdapter, sql } from "kysely";
+import { keepsObjectLists } from "./occurrence-model.ts";
 import { type Database, OPEN_SEQ } from "./schema.ts";
 import { liveAt, referredAt } from "./sql-helpers.ts";
 
@@ -165,7 +166,8 @@ export async function findVulnerability(db: Db, idOrAlias: string): Promise<Vuln
  * The packages of an application (as of analysis `seq`) affected by a vulnerability, ordered by name
  * then version, each with the external objects of that package that the application refers to. Reads
  * the occurrence read model (occurrence-model.ts): the page's packages are one index range in page
- * order, their objects one range per package, concatenated by the database.
+ * order, their objects one range per package, concatenated by the database (SQLite), or one
+ * pre-serialized list per package read in the same statement (PostgreSQL).
  */
 export interface OccurrenceQuery {
   applicationId: number;
@@ -191,7 +193,7 @@ async function occurrencePage(db: Db, query: OccurrenceQuery) {
     .limit(query.limit)
     .offset(query.skip)
     .as("co");
-  const packages = await db
+  const facts = db
     .selectFrom(page)
     .innerJoin("package_versions as pv", "pv.id", "co.package_version_id")
     .innerJoin("packages as p", "p.id", "co.package_id")
@@ -207,22 +209,35 @@ async function occurrencePage(db: Db, query: OccurrenceQuery) {
     .orderBy("co.package_name")
     .orderBy("co.rank")
     .orderBy("co.version")
-    .orderBy("co.package_version_id")
-    .execute();
+    .orderBy("co.package_version_id");
+  if (keepsObjectLists(db)) {
+    // PostgreSQL: one statement, one pre-serialized list per package (a round trip and ~100 rows per
+    // package fewer, which is what a page cost there).
+    return facts
+      .leftJoin("occurrence_object_lists as l", (join) =>
+        join
+          .on("l.application_id", "=", applicationId)
+          .onRef("l.package_id", "=", "co.package_id")
+          .on("l.from_seq", "<=", seq)
+          .on("l.to_seq", ">", seq),
+      )
+      .select("l.docs as objects")
+      .execute();
+  }
+  const packages = await facts.execute();
   const objects =
     packages.length === 0
       ? new Map<number, string>()
       : await referredObjectsJson(db, applicationId, seq, [...new Set(packages.map((p) => p.package_id))]);
-  return { packages, objects };
+  return packages.map((p) => ({ ...p, objects: objects.get(p.package_id) ?? null }));
 }
 
 export async function listOccurrences(db: Db, query: OccurrenceQuery): Promise<CvePackageRecord[]> {
-  const { packages, objects } = await occurrencePage(db, query);
+  const packages = await occurrencePage(db, query);
   return packages.map((p) => {
-    const json = objects.get(p.package_id);
     return {
       name: p.package_name,
-      objects: json ? (JSON.parse(json) as ExternalObjectRecord[]) : [],
+      objects: p.objects ? (JSON.parse(p.objects) as ExternalObjectRecord[]) : [],
       releaseDate: p.released_at ? { dateTime: toUtcSeconds(p.released_at) } : null,
       releasesPerYear: p.releases_per_year,
       saferClosestVersion: p.safer_closest_version,
@@ -238,11 +253,11 @@ export async function listOccurrences(db: Db, query: OccurrenceQuery): Promise<C
  * re-serialized: a wide page is ~5,000 objects (limit 50) to ~50,000 (limit 500).
  */
 export async function listOccurrencesJson(db: Db, query: OccurrenceQuery): Promise<string> {
-  const { packages, objects } = await occurrencePage(db, query);
+  const packages = await occurrencePage(db, query);
   const text = (value: string | number | null) => JSON.stringify(value);
   const records = packages.map(
     (p) =>
-      `{"name":${text(p.package_name)},"objects":${objects.get(p.package_id) ?? "[]"},` +
+      `{"name":${text(p.package_name)},"objects":${p.objects ?? "[]"},` +
       `"releaseDate":${p.released_at ? `{"dateTime":${text(toUtcSeconds(p.released_at))}}` : "null"},` +
       `"releasesPerYear":${text(p.releases_per_year)},"saferClosestVersion":${text(p.safer_closest_version)},` +
       `"safestVersion":${text(p.safest_version)},"version":${text(p.version)}}`,

@@ -8,12 +8,17 @@
  *   and is referred to, keyed (application, package, full name, object id), carrying the object's JSON:
  *   the objects of a page are one index range per package, aggregated by the database into one string.
  *
- * Both follow the history's intervals (from_seq <= seq < to_seq), so an analysis adds rows only for what
+ * - `occurrence_object_lists` (PostgreSQL only, migration 015): each package's referred objects as one
+ *   JSON array text, one row per run of analyses in which that list is unchanged: a page is one row per
+ *   package. PostgreSQL compresses these values (TOAST) to ~16 bytes per object; uncompressed on SQLite
+ *   they would cost ~140, and SQLite's in-process range reads of occurrence_objects already meet the target.
+ *
+ * All follow the history's intervals (from_seq <= seq < to_seq), so an analysis adds rows only for what
  * changed. Affected-ness follows version_vulnerabilities as it is now (an advisory imported after an
  * analysis applies to it, as for the joins it replaces): every recomputation of a version's
  * vulnerabilities or rank rebuilds that version's rows.
  */
-import { type Kysely, sql, type Transaction } from "kysely";
+import { type Kysely, PostgresAdapter, sql, type Transaction } from "kysely";
 import type { ExternalObjectInput } from "../scanner/analysis.ts";
 import { chunks } from "./batch.ts";
 import { type Database, OPEN_SEQ } from "./schema.ts";
@@ -162,15 +167,19 @@ export async function diffOccurrenceObjects(
 ): Promise<{ added: number; removed: number }> {
   const open = await trx
     .selectFrom("occurrence_objects")
-    .select("object_id")
+    .select(["object_id", "package_id"])
     .where("application_id", "=", applicationId)
     .where("to_seq", "=", OPEN_SEQ)
     .execute();
   const openIds = new Set<string>();
   const closed: string[] = [];
-  for (const { object_id } of open) {
+  const changedPackages = new Set<number>();
+  for (const { object_id, package_id } of open) {
     openIds.add(object_id);
-    if (!referred.has(object_id) || replaced.has(object_id)) closed.push(object_id);
+    if (!referred.has(object_id) || replaced.has(object_id)) {
+      closed.push(object_id);
+      changedPackages.add(package_id);
+    }
   }
   for (const batch of chunks(closed, 500)) {
     await trx
@@ -198,7 +207,67 @@ export async function diffOccurrenceObjects(
       )
       .execute();
   }
+  if (keepsObjectLists(trx)) {
+    for (const o of added) changedPackages.add(packageIds.get(o.package) as number);
+    await refreshObjectLists(trx, applicationId, seq, changedPackages);
+  }
   return { added: added.length, removed: closed.length };
+}
+
+/** Whether this store keeps occurrence_object_lists (PostgreSQL; see the header). */
+export function keepsObjectLists(db: Db): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
+}
+
+/** A JSON array text of the docs of `o`'s rows, in key order (PostgreSQL). */
+const docsArray = sql<string>`'[' || string_agg(o.doc, ',' order by o.full_name, o.object_id) || ']'`;
+
+/**
+ * The referred objects of these packages changed at analysis `seq` (the application's newest): their open
+ * lists are closed and the lists of their open occurrence_objects rows, if any, opened.
+ */
+async function refreshObjectLists(
+  trx: Db,
+  applicationId: number,
+  seq: number,
+  packageIds: ReadonlySet<number>,
+): Promise<void> {
+  for (const batch of chunks([...packageIds], 500)) {
+    await trx
+      .updateTable("occurrence_object_lists")
+      .set({ to_seq: seq })
+      .where("application_id", "=", applicationId)
+      .where("package_id", "in", batch)
+      .where("to_seq", "=", OPEN_SEQ)
+      .execute();
+    await sql`insert into occurrence_object_lists (application_id, package_id, from_seq, to_seq, docs)
+      select o.application_id, o.package_id, ${seq}, ${OPEN_SEQ}, ${docsArray}
+      from occurrence_objects o
+      where o.application_id = ${applicationId} and o.package_id in (${sql.join(batch)}) and o.to_seq = ${OPEN_SEQ}
+      group by o.application_id, o.package_id`.execute(trx);
+  }
+}
+
+/**
+ * Builds occurrence_object_lists from occurrence_objects (migration 015), the rows refreshObjectLists
+ * would have written: a package's list starts at every analysis where one of its rows starts or ends, and
+ * runs to the next such analysis; analyses where none of its objects is referred have no row.
+ */
+export async function buildObjectLists(db: Kysely<Database>): Promise<void> {
+  await db.deleteFrom("occurrence_object_lists").execute();
+  await sql`insert into occurrence_object_lists (application_id, package_id, from_seq, to_seq, docs)
+    select application_id, package_id, seq, next_seq, docs from (
+      select b.application_id, b.package_id, b.seq, b.next_seq,
+        (select ${docsArray} from occurrence_objects o
+          where o.application_id = b.application_id and o.package_id = b.package_id
+            and o.from_seq <= b.seq and o.to_seq > b.seq) as docs
+      from (select application_id, package_id, seq,
+          coalesce(lead(seq) over (partition by application_id, package_id order by seq), ${OPEN_SEQ}) as next_seq
+        from (select application_id, package_id, from_seq as seq from occurrence_objects
+          union select application_id, package_id, to_seq from occurrence_objects where to_seq <> ${OPEN_SEQ}) s
+      ) b
+    ) l
+    where docs is not null`.execute(db);
 }
 
 /**

@@ -170,6 +170,19 @@ export interface OccurrenceObjectsTable {
   doc: string;
 }
 
+/**
+ * PostgreSQL only (migration 015): a package's referred objects as one JSON array text (the
+ * occurrence_objects rows live in [from_seq, to_seq), in key order), one row per run of analyses in which
+ * that list is unchanged. SQLite has no such table: it reads occurrence_objects (occurrence-model.ts).
+ */
+export interface OccurrenceObjectListsTable {
+  application_id: number;
+  package_id: number;
+  from_seq: number;
+  to_seq: number;
+  docs: string;
+}
+
 export interface ApiKeysTable {
   id: string;
   secret_hash: string;
@@ -209,6 +222,7 @@ export interface Database {
   object_references: ObjectReferencesTable;
   cve_occurrences: CveOccurrencesTable;
   occurrence_objects: OccurrenceObjectsTable;
+  occurrence_object_lists: OccurrenceObjectListsTable;
   api_keys: ApiKeysTable;
   gate_rules: GateRulesTable;
 }

@@ -494,7 +494,10 @@ const MEASURED_TABLES = [
 
 async function measureStorage(handle: StoreHandle): Promise<StorageReport> {
   const tables: StorageReport["tables"] = {};
-  for (const table of MEASURED_TABLES) {
+  // occurrence_object_lists exists on PostgreSQL only (migration 015).
+  const measured =
+    handle.kind === "postgres" ? [...MEASURED_TABLES, "occurrence_object_lists"] : MEASURED_TABLES;
+  for (const table of measured) {
     const rows = Number(
       (await sql<{ n: number }>`select count(*) as n from ${sql.table(table)}`.execute(handle.db)).rows[0]?.n,
     );
@@ -520,7 +523,7 @@ async function measureStorage(handle: StoreHandle): Promise<StorageReport> {
 /** Sums the time of the statements on the read model's tables (Kysely's query log). */
 export const modelClock = { ms: 0 };
 export function logModelStatements(event: LogEvent): void {
-  if (/\b(cve_occurrences|occurrence_objects)\b/.test(event.query.sql))
+  if (/\b(cve_occurrences|occurrence_objects|occurrence_object_lists)\b/.test(event.query.sql))
     modelClock.ms += event.queryDurationMillis;
 }
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -44,7 +44,10 @@ describe("bench:occurrences at a tiny scale", () => {
     assert.equal(run.status, 0, `the benchmark failed:\n${run.stderr.slice(-4000)}`);
     const report = JSON.parse(readFileSync(join(dataDir, "occurrences-last-run.json"), "utf8")) as {
       identicalAnswers: boolean;
-      latency: Record<string, { label: string; packages: number; p95Ms: number }[]>;
+      latency: Record<
+        string,
+        { label: string; packages: number; p95Ms: number; totalCpuMedianMs?: number }[]
+      >;
       listOperations: Record<string, { label: string; p95Ms: number }[]>;
       http: { label: string; requestsPerSecond: number }[];
       generation: Record<string, { report: { modelSeconds: Record<string, number>; storage: unknown } }>;
@@ -65,5 +68,34 @@ describe("bench:occurrences at a tiny scale", () => {
     assert.ok(report.http.some((r) => r.label.startsWith("occurrences, wide") && r.requestsPerSecond > 0));
     assert.ok(report.generation.sqlite?.report.storage && report.generation.postgres?.report.modelSeconds);
     assert.match(run.stdout, /#### In-process latency/);
+    // PostgreSQL's CPU per query includes the server backends' (pg-server-cpu.ts).
+    assert.ok(report.latency["postgres-model"]?.every((c) => (c.totalCpuMedianMs ?? 0) > 0));
+  });
+
+  it("compares the endpoint's read with migration 012's on both tiny stores (occurrence-reads.ts)", () => {
+    const sqliteDir = readdirSync(dataDir).find((d) => d.startsWith("sqlite-") && !d.endsWith(".tmp"));
+    assert.ok(sqliteDir, `no SQLite store in ${dataDir}`);
+    const postgresUrl = new URL(postgresAdminUrl);
+    postgresUrl.pathname = `/${database}`;
+    for (const [target, read] of [
+      [join(dataDir, sqliteDir, "imaging.db"), "read model"],
+      [postgresUrl.toString(), "lists \\(015\\)"],
+    ] as const) {
+      const run = spawnSync(process.execPath, ["test/bench/occurrence-reads.ts", target, "3"], {
+        cwd: join(import.meta.dirname, "../.."),
+        encoding: "utf8",
+        timeout: 300_000,
+        env: { ...process.env, BENCH_DEEP_SKIP: "3" },
+      });
+      assert.equal(run.status, 0, `occurrence-reads.ts failed on ${target}:\n${run.stderr.slice(-4000)}`);
+      assert.match(run.stdout, /every answer of both reads equal/);
+      // 8 cases x 2 reads, each with a package count and CPU figures.
+      const rows = run.stdout.split("\n").filter((l) => l.startsWith("| wide limit"));
+      assert.equal(rows.length, 16, run.stdout);
+      assert.match(
+        run.stdout,
+        new RegExp(`^\\| wide limit 50 skip 0 \\| ${read} \\| [1-9]\\d* \\| [\\d.]+ / [\\d.]+ \\|`, "m"),
+      );
+    }
   });
 });

@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { sql } from "kysely";
 import type { AnalysisInput, OsvRecordInput } from "../../src/scanner/analysis.ts";
 import { applyOsvRecords, recomputeTouched } from "../../src/store/advisories.ts";
 import { loadAdvisory, loadPublishedVersions } from "../../src/store/catalog.ts";
-import { openStore, type StoreHandle } from "../../src/store/database.ts";
+import { migrateToLatest, openStore, type StoreHandle } from "../../src/store/database.ts";
 import { ingestAnalysis } from "../../src/store/ingest.ts";
 import {
   findApplication,
@@ -13,8 +14,12 @@ import {
   listOccurrencesJson,
   resolveAnalysis,
 } from "../../src/store/insights.ts";
-import { buildOccurrenceModel } from "../../src/store/occurrence-model.ts";
-import { cveInsightsByJoins, occurrencesBySingleQuery } from "../support/occurrences-baseline.ts";
+import { buildObjectLists, buildOccurrenceModel } from "../../src/store/occurrence-model.ts";
+import {
+  cveInsightsByJoins,
+  occurrencesByObjectRowsJson,
+  occurrencesBySingleQuery,
+} from "../support/occurrences-baseline.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 
 const day = (d: string) => `${d}T00:00:00.000Z`;
@@ -136,12 +141,14 @@ for (const kind of STORE_KINDS) {
     let test: TestStore;
     let store: StoreHandle;
     let applicationId: number;
+    /** Analyses ingested so far (the last test adds one). */
+    let ingested = analyses.length;
 
     /** Every vulnerability, analysis and page shape: the read model answers what the joins answer. */
     async function assertSameAsJoins(context: string): Promise<number> {
       const vulnerabilities = await store.db.selectFrom("vulnerabilities").select(["id", "cve_id"]).execute();
       let nonEmpty = 0;
-      for (let seq = 1; seq <= analyses.length; seq++) {
+      for (let seq = 1; seq <= ingested; seq++) {
         for (const [limit, skip] of [
           [10, 0],
           [1, 1],
@@ -155,7 +162,7 @@ for (const kind of STORE_KINDS) {
         }
       }
       for (const v of vulnerabilities) {
-        for (let seq = 1; seq <= analyses.length; seq++) {
+        for (let seq = 1; seq <= ingested; seq++) {
           for (const [limit, skip] of [
             [10, 0],
             [1, 0],
@@ -169,6 +176,12 @@ for (const kind of STORE_KINDS) {
               await listOccurrencesJson(store.db, query),
               JSON.stringify(expected),
               `${context}: JSON of ${v.cve_id} analysis ${seq} limit ${limit} skip ${skip}`,
+            );
+            // The read of migration 012 (the benchmark's comparison for PostgreSQL's lists) answers alike.
+            assert.equal(
+              await occurrencesByObjectRowsJson(store.db, query),
+              JSON.stringify(expected),
+              `${context}: JSON by object rows of ${v.cve_id} analysis ${seq} limit ${limit} skip ${skip}`,
             );
             assert.deepEqual(
               await listOccurrences(store.db, query),
@@ -396,6 +409,89 @@ for (const kind of STORE_KINDS) {
       assert.ok(maintained.packages.length > 0 && maintained.objects.length > 0);
       await buildOccurrenceModel(store.db);
       assert.deepEqual(await dump(), maintained);
+    });
+
+    it("keeps one object list per package and run of analyses on PostgreSQL, built alike by migration 015 and ingestion", async () => {
+      if (kind !== "postgres") {
+        // SQLite reads occurrence_objects; migration 015 creates nothing there.
+        const tables = await sql<{
+          name: string;
+        }>`select name from sqlite_master where name = 'occurrence_object_lists'`.execute(store.db);
+        assert.deepEqual(tables.rows, []);
+        return;
+      }
+      const lists = () =>
+        store.db
+          .selectFrom("occurrence_object_lists")
+          .selectAll()
+          .orderBy("application_id")
+          .orderBy("package_id")
+          .orderBy("from_seq")
+          .execute();
+      const maintained = await lists();
+      // alpha's referred objects change in every analysis: one list per analysis.
+      const alpha = (
+        await store.db
+          .selectFrom("packages")
+          .select("id")
+          .where("name", "=", "alpha")
+          .executeTakeFirstOrThrow()
+      ).id;
+      assert.deepEqual(
+        maintained
+          .filter((l) => l.package_id === alpha)
+          .map((l) => [l.from_seq, l.to_seq, (JSON.parse(l.docs) as { id: string }[]).map((o) => o.id)]),
+        [
+          [1, 2, ["alpha#a1", "alpha#a2"]],
+          [2, 3, ["alpha#a1", "alpha#a3", "alpha#a4"]],
+          [3, 4, ["alpha#a1", "alpha#a4"]],
+          [4, 5, ["alpha#a1", "alpha#a3", "alpha#a4"]],
+          [5, 2_147_483_647, ["alpha#a1", "alpha#a3"]],
+        ],
+      );
+      // beta's b2 stops being referred to in analysis 5; gamma's g1 is referred to throughout: one row.
+      const ids = (l: { docs: string }) => (JSON.parse(l.docs) as { id: string }[]).map((o) => o.id);
+      assert.deepEqual(
+        maintained.filter((l) => l.package_id !== alpha).map((l) => [l.from_seq, l.to_seq, ids(l)]),
+        [
+          [1, 5, ["beta#b1", "beta#b2"]],
+          [5, 2_147_483_647, ["beta#b1"]],
+          [1, 2_147_483_647, ["gamma#g1"]],
+        ],
+      );
+
+      // Migration 015 on this existing store (history, later advisories): the same rows.
+      await sql`drop table occurrence_object_lists`.execute(store.db);
+      await store.db
+        .deleteFrom("kysely_migration" as never)
+        .where("name" as never, "=", "015-occurrence-object-lists" as never)
+        .execute();
+      assert.deepEqual(await migrateToLatest(store), ["015-occurrence-object-lists"]);
+      assert.deepEqual(await lists(), maintained);
+
+      // Ingestion after the migration: gamma is no longer referred to, alpha gains an object.
+      await ingestAnalysis(store.db, "app", {
+        ...(analyses[4] as AnalysisInput),
+        analyzedAt: "2024-06-01T00:00:00Z",
+        objects: [...(analyses[4] as AnalysisInput).objects, object("alpha", "a5")],
+        references: refs("alpha#a1", "alpha#a3", "alpha#a5", "beta#b1"),
+      });
+      ingested++;
+      const after = await lists();
+      const gamma = (
+        await store.db
+          .selectFrom("packages")
+          .select("id")
+          .where("name", "=", "gamma")
+          .executeTakeFirstOrThrow()
+      ).id;
+      assert.deepEqual(
+        after.filter((l) => l.package_id === gamma).map((l) => [l.from_seq, l.to_seq]),
+        [[1, 6]],
+      );
+      await assertSameAsJoins("after an analysis following migration 015");
+      await buildObjectLists(store.db);
+      assert.deepEqual(await lists(), after);
     });
   });
 }

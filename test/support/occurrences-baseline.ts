@@ -130,3 +130,62 @@ export async function cveInsightsByJoins(
     summary: r.summary,
   }));
 }
+
+/**
+ * The occurrences page as migration 012 read it on both stores, and SQLite still does: the page of
+ * cve_occurrences with its facts, then the page's objects from occurrence_objects, one aggregated string
+ * per package (two statements). The benchmark's comparison for migration 015's lists on PostgreSQL; the
+ * JSON text is what listOccurrencesJson writes.
+ */
+export async function occurrencesByObjectRowsJson(
+  db: Kysely<Database>,
+  query: { applicationId: number; seq: number; vulnerabilityId: number; limit: number; skip: number },
+): Promise<string> {
+  const { applicationId: app, seq } = query;
+  const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
+  const { rows: packages } = await sql<{
+    package_id: number;
+    package_name: string;
+    version: string;
+    released_at: string | null;
+    releases_per_year: number | null;
+    safer_closest_version: string | null;
+    safest_version: string | null;
+  }>`select co.package_id, co.package_name, co.version, pv.released_at, p.releases_per_year,
+      pv.safer_closest_version, p.safest_version
+    from (select c.package_id, c.package_name, c.rank, c.version, c.package_version_id from cve_occurrences c
+      where c.application_id = ${app} and c.vulnerability_id = ${query.vulnerabilityId}
+        and c.from_seq <= ${seq} and c.to_seq > ${seq}
+      order by c.package_name, c.rank, c.version, c.package_version_id
+      limit ${query.limit} offset ${query.skip}) co
+    join package_versions pv on pv.id = co.package_version_id
+    join packages p on p.id = co.package_id
+    order by co.package_name, co.rank, co.version, co.package_version_id`.execute(db);
+  const ids = [...new Set(packages.map((p) => p.package_id))];
+  const objects = new Map<number, string>();
+  if (ids.length > 0) {
+    const { rows } = sqlite
+      ? await sql<{ package_id: number; docs: string }>`select package_id, group_concat(doc, ',') as docs
+          from (select package_id, doc from occurrence_objects
+            where application_id = ${app} and package_id in (${sql.join(ids)})
+              and from_seq <= ${seq} and to_seq > ${seq}
+            order by package_id, full_name, object_id)
+          group by package_id`.execute(db)
+      : await sql<{ package_id: number; docs: string }>`select package_id,
+            string_agg(doc, ',' order by full_name, object_id) as docs
+          from occurrence_objects
+          where application_id = ${app} and package_id in (${sql.join(ids)})
+            and from_seq <= ${seq} and to_seq > ${seq}
+          group by package_id`.execute(db);
+    for (const r of rows) objects.set(Number(r.package_id), `[${r.docs}]`);
+  }
+  const text = (value: string | number | null) => JSON.stringify(value);
+  const records = packages.map(
+    (p) =>
+      `{"name":${text(p.package_name)},"objects":${objects.get(p.package_id) ?? "[]"},` +
+      `"releaseDate":${p.released_at ? `{"dateTime":${text(toUtcSeconds(p.released_at))}}` : "null"},` +
+      `"releasesPerYear":${text(p.releases_per_year)},"saferClosestVersion":${text(p.safer_closest_version)},` +
+      `"safestVersion":${text(p.safest_version)},"version":${text(p.version)}}`,
+  );
+  return `[${records.join(",")}]`;
+}

@@ -1,0 +1,113 @@
+/**
+ * The occurrences page's reads side by side on one existing store, in alternating rounds: what the
+ * endpoint does now (findApplication + resolveAnalysis + findVulnerability + listOccurrencesJson; on
+ * PostgreSQL one statement reading occurrence_object_lists, migration 015) against the read of migration
+ * 012 (the same lookups, then the page and its occurrence_objects rows aggregated per package: two
+ * statements). Every answer of both is checked equal. Reports wall clock, this process's CPU and, on
+ * PostgreSQL, the CPU of the server's backends of this database (/proc/<pid>/schedstat, nanoseconds), per
+ * page: on a shared machine, CPU per page is what the page costs; wall clock includes waiting for a core.
+ * Usage, on the benchmark's cached store (applies pending migrations, as the service would):
+ *   node test/bench/occurrence-reads.ts <postgres URL | sqlite file> [rounds of limit 50, default 100]
+ * BENCH_DEEP_SKIP (default 1500) is the deep page's skip (test/integration/bench-occurrences.test.ts runs
+ * this on its tiny stores).
+ */
+import { loadavg } from "node:os";
+import { openStore } from "../../src/store/database.ts";
+import {
+  findApplication,
+  findVulnerability,
+  listOccurrencesJson,
+  resolveAnalysis,
+} from "../../src/store/insights.ts";
+import { occurrencesByObjectRowsJson } from "../support/occurrences-baseline.ts";
+import { serverBackends, serverCpuMs } from "./pg-server-cpu.ts";
+
+const target = process.argv[2];
+if (!target) {
+  process.stderr.write("usage: node test/bench/occurrence-reads.ts <postgres URL | sqlite file> [rounds]\n");
+  process.exit(2);
+}
+const rounds50 = Number(process.argv[3] ?? "100");
+const postgres = /^postgres(ql)?:/.test(target);
+const store = await openStore(postgres ? { databaseUrl: target, sqliteFile: "" } : { sqliteFile: target });
+const APPLICATION = "bench-app";
+const WIDE_CVE = "CVE-2023-20000";
+const DATE = "2024-03-01T00:00:00Z";
+
+type Read = typeof listOccurrencesJson;
+const variants: [string, Read][] = [
+  [postgres ? "lists (015)" : "read model", listOccurrencesJson],
+  ["rows (012)", occurrencesByObjectRowsJson],
+];
+
+async function page(read: Read, limit: number, skip: number, date: string | undefined): Promise<string> {
+  const app = await findApplication(store.db, APPLICATION);
+  if (!app) throw new Error(`no application ${APPLICATION}`);
+  const analysis = await resolveAnalysis(store.db, app.id, date);
+  if (!analysis) throw new Error("no analysis");
+  const vulnerability = await findVulnerability(store.db, WIDE_CVE);
+  if (!vulnerability) throw new Error(`no ${WIDE_CVE}`);
+  return read(store.db, {
+    applicationId: app.id,
+    seq: analysis.seq,
+    vulnerabilityId: vulnerability.id,
+    limit,
+    skip,
+  });
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.max(0, Math.ceil(p * s.length) - 1)] as number;
+};
+const r2 = (x: number) => Math.round(x * 100) / 100;
+const cases: [number, number, string | undefined][] = [];
+const DEEP_SKIP = Number(process.env.BENCH_DEEP_SKIP ?? "1500");
+for (const limit of [50, 500])
+  for (const skip of [0, DEEP_SKIP]) for (const date of [undefined, DATE]) cases.push([limit, skip, date]);
+
+const load0 = loadavg();
+const lines: string[] = [
+  `| case | read | packages | wall median / p95 ms | process CPU median / p95 ms | ${postgres ? "server CPU median / p95 ms | total CPU median / p95 ms |" : ""}`,
+  `| --- | --- | ---: | ---: | ---: |${postgres ? " ---: | ---: |" : ""}`,
+];
+for (const [limit, skip, date] of cases) {
+  const label = `wide limit ${limit} skip ${skip}${date ? " date" : ""}`;
+  const answers = await Promise.all(variants.map(([, read]) => page(read, limit, skip, date)));
+  if (answers.some((a) => a !== answers[0])) throw new Error(`${label}: the reads answer differently`);
+  const packages = (JSON.parse(answers[0] as string) as unknown[]).length;
+  if (skip === 0 && packages === 0) throw new Error(`${label}: an empty page`);
+  for (let i = 0; i < 5; i++) for (const [, read] of variants) await page(read, limit, skip, date);
+  const pids = postgres ? await serverBackends(store.db) : [];
+  const m = variants.map(() => ({ wall: [] as number[], cpu: [] as number[], server: [] as number[] }));
+  const rounds = limit === 50 ? rounds50 : Math.max(10, Math.round(rounds50 / 4));
+  for (let i = 0; i < rounds; i++) {
+    for (const [v, [, read]] of variants.entries()) {
+      const s0 = serverCpuMs(pids);
+      const c0 = process.cpuUsage();
+      const t0 = performance.now();
+      await page(read, limit, skip, date);
+      const t1 = performance.now();
+      const c = process.cpuUsage(c0);
+      const s1 = serverCpuMs(pids);
+      const x = m[v] as (typeof m)[number];
+      x.wall.push(t1 - t0);
+      x.cpu.push((c.user + c.system) / 1000);
+      x.server.push(s1 - s0);
+    }
+  }
+  for (const [v, [name]] of variants.entries()) {
+    const x = m[v] as (typeof m)[number];
+    const total = x.cpu.map((c, i) => c + (x.server[i] as number));
+    const cell = (xs: number[]) => `${r2(pct(xs, 0.5))} / ${r2(pct(xs, 0.95))}`;
+    lines.push(
+      `| ${label} | ${name} | ${packages} | ${cell(x.wall)} | ${cell(x.cpu)} |${postgres ? ` ${cell(x.server)} | ${cell(total)} |` : ""}`,
+    );
+  }
+  process.stderr.write(`${lines.at(-2)}\n${lines.at(-1)}\n`);
+}
+await store.close();
+const load1 = loadavg();
+process.stdout.write(
+  `${postgres ? "PostgreSQL" : "SQLite"}, ${new Date().toISOString()}, load average ${load0.map(r2).join(" ")} at the start, ${load1.map(r2).join(" ")} at the end; every answer of both reads equal\n\n${lines.join("\n")}\n`,
+);
