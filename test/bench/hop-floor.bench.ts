@@ -13,7 +13,9 @@
  * Every answer is checked against the upstream's body (autocannon's expectBody). Knobs: BENCH_HOP_SECONDS
  * (6 per run), BENCH_HOP_ROUNDS (2), BENCH_HOP_RATE (1400 requests/s, about what bench:gateway's MCP
  * server sustains), BENCH_HOP_NODE_ARGS (Node.js flags for every Node.js path, e.g.
- * `--max-semi-space-size=64`; default: the CLI's shebang flags), BENCH_HOP_REPORT (JSON report file).
+ * `--max-semi-space-size=64`; default: the CLI's shebang flags), BENCH_HOP_SEQUENTIAL (2000 sequential
+ * requests per path after the load, for the median each path adds unloaded; 0 skips), BENCH_HOP_REPORT
+ * (JSON report file).
  * Loopback only. Prints a Markdown table; docs/benchmarks.md ("Gateway") records a run by hand.
  */
 import { type ChildProcess, spawn } from "node:child_process";
@@ -23,6 +25,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
+import { Client } from "undici";
 import { childrenOf, findNginx, NGINX_MISSING } from "./nginx-proxy.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -30,6 +33,8 @@ const SECONDS = Number(process.env.BENCH_HOP_SECONDS ?? 6);
 const ROUNDS = Number(process.env.BENCH_HOP_ROUNDS ?? 2);
 const RATE = Number(process.env.BENCH_HOP_RATE ?? 1400);
 const CONNECTIONS = 20;
+/** Sequential requests per path for the unloaded latency (0 skips it). */
+const SEQUENTIAL = Number(process.env.BENCH_HOP_SEQUENTIAL ?? 2000);
 const CLI_NODE_ARGS = (() => {
   const first = readFileSync(join(ROOT, "src", "cli", "main.ts"), "utf8").split("\n")[0] ?? "";
   return first.startsWith("#!") ? first.split(/\s+/).filter((a) => a.startsWith("--")) : [];
@@ -236,6 +241,30 @@ server { listen 127.0.0.1:${nginxPort}; location / { proxy_pass http://up; proxy
         );
       }
     }
+    // Unloaded: one client, one request at a time over a keep-alive connection, blocks of 50 alternating
+    // over the paths and the upstream itself ("upstream"), so that each path's added median is its own.
+    const latencyTargets = [
+      { name: "upstream", url: `http://127.0.0.1:${upstreamPort}` },
+      ...paths.map((p) => ({ name: p.name as string, url: new URL(p.url).origin })),
+    ];
+    const samples = new Map<string, number[]>(latencyTargets.map((t) => [t.name, []]));
+    const clients = latencyTargets.map((t) => ({ ...t, client: new Client(t.url) }));
+    for (let done = 0; done < SEQUENTIAL; done += 50) {
+      for (const { name, client } of clients) {
+        for (let i = 0; i < Math.min(50, SEQUENTIAL - done); i++) {
+          const start = performance.now();
+          const answer = await client.request({ method: "POST", path: "/mcp", body: REQUEST });
+          const text = await answer.body.text();
+          (samples.get(name) as number[]).push(performance.now() - start);
+          if (text !== BODY) throw new Error(`${name} answered ${answer.statusCode}: ${text.slice(0, 100)}`);
+        }
+      }
+    }
+    await Promise.all(clients.map(({ client }) => client.close()));
+    const median = (name: string) => {
+      const sorted = [...(samples.get(name) as number[])].sort((a, b) => a - b);
+      return sorted.length === 0 ? 0 : (sorted[Math.floor(sorted.length / 2)] as number);
+    };
     const perRequest = (name: PathName) => {
       const t = totals.get(name) as Totals;
       return t.requests === 0 ? 0 : (1000 * t.cpuSeconds) / t.requests;
@@ -249,12 +278,16 @@ server { listen 127.0.0.1:${nginxPort}; location / { proxy_pass http://up; proxy
       seconds: SECONDS,
       rounds: ROUNDS,
       nodeArgs: NODE_ARGS,
+      sequential: SEQUENTIAL,
+      upstreamP50Ms: Number(median("upstream").toFixed(4)),
       paths: paths.map((p) => ({
         path: p.name,
         layer: LAYERS[p.name],
         cpuMsPerRequest: Number(perRequest(p.name).toFixed(4)),
         vsNginx: nginxMs > 0 ? Number((perRequest(p.name) / nginxMs).toFixed(2)) : null,
         ...totals.get(p.name),
+        /** Unloaded median minus the upstream's own (null when not measured). */
+        addedP50Ms: SEQUENTIAL > 0 ? Number((median(p.name) - median("upstream")).toFixed(4)) : null,
       })),
       runs,
     };
@@ -263,12 +296,14 @@ server { listen 127.0.0.1:${nginxPort}; location / { proxy_pass http://up; proxy
     const lines = [
       `Load average before the end: ${report.loadAverage.map((l) => l.toFixed(2)).join(" / ")}; ${RATE} requests/s, ${CONNECTIONS} connections, ${ROUNDS} × ${SECONDS} s per path; Node.js flags: ${NODE_ARGS.join(" ") || "none"}`,
       "",
-      "| path | what it adds | CPU per request ms | ÷ nginx | requests | failed |",
-      "| --- | --- | ---: | ---: | ---: | ---: |",
+      "| path | what it adds | CPU per request ms | ÷ nginx | added p50 unloaded ms | requests | failed |",
+      "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
       ...report.paths.map(
         (p) =>
-          `| ${p.path} | ${p.layer} | ${p.cpuMsPerRequest.toFixed(4)} | × ${p.vsNginx?.toFixed(2)} | ${p.requests} | ${p.failed} |`,
+          `| ${p.path} | ${p.layer} | ${p.cpuMsPerRequest.toFixed(4)} | × ${p.vsNginx?.toFixed(2)} | ${p.addedP50Ms?.toFixed(3) ?? ""} | ${p.requests} | ${p.failed} |`,
       ),
+      "",
+      `Unloaded: ${SEQUENTIAL} sequential requests per path, the upstream's own median ${report.upstreamP50Ms} ms.`,
     ];
     process.stdout.write(`${lines.join("\n")}\n`);
     if (report.paths.some((p) => (p.failed ?? 0) > 0 || !p.requests)) process.exitCode = 1;

@@ -29,6 +29,7 @@ describe("bench:gateway:floor at a tiny scale", { timeout: 120_000 }, () => {
         BENCH_HOP_SECONDS: "1",
         BENCH_HOP_ROUNDS: "1",
         BENCH_HOP_RATE: "200",
+        BENCH_HOP_SEQUENTIAL: "50",
         BENCH_HOP_REPORT: reportFile,
       },
       stdio: ["ignore", "pipe", "pipe"],
@@ -43,7 +44,13 @@ describe("bench:gateway:floor at a tiny scale", { timeout: 120_000 }, () => {
     const [code] = await once(child, "exit");
     assert.equal(code, 0, output);
     const report = JSON.parse(readFileSync(reportFile, "utf8")) as {
-      paths: { path: string; requests: number; failed: number; cpuMsPerRequest: number }[];
+      paths: {
+        path: string;
+        requests: number;
+        failed: number;
+        cpuMsPerRequest: number;
+        addedP50Ms: number | null;
+      }[];
     };
     assert.deepEqual(
       report.paths.map((p) => p.path),
@@ -53,6 +60,8 @@ describe("bench:gateway:floor at a tiny scale", { timeout: 120_000 }, () => {
       assert.ok(path.requests > 0, `${path.path} answered no request`);
       assert.equal(path.failed, 0, `${path.path}: failed or wrong answers`);
       assert.ok(Number.isFinite(path.cpuMsPerRequest) && path.cpuMsPerRequest >= 0, `${path.path}: CPU`);
+      // Sequential answers were each checked against the upstream's body by the benchmark itself.
+      assert.equal(typeof path.addedP50Ms, "number", `${path.path}: no unloaded median`);
     }
     // CPU time comes in clock ticks (10 ms): one path's second at this rate may round to 0, all together not.
     assert.ok(report.paths.reduce((sum, p) => sum + p.cpuMsPerRequest, 0) > 0, "no CPU measured at all");
