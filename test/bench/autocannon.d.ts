@@ -24,6 +24,10 @@ declare module "autocannon" {
     headers?: Record<string, string>;
     body?: string;
     title?: string;
+    /** Requests per second over all connections (a fixed load). */
+    overallRate?: number;
+    /** An answer with another body counts as a mismatch. */
+    expectBody?: string;
   }
 
   interface Result {
@@ -38,6 +42,8 @@ declare module "autocannon" {
     duration: number;
     connections: number;
     "2xx": number;
+    /** Answers whose body differed from `expectBody`. */
+    mismatches?: number;
   }
 
   function autocannon(options: Options): Promise<Result>;
