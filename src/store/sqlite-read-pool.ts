@@ -6,10 +6,10 @@ export interface ReadPool {
   /** Runs one SELECT on the first free reader; rows as objects, like node:sqlite's `all()`. */
   read(sql: string, parameters: unknown[]): Promise<Record<string, unknown>[]>;
   /**
-   * Runs a read task (read-tasks.ts) on the first free reader: its answer comes back as UTF-8 bytes,
-   * moved to this thread without a copy, so this thread neither parses rows nor builds the text.
+   * Runs a read task (read-tasks.ts) on the first free reader: its answer comes back as one string,
+   * so this thread neither parses rows nor builds the text.
    */
-  task(name: string, args: unknown): Promise<Buffer>;
+  task(name: string, args: unknown): Promise<string>;
   /** Readers reload the planner's statistics before their next query (the writer ran ANALYZE). */
   statisticsChanged(): void;
   /** Lets the reads in progress finish, then closes every reader's connection and ends its thread. */
@@ -18,7 +18,7 @@ export interface ReadPool {
 }
 
 interface Pending {
-  resolve(answer: Record<string, unknown>[] | Buffer): void;
+  resolve(answer: Record<string, unknown>[] | string): void;
   reject(error: Error): void;
 }
 
@@ -100,10 +100,10 @@ export function createReadPool(file: string, size: number): ReadPool {
         dispatch(reader);
         return;
       }
-      if ("bytes" in reply) {
+      if ("text" in reply) {
         reader.busy = undefined;
         finished(busy);
-        busy.pending.resolve(Buffer.from(reply.bytes.buffer, reply.bytes.byteOffset, reply.bytes.byteLength));
+        busy.pending.resolve(reply.text);
         dispatch(reader);
         return;
       }
@@ -164,7 +164,7 @@ export function createReadPool(file: string, size: number): ReadPool {
     reader.worker.postMessage({ ...next.request, statisticsGeneration });
   };
 
-  const enqueue = (request: Queued["request"], key: string): Promise<Record<string, unknown>[] | Buffer> => {
+  const enqueue = (request: Queued["request"], key: string): Promise<Record<string, unknown>[] | string> => {
     if (closing) return Promise.reject(new Error("The store is closed"));
     return new Promise((resolve, reject) => {
       const isHeavy = (durations.get(key) ?? 0) > HEAVY_READ_MS;
@@ -190,7 +190,7 @@ export function createReadPool(file: string, size: number): ReadPool {
       return enqueue(
         { type: "task", id: nextId++, name, args, statisticsGeneration },
         `task:${name}`,
-      ) as Promise<Buffer>;
+      ) as Promise<string>;
     },
     statisticsChanged() {
       statisticsGeneration++;

@@ -21,12 +21,14 @@ export type ReadRequest =
 /**
  * A large answer comes in several replies of at most ROWS_PER_REPLY rows (`more` on all but the last):
  * the main thread parses each in its own event-loop turn, so other requests run in between. A task's
- * answer is its UTF-8 bytes, transferred (not copied) to the main thread.
+ * answer is its text, one string: copied across, it lands in the main thread's young generation, where a
+ * transferred buffer of its bytes would count as external memory and bring major collections
+ * (docs/benchmarks.md, "Occurrences over HTTP").
  */
 export type ReadReply =
   | { id: number; columns: string[]; json: string; more: boolean }
   | { id: number; columns: string[]; rows: unknown[][]; more: boolean }
-  | { id: number; bytes: Uint8Array }
+  | { id: number; text: string }
   | { id: number; error: { message: string; code?: string; errcode?: number; errstr?: string } };
 
 export const ROWS_PER_REPLY = 500;

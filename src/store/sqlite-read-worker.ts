@@ -117,9 +117,9 @@ function replyError(id: number, error: unknown): void {
   } satisfies ReadReply);
 }
 
-/** The task's text as UTF-8 bytes in a buffer of their own, moved to the main thread (not copied). */
+/** The task's text, posted as one string (see ReadReply). */
 async function runTask(request: Extract<ReadRequest, { type: "task" }>): Promise<void> {
-  let bytes: Uint8Array;
+  let text: string;
   try {
     refreshStatistics(request.statisticsGeneration);
     const task = READ_TASKS[request.name as ReadTaskName] as (
@@ -127,15 +127,13 @@ async function runTask(request: Extract<ReadRequest, { type: "task" }>): Promise
       args: unknown,
     ) => Promise<string>;
     if (!task) throw new Error(`Unknown read task ${request.name}`);
-    bytes = encoder.encode(await task(taskDb(), request.args));
+    text = await task(taskDb(), request.args);
   } catch (error) {
     replyError(request.id, error);
     return;
   }
-  port?.postMessage({ id: request.id, bytes } satisfies ReadReply, [bytes.buffer as ArrayBuffer]);
+  port?.postMessage({ id: request.id, text } satisfies ReadReply);
 }
-
-const encoder = new TextEncoder();
 
 port.on("message", (request: ReadRequest) => {
   if (request.type === "close") {

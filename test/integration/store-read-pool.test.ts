@@ -6,7 +6,7 @@ import { createApiKey } from "../../src/store/api-keys.ts";
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
 import { listOccurrencesJson, type OccurrenceQuery } from "../../src/store/insights.ts";
 import { readPoolOf } from "../../src/store/pooled-sqlite-dialect.ts";
-import { listOccurrencesBytes } from "../../src/store/read-task-runner.ts";
+import { listOccurrencesPage } from "../../src/store/read-task-runner.ts";
 import type { Database } from "../../src/store/schema.ts";
 import { FIXTURE, loadFixture } from "../support/fixture.ts";
 import { startTestService } from "../support/service.ts";
@@ -198,14 +198,13 @@ describe("the occurrences page as a read task of the SQLite read pool", () => {
     await store?.drop();
   });
 
-  it("builds the page in a reader thread: the same bytes, none of its statements on this thread", async () => {
+  it("builds the page in a reader thread: the same text, none of its statements on this thread", async () => {
     let nonEmpty = 0;
     for (const query of pages) {
       const expected = await listOccurrencesJson(handle.db, query);
       statements.length = 0;
-      const bytes = await listOccurrencesBytes(handle.db, query);
-      assert.ok(Buffer.isBuffer(bytes));
-      assert.equal(bytes.toString("utf8"), expected, JSON.stringify(query));
+      const page = await listOccurrencesPage(handle.db, query);
+      assert.equal(page, expected, JSON.stringify(query));
       assert.deepEqual(statements, [], "the page's statements ran on the main thread");
       if ((JSON.parse(expected) as unknown[]).length > 0) nonEmpty++;
     }
@@ -217,8 +216,8 @@ describe("the occurrences page as a read task of the SQLite read pool", () => {
     const expected = await listOccurrencesJson(handle.db, query);
     await handle.db.transaction().execute(async (trx) => {
       statements.length = 0;
-      const bytes = await listOccurrencesBytes(trx, query);
-      assert.equal(bytes.toString("utf8"), expected);
+      const page = await listOccurrencesPage(trx, query);
+      assert.equal(page, expected);
       assert.ok(
         statements.some((s) => s.includes("occurrence_objects")),
         "inside a transaction the page is read on its connection",
@@ -230,8 +229,8 @@ describe("the occurrences page as a read task of the SQLite read pool", () => {
     const pool = readPoolOf(handle.db);
     assert.ok(pool, "the store has a read pool");
     await assert.rejects(pool.task("noSuchTask", {}), /Unknown read task noSuchTask/);
-    const bytes = await listOccurrencesBytes(handle.db, pages[0] as OccurrenceQuery);
-    assert.ok(bytes.length > 2);
+    const page = await listOccurrencesPage(handle.db, pages[0] as OccurrenceQuery);
+    assert.ok(page.length > 2);
   });
 });
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { findVulnerability, listCveInsights, SEVERITIES } from "../../store/insights.ts";
-import { listOccurrencesBytes } from "../../store/read-task-runner.ts";
+import { listOccurrencesPage } from "../../store/read-task-runner.ts";
 import { applicationAt, REPLIED, type RestDeps, take } from "../context.ts";
 import { paramSchemas, parseCveReference, parseLimit, parseSeverities, parseSkip } from "../params.ts";
 import { errorResponses, pagingQuery } from "../schemas.ts";
@@ -74,9 +74,9 @@ export function insightRoutes(app: FastifyInstance, deps: RestDeps): void {
       const vulnerability = await findVulnerability(deps.db, cve);
       // A well-formed CVE the platform has no advisory for affects none of the application's packages.
       if (!vulnerability) return [];
-      // Already JSON (the read model's objects spliced as stored), assembled and encoded by a reader thread
-      // on SQLite: its bytes are sent as they are, not through the schema's serializer.
-      const page = await listOccurrencesBytes(deps.db, {
+      // Already JSON (the read model's objects spliced as stored), assembled by a reader thread on SQLite:
+      // sent as it is, not through the schema's serializer.
+      const page = await listOccurrencesPage(deps.db, {
         applicationId: found.application.id,
         seq: found.analysis.seq,
         vulnerabilityId: vulnerability.id,
