@@ -30,7 +30,7 @@ export function createPooledSqliteDialect(
   const dialect: Dialect = {
     createDriver: () => new PooledSqliteDriver(writer, pool),
     createQueryCompiler: () => new SqliteQueryCompiler(),
-    createAdapter: () => new PooledSqliteAdapter(),
+    createAdapter: () => new PooledSqliteAdapter(pool),
     createIntrospector: (db: Kysely<unknown>) => new SqliteIntrospector(db),
   };
   return { dialect, pool };
@@ -38,9 +38,22 @@ export function createPooledSqliteDialect(
 
 /** Kysely serializes every query of a single-connection adapter; here reads run side by side. */
 class PooledSqliteAdapter extends SqliteAdapter {
+  readonly pool: ReadPool;
+
+  constructor(pool: ReadPool) {
+    super();
+    this.pool = pool;
+  }
+
   override get supportsMultipleConnections(): boolean {
     return true;
   }
+}
+
+/** The read pool behind a store's Kysely instance, if it has one (read-tasks.ts runs tasks on it). */
+export function readPoolOf(db: { getExecutor(): { adapter: unknown } }): ReadPool | undefined {
+  const adapter = db.getExecutor().adapter;
+  return adapter instanceof PooledSqliteAdapter ? adapter.pool : undefined;
 }
 
 /** Raw SQL is a read only when it plainly is one; anything else goes to the writer, which is always right. */

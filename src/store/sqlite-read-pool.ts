@@ -5,6 +5,11 @@ import type { ReadReply, ReadRequest } from "./sqlite-read-protocol.ts";
 export interface ReadPool {
   /** Runs one SELECT on the first free reader; rows as objects, like node:sqlite's `all()`. */
   read(sql: string, parameters: unknown[]): Promise<Record<string, unknown>[]>;
+  /**
+   * Runs a read task (read-tasks.ts) on the first free reader: its answer comes back as one string,
+   * so this thread neither parses rows nor builds the text.
+   */
+  task(name: string, args: unknown): Promise<string>;
   /** Readers reload the planner's statistics before their next query (the writer ran ANALYZE). */
   statisticsChanged(): void;
   /** Lets the reads in progress finish, then closes every reader's connection and ends its thread. */
@@ -13,7 +18,7 @@ export interface ReadPool {
 }
 
 interface Pending {
-  resolve(rows: Record<string, unknown>[]): void;
+  resolve(answer: Record<string, unknown>[] | string): void;
   reject(error: Error): void;
 }
 
@@ -25,7 +30,8 @@ interface Reader {
         id: number;
         pending: Pending;
         rows: Record<string, unknown>[];
-        sql: string;
+        /** What the reader's durations are kept by: the SQL, or the task's name. */
+        key: string;
         heavy: boolean;
         started: number;
       }
@@ -33,10 +39,14 @@ interface Reader {
 }
 
 interface Queued {
-  request: Extract<ReadRequest, { type: "read" }>;
+  request: Extract<ReadRequest, { type: "read" | "task" }>;
+  key: string;
   pending: Pending;
   heavy: boolean;
 }
+
+/** The name of the readers' threads (at most 15 characters: Linux keeps no more). */
+export const READER_THREAD_NAME = "sqlite-reader";
 
 /** A statement that took longer than this on average is heavy: light reads go before it. */
 const HEAVY_READ_MS = 5;
@@ -65,9 +75,9 @@ export function createReadPool(file: string, size: number): ReadPool {
   const finished = (busy: NonNullable<Reader["busy"]>) => {
     if (busy.heavy) heavyRunning--;
     const took = performance.now() - busy.started;
-    const average = durations.get(busy.sql);
+    const average = durations.get(busy.key);
     if (average === undefined && durations.size >= MAX_TIMED_STATEMENTS) durations.clear();
-    durations.set(busy.sql, average === undefined ? took : average * 0.8 + took * 0.2);
+    durations.set(busy.key, average === undefined ? took : average * 0.8 + took * 0.2);
   };
   let nextId = 1;
   let statisticsGeneration = 0;
@@ -75,7 +85,8 @@ export function createReadPool(file: string, size: number): ReadPool {
   let whenIdle: (() => void) | undefined;
 
   const spawn = (): Reader => {
-    const worker = new Worker(WORKER_URL, { workerData: { file } });
+    // Named, so that its thread shows as such (/proc/<pid>/task/*/comm, top -H; the benchmark counts its CPU).
+    const worker = new Worker(WORKER_URL, { workerData: { file }, name: READER_THREAD_NAME });
     const reader: Reader = { worker, busy: undefined };
     // An idle pool must not keep a process alive (a CLI command that forgot to close the store).
     worker.unref();
@@ -86,6 +97,13 @@ export function createReadPool(file: string, size: number): ReadPool {
         reader.busy = undefined;
         finished(busy);
         busy.pending.reject(readError(reply.error));
+        dispatch(reader);
+        return;
+      }
+      if ("text" in reply) {
+        reader.busy = undefined;
+        finished(busy);
+        busy.pending.resolve(reply.text);
         dispatch(reader);
         return;
       }
@@ -137,7 +155,7 @@ export function createReadPool(file: string, size: number): ReadPool {
       id: next.request.id,
       pending: next.pending,
       rows: [],
-      sql: next.request.sql,
+      key: next.key,
       heavy: next.heavy,
       started: performance.now(),
     };
@@ -146,25 +164,33 @@ export function createReadPool(file: string, size: number): ReadPool {
     reader.worker.postMessage({ ...next.request, statisticsGeneration });
   };
 
+  const enqueue = (request: Queued["request"], key: string): Promise<Record<string, unknown>[] | string> => {
+    if (closing) return Promise.reject(new Error("The store is closed"));
+    return new Promise((resolve, reject) => {
+      const isHeavy = (durations.get(key) ?? 0) > HEAVY_READ_MS;
+      (isHeavy ? heavy : light).push({ request, key, pending: { resolve, reject }, heavy: isHeavy });
+      // Readers start on demand: a short CLI command that reads little starts one thread, not all.
+      let idle = readers.find((r) => !r.busy);
+      if (!idle && readers.length < size) {
+        idle = spawn();
+        readers.push(idle);
+      }
+      if (idle) dispatch(idle);
+    });
+  };
+
   return {
     size,
     read(sql, parameters) {
-      if (closing) return Promise.reject(new Error("The store is closed"));
-      return new Promise((resolve, reject) => {
-        const isHeavy = (durations.get(sql) ?? 0) > HEAVY_READ_MS;
-        (isHeavy ? heavy : light).push({
-          request: { type: "read", id: nextId++, sql, parameters, statisticsGeneration },
-          pending: { resolve, reject },
-          heavy: isHeavy,
-        });
-        // Readers start on demand: a short CLI command that reads little starts one thread, not all.
-        let idle = readers.find((r) => !r.busy);
-        if (!idle && readers.length < size) {
-          idle = spawn();
-          readers.push(idle);
-        }
-        if (idle) dispatch(idle);
-      });
+      return enqueue({ type: "read", id: nextId++, sql, parameters, statisticsGeneration }, sql) as Promise<
+        Record<string, unknown>[]
+      >;
+    },
+    task(name, args) {
+      return enqueue(
+        { type: "task", id: nextId++, name, args, statisticsGeneration },
+        `task:${name}`,
+      ) as Promise<string>;
     },
     statisticsChanged() {
       statisticsGeneration++;

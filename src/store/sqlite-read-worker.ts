@@ -7,6 +7,9 @@
 import { constants, setPriority } from "node:os";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { parentPort, workerData } from "node:worker_threads";
+import { Kysely, type SqliteDatabase, SqliteDialect, type SqliteStatement } from "kysely";
+import { READ_TASKS, type ReadTaskName } from "./read-tasks.ts";
+import type { Database } from "./schema.ts";
 import { type ReadReply, type ReadRequest, ROWS_PER_REPLY } from "./sqlite-read-protocol.ts";
 
 const { file } = workerData as { file: string };
@@ -30,6 +33,41 @@ function open(): DatabaseSync {
 }
 
 let db = open();
+/** The read tasks' view of the same connection (read-tasks.ts): made on the first task. */
+let kysely: Kysely<Database> | undefined;
+const taskDb = (): Kysely<Database> => {
+  kysely ??= new Kysely<Database>({ dialect: new SqliteDialect({ database: objectRowsDatabase() }) });
+  return kysely;
+};
+
+/** The connection shaped for Kysely, rows as objects (a task's code reads them by name), statements kept. */
+function objectRowsDatabase(): SqliteDatabase {
+  const statements = new Map<string, SqliteStatement>();
+  const inputs = (parameters: ReadonlyArray<unknown>) =>
+    parameters.map((value) =>
+      typeof value === "boolean" ? Number(value) : value === undefined ? null : value,
+    ) as SQLInputValue[];
+  return {
+    close: () => statements.clear(),
+    prepare: (sql) => {
+      let found = statements.get(sql);
+      if (!found) {
+        if (statements.size >= STATEMENT_CACHE_SIZE) statements.clear();
+        const query = db.prepare(sql);
+        found = {
+          reader: true,
+          all: (parameters) => query.all(...inputs(parameters)),
+          run: () => {
+            throw new Error("A read task does not write");
+          },
+          iterate: (parameters) => query.iterate(...inputs(parameters)),
+        };
+        statements.set(sql, found);
+      }
+      return found;
+    },
+  };
+}
 
 const STATEMENT_CACHE_SIZE = 500;
 const prepared = new Map<string, StatementSync>();
@@ -59,6 +97,44 @@ function jsonSafe(rows: unknown[][]): boolean {
   return true;
 }
 
+function refreshStatistics(generation: number): void {
+  if (generation === statisticsGeneration) return;
+  // The writer ran ANALYZE: another connection keeps the statistics it loaded when it read the schema
+  // (ANALYZE does not change the schema version, and reloading them is a write), and the plans of the
+  // interval queries depend on them (docs/benchmarks.md). A new connection loads the new ones.
+  prepared.clear();
+  db.close();
+  db = open();
+  kysely = undefined;
+  statisticsGeneration = generation;
+}
+
+function replyError(id: number, error: unknown): void {
+  const e = error as Error & { code?: string; errcode?: number; errstr?: string };
+  port?.postMessage({
+    id,
+    error: { message: e.message, code: e.code, errcode: e.errcode, errstr: e.errstr },
+  } satisfies ReadReply);
+}
+
+/** The task's text, posted as one string (see ReadReply). */
+async function runTask(request: Extract<ReadRequest, { type: "task" }>): Promise<void> {
+  let text: string;
+  try {
+    refreshStatistics(request.statisticsGeneration);
+    const task = READ_TASKS[request.name as ReadTaskName] as (
+      db: Kysely<Database>,
+      args: unknown,
+    ) => Promise<string>;
+    if (!task) throw new Error(`Unknown read task ${request.name}`);
+    text = await task(taskDb(), request.args);
+  } catch (error) {
+    replyError(request.id, error);
+    return;
+  }
+  port?.postMessage({ id: request.id, text } satisfies ReadReply);
+}
+
 port.on("message", (request: ReadRequest) => {
   if (request.type === "close") {
     prepared.clear();
@@ -66,27 +142,19 @@ port.on("message", (request: ReadRequest) => {
     port.close();
     return;
   }
+  if (request.type === "task") {
+    void runTask(request);
+    return;
+  }
   let rows: unknown[][];
   let columns: string[];
   try {
-    if (request.statisticsGeneration !== statisticsGeneration) {
-      // The writer ran ANALYZE: another connection keeps the statistics it loaded when it read the schema
-      // (ANALYZE does not change the schema version, and reloading them is a write), and the plans of the
-      // interval queries depend on them (docs/benchmarks.md). A new connection loads the new ones.
-      prepared.clear();
-      db.close();
-      db = open();
-      statisticsGeneration = request.statisticsGeneration;
-    }
+    refreshStatistics(request.statisticsGeneration);
     const query = statement(request.sql);
     rows = query.all(...(request.parameters as SQLInputValue[])) as unknown as unknown[][];
     columns = query.columns().map((c) => c.name);
   } catch (error) {
-    const e = error as Error & { code?: string; errcode?: number; errstr?: string };
-    port.postMessage({
-      id: request.id,
-      error: { message: e.message, code: e.code, errcode: e.errcode, errstr: e.errstr },
-    } satisfies ReadReply);
+    replyError(request.id, error);
     return;
   }
   for (let start = 0; start === 0 || start < rows.length; start += ROWS_PER_REPLY) {

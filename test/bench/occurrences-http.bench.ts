@@ -13,16 +13,24 @@
  * loads the occurrences endpoint; (3) bytes on the wire of the wide page with Accept-Encoding br and
  * gzip against identity. Every answer under load must be 2xx, and the page identical in both designs.
  *
+ * (4) CPU per page: BENCH_CPU_PAGES pages (autocannon in a child process, so that this process's CPU
+ * is the service's), the CPU time of the service's main thread, of its reader threads (named
+ * sqlite-reader) and of the whole process, per page, and the capacity they allow on this machine's cores.
+ *
  * Knobs: BENCH_SCALE, BENCH_HTTP_SECONDS (10), BENCH_CONNECTIONS (20), BENCH_PROBE_RATE (50 requests/s
- * per probe), BENCH_WRITE_DOCS=1 (rewrite docs/benchmarks.md below scale 1).
+ * per probe), BENCH_CPU_PAGES (300), BENCH_WRITE_DOCS=1 (rewrite docs/benchmarks.md below scale 1),
+ * BENCH_HTTP_BASELINE=<checkout> (also measure another checkout's service, e.g. `git archive <commit>`
+ * extracted with node_modules linked: its read-pool design, rounds alternating with this tree's),
+ * BENCH_HTTP_ROUNDS (1; rounds of baseline and current when a baseline is given).
  */
 import { spawn } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
+import { Session } from "node:inspector/promises";
 import os from "node:os";
 import { join, resolve } from "node:path";
-import { performance } from "node:perf_hooks";
-import { fileURLToPath } from "node:url";
+import { constants, PerformanceObserver, performance } from "node:perf_hooks";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import autocannon from "autocannon";
 import { loadSettings } from "../../src/config/load-config.ts";
@@ -30,6 +38,7 @@ import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
 import { type RunningService, startService } from "../../src/service.ts";
 import { createApiKey } from "../../src/store/api-keys.ts";
 import { defaultReadWorkers } from "../../src/store/database.ts";
+import { READER_THREAD_NAME } from "../../src/store/sqlite-read-pool.ts";
 import { startTestIssuer, type TestIssuer } from "../support/test-issuer.ts";
 import type { BenchFacts, StoreInfo } from "./generate-store.ts";
 import type { ProbeOptions, ProbeResult } from "./latency-probe.ts";
@@ -51,6 +60,12 @@ export interface HttpBenchOptions {
   seconds: number;
   connections: number;
   probeRate: number;
+  /** Pages of the CPU phase (default 300). */
+  cpuPages?: number;
+  /** Another checkout whose service is measured too (its read-pool design). */
+  baseline?: string;
+  /** Rounds of baseline and current design (default 1). */
+  rounds?: number;
   /** Environment of the store generator (BENCH_SCALE...). */
   generatorEnv?: NodeJS.ProcessEnv;
 }
@@ -81,6 +96,17 @@ export interface DesignResult {
     serviceEventLoopBusy: number;
   };
   bytes: { identity: number; br: number; gzip: number };
+  /** CPU time per page (ms) over `pages` pages: the service's main thread, its reader threads, the process. */
+  cpu: {
+    pages: number;
+    /** Reader threads found by name (the baseline's may be unnamed). */
+    readerThreads: number;
+    mainMsPerPage: number;
+    readersMsPerPage: number;
+    processMsPerPage: number;
+    /** Pages per second the CPU allows: min(one core ÷ main thread, all cores ÷ process). */
+    capacityPagesPerSecond: number;
+  };
 }
 
 export interface HttpBenchReport {
@@ -208,11 +234,206 @@ const toolsCallBody = JSON.stringify({
   },
 });
 
+/** What a design's service is started with: this tree's modules, or a baseline checkout's. */
+interface ServiceModules {
+  loadSettings: typeof loadSettings;
+  resolveRuntimeConfig: typeof resolveRuntimeConfig;
+  startService: typeof startService;
+  createApiKey: typeof createApiKey;
+}
+
+const CURRENT: ServiceModules = { loadSettings, resolveRuntimeConfig, startService, createApiKey };
+
+async function baselineModules(checkout: string): Promise<ServiceModules> {
+  const from = async <T>(path: string) =>
+    (await import(pathToFileURL(join(resolve(checkout), path)).href)) as T;
+  return {
+    loadSettings: (await from<{ loadSettings: typeof loadSettings }>("src/config/load-config.ts"))
+      .loadSettings,
+    resolveRuntimeConfig: (
+      await from<{ resolveRuntimeConfig: typeof resolveRuntimeConfig }>("src/config/runtime-config.ts")
+    ).resolveRuntimeConfig,
+    startService: (await from<{ startService: typeof startService }>("src/service.ts")).startService,
+    createApiKey: (await from<{ createApiKey: typeof createApiKey }>("src/store/api-keys.ts")).createApiKey,
+  };
+}
+
+const GC_KINDS: Record<number, string> = {
+  [constants.NODE_PERFORMANCE_GC_MAJOR]: "major",
+  [constants.NODE_PERFORMANCE_GC_MINOR]: "minor",
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: "incremental",
+  [constants.NODE_PERFORMANCE_GC_WEAKCB]: "weak callbacks",
+};
+const AUTOCANNON_CLI = join(ROOT, "node_modules", "autocannon", "autocannon.js");
+const CLOCK_TICK_MS = 10;
+
+/** CPU time (ms) of this process's threads with that name, and their count (Linux /proc; 0 elsewhere). */
+function threadCpuMs(name: string): { ms: number; threads: number } {
+  let ticks = 0;
+  let threads = 0;
+  try {
+    for (const tid of readdirSync("/proc/self/task")) {
+      try {
+        if (readFileSync(`/proc/self/task/${tid}/comm`, "utf8").trim() !== name) continue;
+        const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        ticks += Number(fields[11]) + Number(fields[12]);
+        threads++;
+      } catch {
+        // the thread ended
+      }
+    }
+  } catch {
+    return { ms: 0, threads: 0 };
+  }
+  return { ms: ticks * CLOCK_TICK_MS, threads };
+}
+
+/** CPU time (ms) of this process's threads by name. */
+function cpuByThreadName(): Map<string, number> {
+  const byName = new Map<string, number>();
+  try {
+    for (const tid of readdirSync("/proc/self/task")) {
+      try {
+        const name = readFileSync(`/proc/self/task/${tid}/comm`, "utf8").trim();
+        if (!byName.has(name)) byName.set(name, threadCpuMs(name).ms);
+      } catch {
+        // the thread ended
+      }
+    }
+  } catch {
+    // not Linux
+  }
+  return byName;
+}
+
+/** Loads `pages` pages with autocannon in a child process: this process's CPU is then only the service's. */
+function loadFromChild(url: string, apiKey: string, pages: number, connections: number): Promise<void> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(
+      process.execPath,
+      [
+        AUTOCANNON_CLI,
+        "-c",
+        String(connections),
+        "-a",
+        String(pages),
+        "-t",
+        "60",
+        "-H",
+        `X-API-KEY=${apiKey}`,
+        "-j",
+        url,
+      ],
+      { stdio: ["ignore", "pipe", "ignore"] },
+    );
+    let out = "";
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk: string) => {
+      out += chunk;
+    });
+    child.on("error", reject);
+    child.on("exit", (code) => {
+      try {
+        const result = JSON.parse(out) as {
+          errors: number;
+          timeouts: number;
+          non2xx: number;
+          requests: { total: number };
+        };
+        if (
+          code !== 0 ||
+          result.errors + result.timeouts + result.non2xx > 0 ||
+          result.requests.total < pages
+        ) {
+          throw new Error(
+            `${result.errors} errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx, ${result.requests.total} of ${pages} answers`,
+          );
+        }
+        resolvePromise();
+      } catch (error) {
+        reject(new Error(`autocannon (child, exit ${code}): ${(error as Error).message}`));
+      }
+    });
+  });
+}
+
+async function cpuPerPage(
+  design: string,
+  url: string,
+  apiKey: string,
+  options: HttpBenchOptions,
+): Promise<DesignResult["cpu"]> {
+  const pages = options.cpuPages ?? 300;
+  // BENCH_HTTP_CPU_PROF=<dir>: a CPU profile of the main thread during this phase (cpuprofile-summary.ts).
+  const profileDir = process.env.BENCH_HTTP_CPU_PROF;
+  const session = profileDir ? new Session() : undefined;
+  if (session) {
+    session.connect();
+    await session.post("Profiler.enable");
+    await session.post("Profiler.start");
+  }
+  const main0 = process.threadCpuUsage();
+  const process0 = process.cpuUsage();
+  const readers0 = threadCpuMs(READER_THREAD_NAME).ms;
+  // The main thread's garbage collections during the phase, by kind (pauses of this thread).
+  const gc = new Map<string, { count: number; ms: number }>();
+  const gcObserver = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const { detail } = entry as PerformanceEntry & { detail?: { kind?: number } };
+      const kind = GC_KINDS[detail?.kind ?? 0] ?? "other";
+      const sum = gc.get(kind) ?? { count: 0, ms: 0 };
+      sum.count++;
+      sum.ms += entry.duration;
+      gc.set(kind, sum);
+    }
+  });
+  gcObserver.observe({ entryTypes: ["gc"] });
+  const byName0 = cpuByThreadName();
+  await loadFromChild(url, apiKey, pages, options.connections);
+  if (session && profileDir) {
+    const { profile } = await session.post("Profiler.stop");
+    session.disconnect();
+    mkdirSync(profileDir, { recursive: true });
+    const file = join(profileDir, `${design.replace(/[^a-z0-9]+/gi, "-")}.cpuprofile`);
+    writeFileSync(file, JSON.stringify(profile));
+    log(`CPU profile of the main thread: ${file}`);
+  }
+  const main = process.threadCpuUsage(main0);
+  const all = process.cpuUsage(process0);
+  const mainMs = (main.user + main.system) / 1000;
+  const processMs = (all.user + all.system) / 1000;
+  gcObserver.disconnect();
+  log(
+    `main-thread GC per page: ${JSON.stringify(Object.fromEntries([...gc].map(([kind, { count, ms }]) => [kind, `${round(count / pages, 3)} pauses, ${round(ms / pages, 2)} ms`])))}`,
+  );
+  const readers = threadCpuMs(READER_THREAD_NAME);
+  const byName = cpuByThreadName();
+  log(
+    `CPU ms per page by thread name: ${JSON.stringify(Object.fromEntries([...byName].map(([name, ms]) => [name, round((ms - (byName0.get(name) ?? 0)) / pages, 2)])))}`,
+  );
+  const readersMs = readers.ms - readers0;
+  const perPage = (ms: number) => ms / pages;
+  return {
+    pages,
+    mainMsPerPage: round(perPage(mainMs), 2),
+    readerThreads: readers.threads,
+    readersMsPerPage: round(perPage(readersMs), 2),
+    processMsPerPage: round(perPage(processMs), 2),
+    capacityPagesPerSecond: round(
+      Math.min(1000 / perPage(mainMs), (os.availableParallelism() * 1000) / perPage(processMs)),
+      0,
+    ),
+  };
+}
+
 async function startDesign(
   store: StoreInfo,
   issuer: TestIssuer,
   readWorkers: number,
+  modules: ServiceModules,
 ): Promise<{ service: RunningService; apiKey: string; apiKeyId: string }> {
+  const { loadSettings, resolveRuntimeConfig, startService, createApiKey } = modules;
   const settings = loadSettings({
     env: {},
     overrides: {
@@ -243,8 +464,9 @@ async function measureDesign(
   issuer: TestIssuer,
   options: HttpBenchOptions,
   expectedPage: { json?: string },
+  modules: ServiceModules = CURRENT,
 ): Promise<DesignResult> {
-  const { service, apiKey, apiKeyId } = await startDesign(store, issuer, readWorkers);
+  const { service, apiKey, apiKeyId } = await startDesign(store, issuer, readWorkers, modules);
   try {
     const page = `${service.gatewayUrl}/rest/applications/${encodeURIComponent(facts.application)}/insights/cve/${facts.wideCve}/occurrences?limit=50&skip=0`;
     const headers = { "X-API-KEY": apiKey };
@@ -328,6 +550,8 @@ async function measureDesign(
     ]);
     const loadedElu = performance.eventLoopUtilization(before).utilization;
     await drained();
+    log(`${design}: CPU per page`);
+    const cpuUsed = await cpuPerPage(design, page, apiKey, options);
     const bytes = {
       identity: (await wireBytes(page, headers)).bytes,
       br: (await wireBytes(page, { ...headers, "accept-encoding": "br" })).bytes,
@@ -349,6 +573,7 @@ async function measureDesign(
         serviceEventLoopBusy: round(loadedElu, 2),
       },
       bytes,
+      cpu: cpuUsed,
     };
     log(`${design}: ${JSON.stringify(result)}`);
     return result;
@@ -395,9 +620,26 @@ export async function runOccurrencesHttpBench(options: HttpBenchOptions): Promis
     designs.push(
       await measureDesign("reads on the event loop", 0, store, facts, issuer, options, expectedPage),
     );
-    designs.push(
-      await measureDesign("read pool", defaultReadWorkers(), store, facts, issuer, options, expectedPage),
-    );
+    const baseline = options.baseline ? await baselineModules(options.baseline) : undefined;
+    for (let round = 0; round < (baseline ? (options.rounds ?? 1) : 1); round++) {
+      if (baseline) {
+        designs.push(
+          await measureDesign(
+            "read pool, baseline",
+            defaultReadWorkers(),
+            store,
+            facts,
+            issuer,
+            options,
+            expectedPage,
+            baseline,
+          ),
+        );
+      }
+      designs.push(
+        await measureDesign("read pool", defaultReadWorkers(), store, facts, issuer, options, expectedPage),
+      );
+    }
   } finally {
     await issuer.close();
   }
@@ -441,10 +683,15 @@ export function renderHttpReport(report: HttpBenchReport): string {
       `${d.bytes.identity} / ${d.bytes.br} (${share(d.bytes.br)}) / ${d.bytes.gzip} (${share(d.bytes.gzip)}) |`,
     ].join(" | ");
   });
+  const cpuRows = report.designs.map((d) => {
+    const others = round(d.cpu.processMsPerPage - d.cpu.mainMsPerPage, 2);
+    const readers = d.cpu.readerThreads > 0 ? `${d.cpu.readersMsPerPage}` : "threads not named";
+    return `| ${d.design} | ${d.cpu.pages} | ${d.cpu.mainMsPerPage} | ${readers} | ${others} | ${d.cpu.processMsPerPage} | ${d.cpu.capacityPagesPerSecond} |`;
+  });
   const pool = report.designs.at(-1) as DesignResult;
   const baseline = report.designs[0] as DesignResult;
   const targets = [
-    `| wide CVE, limit 50, through the gateway, uncompressed: ≥ ${TARGETS.requestsPerSecond} requests/s | ${pool.occurrences.requestsPerSecond} requests/s (${round(pool.occurrences.requestsPerSecond / baseline.occurrences.requestsPerSecond, 2)}× the event-loop design) | ${mark(pool.occurrences.requestsPerSecond >= TARGETS.requestsPerSecond)} |`,
+    `| wide CVE, limit 50, through the gateway, uncompressed: ≥ ${TARGETS.requestsPerSecond} requests/s | ${pool.occurrences.requestsPerSecond} requests/s (${round(pool.occurrences.requestsPerSecond / baseline.occurrences.requestsPerSecond, 2)}× the event-loop design); CPU capacity ${pool.cpu.capacityPagesPerSecond} pages/s | ${mark(pool.occurrences.requestsPerSecond >= TARGETS.requestsPerSecond)} |`,
     `| /mcp/healthcheck p99 under occurrences load ≤ ${TARGETS.isolationRatio}× alone | ×${ratio(pool.loaded.health, pool.alone.health)} (event-loop design ×${ratio(baseline.loaded.health, baseline.alone.health)}) | ${mark(ratio(pool.loaded.health, pool.alone.health) <= TARGETS.isolationRatio)} |`,
     `| MCP tools/call p99 under occurrences load ≤ ${TARGETS.isolationRatio}× alone | ×${ratio(pool.loaded.tools, pool.alone.tools)} (event-loop design ×${ratio(baseline.loaded.tools, baseline.alone.tools)}) | ${mark(ratio(pool.loaded.tools, pool.alone.tools) <= TARGETS.isolationRatio)} |`,
     `| br / gzip bytes on the wire ≤ ${TARGETS.compressedShare * 100} % of the uncompressed page | ${round((100 * pool.bytes.br) / pool.bytes.identity, 1)} % / ${round((100 * pool.bytes.gzip) / pool.bytes.identity, 1)} % | ${mark(Math.max(pool.bytes.br, pool.bytes.gzip) <= TARGETS.compressedShare * pool.bytes.identity)} |`,
@@ -458,6 +705,12 @@ export function renderHttpReport(report: HttpBenchReport): string {
     "| design | occurrences req/s | occurrences p50 / p99 ms | main-thread CPU ms per page | /mcp/healthcheck p99 ms alone → loaded | tools/call p99 ms alone → loaded | occurrences req/s while probed | service event loop busy (load / load + probes) | page bytes identity / br / gzip |",
     "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ...rows,
+    "",
+    `CPU per page (autocannon in a child process, ${report.options.connections} connections; ms of CPU per page; capacity = min(one core ÷ main thread, ${m.cpus} cores ÷ whole process), the page rate this CPU cost allows on an otherwise idle machine):`,
+    "",
+    "| design | pages | main thread (gateway, REST API, MCP) | reader threads | all other threads (readers, GC, libuv) | whole process | capacity, pages/s |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ...cpuRows,
     "",
     "| target (read pool) | measured | met |",
     "| --- | --- | --- |",
@@ -481,6 +734,9 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     seconds: Number(process.env.BENCH_HTTP_SECONDS ?? "10"),
     connections: Number(process.env.BENCH_CONNECTIONS ?? "20"),
     probeRate: Number(process.env.BENCH_PROBE_RATE ?? "50"),
+    cpuPages: Number(process.env.BENCH_CPU_PAGES ?? "300"),
+    ...(process.env.BENCH_HTTP_BASELINE ? { baseline: process.env.BENCH_HTTP_BASELINE } : {}),
+    rounds: Number(process.env.BENCH_HTTP_ROUNDS ?? "1"),
   };
   const report = await runOccurrencesHttpBench(options);
   const text = renderHttpReport(report);

@@ -12,6 +12,7 @@ describe("bench:occurrences HTTP phase at a tiny scale", () => {
       seconds: 1,
       connections: 4,
       probeRate: 20,
+      cpuPages: 50,
       generatorEnv: { BENCH_SCALE: "0.002" },
     });
     assert.equal(report.scale, 0.002);
@@ -32,11 +33,22 @@ describe("bench:occurrences HTTP phase at a tiny scale", () => {
       ]) {
         assert.ok(latency.samples > 0 && latency.p99Ms > 0, `${design.design}: a probe measured nothing`);
       }
+      assert.equal(design.cpu.pages, 50);
+      assert.ok(
+        design.cpu.mainMsPerPage > 0 && design.cpu.processMsPerPage >= design.cpu.mainMsPerPage,
+        design.design,
+      );
+      assert.ok(design.cpu.capacityPagesPerSecond > 0, design.design);
       assert.ok(design.bytes.br > 0 && design.bytes.br < design.bytes.identity, `${design.design}: br`);
       assert.ok(design.bytes.gzip > 0 && design.bytes.gzip < design.bytes.identity, `${design.design}: gzip`);
     }
     const text = renderHttpReport(report);
     assert.match(text, /\| read pool \(\d+ read workers\) \|/);
     assert.match(text, /≥ 250 requests\/s/);
+    assert.match(
+      text,
+      /\| read pool \| 50 \| [\d.]+ \| [\d.]+ \|/,
+      "the read pool's reader threads are counted",
+    );
   });
 });

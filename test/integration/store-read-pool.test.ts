@@ -4,6 +4,9 @@ import { type Kysely, sql } from "kysely";
 import type { RunningService } from "../../src/service.ts";
 import { createApiKey } from "../../src/store/api-keys.ts";
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
+import { listOccurrencesJson, type OccurrenceQuery } from "../../src/store/insights.ts";
+import { readPoolOf } from "../../src/store/pooled-sqlite-dialect.ts";
+import { listOccurrencesPage } from "../../src/store/read-task-runner.ts";
 import type { Database } from "../../src/store/schema.ts";
 import { FIXTURE, loadFixture } from "../support/fixture.ts";
 import { startTestService } from "../support/service.ts";
@@ -145,6 +148,89 @@ describe("the SQLite read pool's order", () => {
     await Promise.all([...heavy, light]);
     assert.equal(order[0], "light", `order: ${order.join(", ")}`);
     assert.equal(order.length, 5);
+  });
+});
+
+describe("the occurrences page as a read task of the SQLite read pool", () => {
+  let store: TestStore;
+  let handle: StoreHandle;
+  /** The statements this thread's Kysely ran (the reader threads' own statements are not in it). */
+  const statements: string[] = [];
+  const pages: OccurrenceQuery[] = [];
+
+  before(async () => {
+    store = await createTestStore("sqlite");
+    handle = await openStore({
+      sqliteFile: store.sqliteFile,
+      readWorkers: 2,
+      log: (event) => statements.push(event.query.sql),
+    });
+    await loadFixture(handle.db);
+    const application = await handle.db
+      .selectFrom("applications")
+      .select("id")
+      .where("name", "=", "shop")
+      .executeTakeFirstOrThrow();
+    const vulnerability = await handle.db
+      .selectFrom("vulnerabilities")
+      .select("id")
+      .where("cve_id", "=", FIXTURE.cve)
+      .executeTakeFirstOrThrow();
+    const analyses = await handle.db
+      .selectFrom("analyses")
+      .select("seq")
+      .where("application_id", "=", application.id)
+      .execute();
+    assert.ok(analyses.length >= 2, "the fixture has a history");
+    for (const { seq } of analyses) {
+      for (const [limit, skip] of [
+        [50, 0],
+        [3, 0],
+        [3, 2],
+        [5, 100],
+      ] as const) {
+        pages.push({ applicationId: application.id, seq, vulnerabilityId: vulnerability.id, limit, skip });
+      }
+    }
+  });
+  after(async () => {
+    await handle?.close();
+    await store?.drop();
+  });
+
+  it("builds the page in a reader thread: the same text, none of its statements on this thread", async () => {
+    let nonEmpty = 0;
+    for (const query of pages) {
+      const expected = await listOccurrencesJson(handle.db, query);
+      statements.length = 0;
+      const page = await listOccurrencesPage(handle.db, query);
+      assert.equal(page, expected, JSON.stringify(query));
+      assert.deepEqual(statements, [], "the page's statements ran on the main thread");
+      if ((JSON.parse(expected) as unknown[]).length > 0) nonEmpty++;
+    }
+    assert.ok(nonEmpty >= 4, "pages with packages were compared");
+  });
+
+  it("runs it on the transaction's own connection inside a transaction", async () => {
+    const query = pages[0] as OccurrenceQuery;
+    const expected = await listOccurrencesJson(handle.db, query);
+    await handle.db.transaction().execute(async (trx) => {
+      statements.length = 0;
+      const page = await listOccurrencesPage(trx, query);
+      assert.equal(page, expected);
+      assert.ok(
+        statements.some((s) => s.includes("occurrence_objects")),
+        "inside a transaction the page is read on its connection",
+      );
+    });
+  });
+
+  it("reports a failing task with a clear message, and the reader keeps serving", async () => {
+    const pool = readPoolOf(handle.db);
+    assert.ok(pool, "the store has a read pool");
+    await assert.rejects(pool.task("noSuchTask", {}), /Unknown read task noSuchTask/);
+    const page = await listOccurrencesPage(handle.db, pages[0] as OccurrenceQuery);
+    assert.ok(page.length > 2);
   });
 });
 

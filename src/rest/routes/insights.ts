@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
-import { findVulnerability, listCveInsights, listOccurrencesJson, SEVERITIES } from "../../store/insights.ts";
+import { findVulnerability, listCveInsights, SEVERITIES } from "../../store/insights.ts";
+import { listOccurrencesPage } from "../../store/read-task-runner.ts";
 import { applicationAt, REPLIED, type RestDeps, take } from "../context.ts";
 import { paramSchemas, parseCveReference, parseLimit, parseSeverities, parseSkip } from "../params.ts";
 import { errorResponses, pagingQuery } from "../schemas.ts";
@@ -73,14 +74,15 @@ export function insightRoutes(app: FastifyInstance, deps: RestDeps): void {
       const vulnerability = await findVulnerability(deps.db, cve);
       // A well-formed CVE the platform has no advisory for affects none of the application's packages.
       if (!vulnerability) return [];
-      // Already JSON (the read model's objects spliced as stored): sent as is, not through the schema's serializer.
-      const json = await listOccurrencesJson(deps.db, {
+      // Already JSON (the read model's objects spliced as stored), assembled by a reader thread on SQLite:
+      // sent as it is, not through the schema's serializer.
+      const page = await listOccurrencesPage(deps.db, {
         applicationId: found.application.id,
         seq: found.analysis.seq,
         vulnerabilityId: vulnerability.id,
         ...paging,
       });
-      return reply.type("application/json; charset=utf-8").send(json);
+      return reply.type("application/json; charset=utf-8").send(page);
     },
   );
 }

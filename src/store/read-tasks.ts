@@ -1,0 +1,17 @@
+/**
+ * Read tasks: store reads whose whole answer is text the API sends as is (several statements and the
+ * assembly of their rows). The SQLite read pool's workers run them by name (sqlite-read-worker.ts);
+ * read-task-runner.ts decides where each one runs. Kept free of anything a worker does not need.
+ */
+import type { Kysely, Transaction } from "kysely";
+import { listOccurrencesJson, type OccurrenceQuery } from "./insights.ts";
+import type { Database } from "./schema.ts";
+
+export type Db = Kysely<Database> | Transaction<Database>;
+
+/** Each task: a read on `db` that answers text. Arguments cross threads: plain values only. */
+export const READ_TASKS = {
+  occurrencesJson: (db: Db, query: OccurrenceQuery) => listOccurrencesJson(db, query),
+} satisfies Record<string, (db: Db, args: never) => Promise<string>>;
+
+export type ReadTaskName = keyof typeof READ_TASKS;
