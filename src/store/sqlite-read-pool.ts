@@ -1,5 +1,6 @@
 import { performance } from "node:perf_hooks";
 import { Worker } from "node:worker_threads";
+import { createInlineReader, INLINE_AFTER_RUNS, INLINE_READ_MS } from "./sqlite-inline-reader.ts";
 import type { ReadReply, ReadRequest } from "./sqlite-read-protocol.ts";
 
 export interface ReadPool {
@@ -69,6 +70,30 @@ export function createReadPool(file: string, size: number): ReadPool {
     if (average === undefined && durations.size >= MAX_TIMED_STATEMENTS) durations.clear();
     durations.set(busy.sql, average === undefined ? took : average * 0.8 + took * 0.2);
   };
+  /**
+   * The CPU time each statement has taken in SQLite itself (without the hand-over): the longest run seen and
+   * the number of runs. One whose every run (at least INLINE_AFTER_RUNS of them) stayed below
+   * INLINE_READ_MS runs on the main thread from then on (sqlite-inline-reader.ts); one run above it, with
+   * any parameters, sends it back to the pool for good (one statement can be cheap or not by its
+   * parameters: a narrow CVE's page and a wide one's).
+   */
+  const executions = new Map<string, { longest: number; runs: number }>();
+  const executed = (sql: string, ms: number | undefined) => {
+    if (ms === undefined) return;
+    const seen = executions.get(sql);
+    if (seen) {
+      seen.runs++;
+      if (ms > seen.longest) seen.longest = ms;
+      return;
+    }
+    if (executions.size >= MAX_TIMED_STATEMENTS) executions.clear();
+    executions.set(sql, { longest: ms, runs: 1 });
+  };
+  const runsInline = (sql: string) => {
+    const seen = executions.get(sql);
+    return seen !== undefined && seen.runs >= INLINE_AFTER_RUNS && seen.longest < INLINE_READ_MS;
+  };
+  const inline = createInlineReader(file);
   let nextId = 1;
   let statisticsGeneration = 0;
   let closing: Promise<void> | undefined;
@@ -93,6 +118,7 @@ export function createReadPool(file: string, size: number): ReadPool {
       const rows = "json" in reply ? (JSON.parse(reply.json) as unknown[][]) : reply.rows;
       appendObjects(busy.rows, reply.columns, rows);
       if (reply.more) return;
+      executed(busy.sql, reply.executionMs);
       reader.busy = undefined;
       finished(busy);
       busy.pending.resolve(busy.rows);
@@ -150,6 +176,19 @@ export function createReadPool(file: string, size: number): ReadPool {
     size,
     read(sql, parameters) {
       if (closing) return Promise.reject(new Error("The store is closed"));
+      if (runsInline(sql)) {
+        try {
+          const answer = inline.read(sql, parameters);
+          if (answer) {
+            executed(sql, answer.ms);
+            const objects: Record<string, unknown>[] = [];
+            appendObjects(objects, answer.columns, answer.rows);
+            return Promise.resolve(objects);
+          }
+        } catch (error) {
+          return Promise.reject(error);
+        }
+      }
       return new Promise((resolve, reject) => {
         const isHeavy = (durations.get(sql) ?? 0) > HEAVY_READ_MS;
         (isHeavy ? heavy : light).push({
@@ -168,6 +207,7 @@ export function createReadPool(file: string, size: number): ReadPool {
     },
     statisticsChanged() {
       statisticsGeneration++;
+      inline.statisticsChanged();
     },
     close() {
       closing ??= (async () => {
@@ -177,6 +217,7 @@ export function createReadPool(file: string, size: number): ReadPool {
             whenIdle = resolve;
           });
         }
+        inline.close();
         const stopping = readers.splice(0);
         await Promise.all(
           stopping.map(

@@ -12,11 +12,13 @@ export type ReadRequest =
 
 /**
  * A large answer comes in several replies of at most ROWS_PER_REPLY rows (`more` on all but the last):
- * the main thread parses each in its own event-loop turn, so other requests run in between.
+ * the main thread parses each in its own event-loop turn, so other requests run in between. The last
+ * one carries the worker thread's CPU time for the statement (`executionMs`), which decides whether it may run
+ * on the main thread instead (sqlite-inline-reader.ts).
  */
 export type ReadReply =
-  | { id: number; columns: string[]; json: string; more: boolean }
-  | { id: number; columns: string[]; rows: unknown[][]; more: boolean }
+  | { id: number; columns: string[]; json: string; more: boolean; executionMs?: number }
+  | { id: number; columns: string[]; rows: unknown[][]; more: boolean; executionMs?: number }
   | { id: number; error: { message: string; code?: string; errcode?: number; errstr?: string } };
 
 export const ROWS_PER_REPLY = 500;
