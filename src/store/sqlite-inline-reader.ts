@@ -3,15 +3,18 @@ import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlit
 /**
  * A read-only connection on the main thread for the statements that are cheaper to run than to hand to
  * a worker of the read pool (sqlite-read-pool.ts). Handing over a read costs the main thread a message
- * each way, a structured clone or JSON round trip and a thread wake-up — more CPU than a lookup by key
- * that runs in tens of microseconds (docs/benchmarks.md, "MCP server (direct path)": a tool call's
- * lookups cost more CPU through the pool than the rest of the call). Only statements whose every run
- * stayed below INLINE_READ_MS run here; a run above it sends the statement back to the pool for good, so
- * the event loop is held longer than that at most once per statement (sqlite-read-pool.ts).
+ * each way, a JSON round trip and a thread wake-up, and the worker's thread its own share: more CPU than a
+ * lookup that runs in tens of microseconds (docs/benchmarks.md, "MCP server (direct path)": a tool
+ * call's one query cost ~0.5 ms of CPU through the pool). Only statements measured cheap run here: below
+ * INLINE_READ_MS of CPU on average over at least INLINE_AFTER_RUNS runs, and never above
+ * INLINE_LONGEST_MS; a run above that sends the statement back to the pool for good, so the event loop is
+ * held longer than that at most once per statement.
  */
 export const INLINE_READ_MS = 0.5;
-/** Runs of a statement in the pool, all below INLINE_READ_MS, before it runs here. */
+/** Runs of a statement before it may run here. */
 export const INLINE_AFTER_RUNS = 20;
+/** A statement that once took longer than this (CPU ms) always runs in the pool. */
+export const INLINE_LONGEST_MS = 3;
 
 export interface InlineReader {
   /** Rows as arrays and their column names (as the workers answer), or undefined when SQLite is busy. */
@@ -45,9 +48,9 @@ export function createInlineReader(file: string): InlineReader {
   };
   return {
     read(sql, parameters) {
-      const started = process.threadCpuUsage();
       try {
         const query = statement(sql);
+        const started = process.threadCpuUsage();
         const rows = query.all(...(parameters as SQLInputValue[])) as unknown as unknown[][];
         const columns = query.columns().map((c) => c.name);
         const used = process.threadCpuUsage(started);

@@ -1,6 +1,11 @@
 import { performance } from "node:perf_hooks";
 import { Worker } from "node:worker_threads";
-import { createInlineReader, INLINE_AFTER_RUNS, INLINE_READ_MS } from "./sqlite-inline-reader.ts";
+import {
+  createInlineReader,
+  INLINE_AFTER_RUNS,
+  INLINE_LONGEST_MS,
+  INLINE_READ_MS,
+} from "./sqlite-inline-reader.ts";
 import type { ReadReply, ReadRequest } from "./sqlite-read-protocol.ts";
 
 export interface ReadPool {
@@ -71,27 +76,33 @@ export function createReadPool(file: string, size: number): ReadPool {
     durations.set(busy.sql, average === undefined ? took : average * 0.8 + took * 0.2);
   };
   /**
-   * The CPU time each statement has taken in SQLite itself (without the hand-over): the longest run seen and
-   * the number of runs. One whose every run (at least INLINE_AFTER_RUNS of them) stayed below
-   * INLINE_READ_MS runs on the main thread from then on (sqlite-inline-reader.ts); one run above it, with
-   * any parameters, sends it back to the pool for good (one statement can be cheap or not by its
-   * parameters: a narrow CVE's page and a wide one's).
+   * The CPU time each statement has taken in SQLite itself (without the hand-over): its average (moving),
+   * its longest run and its number of runs. One that ran at least INLINE_AFTER_RUNS times, below
+   * INLINE_READ_MS on average and never above INLINE_LONGEST_MS, runs on the main thread from then on
+   * (sqlite-inline-reader.ts). One run above INLINE_LONGEST_MS, with any parameters, sends it back to the
+   * pool for good: one statement can be cheap or not by its parameters (a narrow CVE's page, a wide one's).
    */
-  const executions = new Map<string, { longest: number; runs: number }>();
+  const executions = new Map<string, { average: number; longest: number; runs: number }>();
   const executed = (sql: string, ms: number | undefined) => {
     if (ms === undefined) return;
     const seen = executions.get(sql);
     if (seen) {
       seen.runs++;
+      seen.average = seen.average * 0.9 + ms * 0.1;
       if (ms > seen.longest) seen.longest = ms;
       return;
     }
     if (executions.size >= MAX_TIMED_STATEMENTS) executions.clear();
-    executions.set(sql, { longest: ms, runs: 1 });
+    executions.set(sql, { average: ms, longest: ms, runs: 1 });
   };
   const runsInline = (sql: string) => {
     const seen = executions.get(sql);
-    return seen !== undefined && seen.runs >= INLINE_AFTER_RUNS && seen.longest < INLINE_READ_MS;
+    return (
+      seen !== undefined &&
+      seen.runs >= INLINE_AFTER_RUNS &&
+      seen.average < INLINE_READ_MS &&
+      seen.longest < INLINE_LONGEST_MS
+    );
   };
   const inline = createInlineReader(file);
   let nextId = 1;

@@ -235,7 +235,7 @@ describe("the SQLite read pool's light statements on the main thread", () => {
     assert.equal(Number((await counted(handle.db, 3)).rows[0]?.n), 3);
     assert.equal(first.settled(), false, "known light: it ran on the main thread");
     await first.result;
-    // The same statement, now slow: it runs (once) where it was routed, and counts as slow from then on.
+    // The same statement, now slow (over 3 ms): it runs (once) where it was routed, and counts as slow from then on.
     assert.equal(Number((await counted(handle.db, 300_000)).rows[0]?.n), 300_000);
     const heavy = startHeavyRead(handle.db);
     assert.equal(Number((await counted(handle.db, 3)).rows[0]?.n), 3);
