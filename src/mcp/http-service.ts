@@ -10,6 +10,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { VERSION } from "../version.ts";
 import { createDualEraHandler, jsonRpcErrorResponse } from "./dual-era-handler.ts";
+import { serveParsedPost } from "./node-adapter.ts";
 import { httpTransport, type InjectableApp, inProcessTransport } from "./rest-client.ts";
 import { createMcpServer, MCP_SERVERS, type McpServerKind } from "./servers.ts";
 
@@ -105,15 +106,13 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
     onError: (error) => logger.warn({ err: error, service }, "MCP request failed"),
   });
 
-  const mcp = toNodeHandler(
-    {
-      fetch: async (request: Request, requestOptions?: { parsedBody?: unknown }) =>
-        hostHeaderValidationResponse(request, allowedHosts) ??
-        originValidationResponse(request, allowedOrigins) ??
-        handler.fetch(request, requestOptions),
-    },
-    { onerror: (error) => logger.error({ err: error, service }, "MCP request could not be served") },
-  );
+  const checkedFetch = async (request: Request, requestOptions?: { parsedBody?: unknown }) =>
+    hostHeaderValidationResponse(request, allowedHosts) ??
+    originValidationResponse(request, allowedOrigins) ??
+    handler.fetch(request, requestOptions);
+  const adapterError = (error: Error) =>
+    logger.error({ err: error, service }, "MCP request could not be served");
+  const mcp = toNodeHandler({ fetch: checkedFetch }, { onerror: adapterError });
 
   // Requests waiting for their turn (see startsPerTurn), oldest first.
   const startsPerTurn = Math.max(1, options.startsPerTurn ?? 8);
@@ -197,7 +196,8 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
     } catch {
       parsed = undefined;
     }
-    if (parsed !== undefined) return admit(() => mcp(req, res, parsed));
+    if (parsed !== undefined)
+      return admit(() => serveParsedPost(checkedFetch, req, res, parsed, adapterError));
     const replay = {
       method: req.method,
       url: req.url,

@@ -1,5 +1,11 @@
 import { performance } from "node:perf_hooks";
 import { Worker } from "node:worker_threads";
+import {
+  createInlineReader,
+  INLINE_AFTER_RUNS,
+  INLINE_LONGEST_MS,
+  INLINE_READ_MS,
+} from "./sqlite-inline-reader.ts";
 import type { ReadReply, ReadRequest } from "./sqlite-read-protocol.ts";
 
 export interface ReadPool {
@@ -79,6 +85,36 @@ export function createReadPool(file: string, size: number): ReadPool {
     if (average === undefined && durations.size >= MAX_TIMED_STATEMENTS) durations.clear();
     durations.set(busy.key, average === undefined ? took : average * 0.8 + took * 0.2);
   };
+  /**
+   * The CPU time each statement has taken in SQLite itself (without the hand-over): its average (moving),
+   * its longest run and its number of runs. One that ran at least INLINE_AFTER_RUNS times, below
+   * INLINE_READ_MS on average and never above INLINE_LONGEST_MS, runs on the main thread from then on
+   * (sqlite-inline-reader.ts). One run above INLINE_LONGEST_MS, with any parameters, sends it back to the
+   * pool for good: one statement can be cheap or not by its parameters (a narrow CVE's page, a wide one's).
+   */
+  const executions = new Map<string, { average: number; longest: number; runs: number }>();
+  const executed = (sql: string, ms: number | undefined) => {
+    if (ms === undefined) return;
+    const seen = executions.get(sql);
+    if (seen) {
+      seen.runs++;
+      seen.average = seen.average * 0.9 + ms * 0.1;
+      if (ms > seen.longest) seen.longest = ms;
+      return;
+    }
+    if (executions.size >= MAX_TIMED_STATEMENTS) executions.clear();
+    executions.set(sql, { average: ms, longest: ms, runs: 1 });
+  };
+  const runsInline = (sql: string) => {
+    const seen = executions.get(sql);
+    return (
+      seen !== undefined &&
+      seen.runs >= INLINE_AFTER_RUNS &&
+      seen.average < INLINE_READ_MS &&
+      seen.longest < INLINE_LONGEST_MS
+    );
+  };
+  const inline = createInlineReader(file);
   let nextId = 1;
   let statisticsGeneration = 0;
   let closing: Promise<void> | undefined;
@@ -111,6 +147,7 @@ export function createReadPool(file: string, size: number): ReadPool {
       const rows = "json" in reply ? (JSON.parse(reply.json) as unknown[][]) : reply.rows;
       appendObjects(busy.rows, reply.columns, rows);
       if (reply.more) return;
+      executed(busy.key, reply.executionMs);
       reader.busy = undefined;
       finished(busy);
       busy.pending.resolve(busy.rows);
@@ -182,6 +219,20 @@ export function createReadPool(file: string, size: number): ReadPool {
   return {
     size,
     read(sql, parameters) {
+      if (closing) return Promise.reject(new Error("The store is closed"));
+      if (runsInline(sql)) {
+        try {
+          const answer = inline.read(sql, parameters);
+          if (answer) {
+            executed(sql, answer.ms);
+            const objects: Record<string, unknown>[] = [];
+            appendObjects(objects, answer.columns, answer.rows);
+            return Promise.resolve(objects);
+          }
+        } catch (error) {
+          return Promise.reject(error);
+        }
+      }
       return enqueue({ type: "read", id: nextId++, sql, parameters, statisticsGeneration }, sql) as Promise<
         Record<string, unknown>[]
       >;
@@ -194,6 +245,7 @@ export function createReadPool(file: string, size: number): ReadPool {
     },
     statisticsChanged() {
       statisticsGeneration++;
+      inline.statisticsChanged();
     },
     close() {
       closing ??= (async () => {
@@ -203,6 +255,7 @@ export function createReadPool(file: string, size: number): ReadPool {
             whenIdle = resolve;
           });
         }
+        inline.close();
         const stopping = readers.splice(0);
         await Promise.all(
           stopping.map(

@@ -22,7 +22,7 @@
  *
  * Knobs: BENCH_MCP_SECONDS (10), BENCH_MCP_ROUNDS (2), BENCH_MCP_CONNECTIONS (20), BENCH_MCP_WARMUP_SECONDS
  * (3), BENCH_MCP_WIDE_CONNECTIONS (200), BENCH_MCP_WIDE_SECONDS (15), BENCH_MCP_BASELINE (git ref),
- * BENCH_MCP_CPU_PROF=<dir> (both backends run with --cpu-prof; profiles `baseline.cpuprofile` and
+ * BENCH_MCP_CURRENT_ENV ("NAME=value ..." settings for the current backend only), BENCH_MCP_CPU_PROF=<dir> (both backends run with --cpu-prof; profiles `baseline.cpuprofile` and
  * `current.cpuprofile` are written there when they stop), BENCH_WRITE_DOCS=1.
  * Profile command (kept with the benchmark, see docs/benchmarks.md):
  *   BENCH_MCP_CPU_PROF=.bench-data/mcp-prof BENCH_MCP_WIDE_SECONDS=1 npm run bench:mcp
@@ -70,11 +70,22 @@ const SETTINGS = {
   wideSeconds: knob("BENCH_MCP_WIDE_SECONDS", DEFAULTS.wideSeconds),
 };
 const BASELINE = process.env.BENCH_MCP_BASELINE || DEFAULT_BASELINE;
+/**
+ * Extra service settings for the "current" backend only, `NAME=value` separated by spaces (e.g.
+ * `STORE_READ_WORKERS=0`): with BENCH_MCP_BASELINE=HEAD, measures what one setting costs per call.
+ */
+const CURRENT_ENV = Object.fromEntries(
+  (process.env.BENCH_MCP_CURRENT_ENV ?? "")
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]),
+);
 const CPU_PROF_DIR = process.env.BENCH_MCP_CPU_PROF ? resolve(process.env.BENCH_MCP_CPU_PROF) : "";
 const FULL_RUN =
   Object.entries(DEFAULTS).every(([k, v]) => SETTINGS[k as keyof typeof SETTINGS] === v) &&
   BASELINE === DEFAULT_BASELINE &&
-  !CPU_PROF_DIR;
+  !CPU_PROF_DIR &&
+  Object.keys(CURRENT_ENV).length === 0;
 
 /** tools/call throughput of the current backend ≥ this × the baseline's, and CPU per call ≤ TARGET_CPU_MS. */
 const TARGET_RATIO = 2.5;
@@ -273,6 +284,7 @@ async function startBackend(key: BackendKey, tree: string, dataDir: string, issu
         REST_PORT: "0",
         MCP_ANALYSIS_PORT: "0",
         INTERNAL_BIND_ADDRESS: "127.0.0.1",
+        ...(key === "current" ? CURRENT_ENV : {}),
       }),
       stdio: ["ignore", "pipe", "pipe"],
     },

@@ -255,3 +255,77 @@ describe("the same heavy read on the event loop (STORE_READ_WORKERS=0, SQLite)",
     await heavy.result;
   });
 });
+
+describe("the SQLite read pool's light statements on the main thread", () => {
+  let store: TestStore;
+  let handle: StoreHandle;
+  /** Cheap or not by its parameter (a statement of its own: the heavy read's text differs). */
+  const counted = (db: Kysely<Database>, upTo: number) =>
+    sql<{
+      n: number;
+    }>`with recursive c(x) as (select 1 union all select x + 1 from c where x < ${upTo}) select count(x) as n from c`.execute(
+      db,
+    );
+  const keysOf = (db: Kysely<Database>, user: string) =>
+    db.selectFrom("api_keys").select(["id", "user_name"]).where("user_name", "=", user).execute();
+
+  before(async () => {
+    store = await createTestStore("sqlite");
+    // One reader: a read that goes to the pool waits while a heavy read holds it.
+    handle = await openStore({ sqliteFile: store.sqliteFile, readWorkers: 1 });
+  });
+  after(async () => {
+    await handle?.close();
+    await store?.drop();
+  });
+
+  it("answers a statement that always ran fast at once, even while the only reader is busy", async () => {
+    await createApiKey(handle.db, { user: "inline-1", role: "viewer", applications: [] });
+    const fromPool = await keysOf(handle.db, "inline-1");
+    for (let i = 0; i < 25; i++) assert.deepEqual(await keysOf(handle.db, "inline-1"), fromPool);
+    const heavy = startHeavyRead(handle.db);
+    const order: string[] = [];
+    const light = keysOf(handle.db, "inline-1").then((rows) => {
+      order.push("known light");
+      return rows;
+    });
+    // Never run before: the pool does not know it, so it waits for the reader.
+    const unknown = handle.db
+      .selectFrom("api_keys")
+      .select("role")
+      .execute()
+      .then(() => order.push("unknown"));
+    assert.deepEqual(await light, fromPool, "the same rows as from the pool's reader");
+    assert.equal(heavy.settled(), false, "the known light read waited for the heavy one");
+    await Promise.all([heavy.result, unknown]);
+    assert.deepEqual(order, ["known light", "unknown"]);
+  });
+
+  it("still reads its own writes, and a transaction's writes only once committed", async () => {
+    for (let i = 0; i < 5; i++) {
+      await createApiKey(handle.db, { user: `inline-ryw-${i}`, role: "viewer", applications: [] });
+      const rows = await keysOf(handle.db, `inline-ryw-${i}`);
+      assert.equal(rows.length, 1, `key ${i} not seen right after it was written`);
+    }
+    await handle.db.transaction().execute(async (trx) => {
+      await createApiKey(trx, { user: "inline-trx", role: "viewer", applications: [] });
+      assert.equal((await keysOf(trx, "inline-trx")).length, 1, "the transaction reads what it wrote");
+      assert.equal((await keysOf(handle.db, "inline-trx")).length, 0, "nothing committed yet");
+    });
+    assert.equal((await keysOf(handle.db, "inline-trx")).length, 1, "committed: every read sees it");
+  });
+
+  it("sends a statement back to the reader for good once it ran slow with other parameters", async () => {
+    for (let i = 0; i < 25; i++) assert.equal(Number((await counted(handle.db, 3)).rows[0]?.n), 3);
+    const first = startHeavyRead(handle.db);
+    assert.equal(Number((await counted(handle.db, 3)).rows[0]?.n), 3);
+    assert.equal(first.settled(), false, "known light: it ran on the main thread");
+    await first.result;
+    // The same statement, now slow (over 3 ms): it runs (once) where it was routed, and counts as slow from then on.
+    assert.equal(Number((await counted(handle.db, 300_000)).rows[0]?.n), 300_000);
+    const heavy = startHeavyRead(handle.db);
+    assert.equal(Number((await counted(handle.db, 3)).rows[0]?.n), 3);
+    assert.equal(heavy.settled(), true, "back in the pool: it waited for the only reader");
+    await heavy.result;
+  });
+});
