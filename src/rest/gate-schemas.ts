@@ -103,8 +103,13 @@ export const gateHistoryEntrySchema = {
 
 const changes = (items: object) => ({
   type: "object",
-  properties: { added: { type: "array", items }, removed: { type: "array", items } },
-  required: ["added", "removed"],
+  properties: {
+    added: { type: "array", items, description: "A page (skip, limit) of the items in `to` only" },
+    addedTotal: { type: "integer", minimum: 0, description: "Number of items in `to` only" },
+    removed: { type: "array", items, description: "A page (skip, limit) of the items in `from` only" },
+    removedTotal: { type: "integer", minimum: 0, description: "Number of items in `from` only" },
+  },
+  required: ["added", "addedTotal", "removed", "removedTotal"],
 });
 
 const packageVersion = {

@@ -193,6 +193,31 @@ export interface GateRulesTable {
   updated_by: string | null;
 }
 
+/**
+ * Change log of the references (migrations/017-reference-changes.ts, compare.ts): per analysis `seq`
+ * from 2 on, +1 for each reference identity it adds to analysis `seq - 1` and -1 for each it removes;
+ * keyed by application then the comparison's page order. Written once, when the analysis is ingested.
+ */
+export interface ReferenceChangesTable {
+  application_id: number;
+  target_full_name: string;
+  target_object_id: string;
+  source_full_name: string;
+  source_object_id: string;
+  package_id: number;
+  seq: number;
+  sign: number;
+  package_name: string;
+}
+
+/** How many identities each analysis's log adds and removes (the totals of an adjacent comparison). */
+export interface ReferenceChangeTotalsTable {
+  application_id: number;
+  seq: number;
+  added: number;
+  removed: number;
+}
+
 export interface Database {
   applications: ApplicationsTable;
   analyses: AnalysesTable;
@@ -209,6 +234,8 @@ export interface Database {
   object_references: ObjectReferencesTable;
   cve_occurrences: CveOccurrencesTable;
   occurrence_objects: OccurrenceObjectsTable;
+  reference_changes: ReferenceChangesTable;
+  reference_change_totals: ReferenceChangeTotalsTable;
   api_keys: ApiKeysTable;
   gate_rules: GateRulesTable;
 }

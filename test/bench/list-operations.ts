@@ -4,7 +4,7 @@
  */
 import { performance } from "node:perf_hooks";
 import type { Kysely } from "kysely";
-import { compareAnalyses } from "../../src/store/compare.ts";
+import { compareAnalysesPage, compareFromIntervals } from "../../src/store/compare.ts";
 import { evaluateAnalysis } from "../../src/store/gates.ts";
 import { findApplication, listCveInsights } from "../../src/store/insights.ts";
 import {
@@ -77,9 +77,33 @@ export async function measureListOperations(
           .length,
     ],
     [
-      `compare analysis ${latest - 1} → ${latest}`,
+      `compare analysis ${latest - 1} → ${latest}, limit 100`,
       async () => {
-        const c = await compareAnalyses(db, applicationId, latest - 1, latest);
+        const c = await compareAnalysesPage(db, applicationId, latest - 1, latest, { limit, skip: 0 });
+        return (
+          c.packages.addedTotal +
+          c.packages.removedTotal +
+          c.references.addedTotal +
+          c.references.removedTotal
+        );
+      },
+    ],
+    [
+      `compare analysis 1 → ${latest}, limit 100`,
+      async () => {
+        const c = await compareAnalysesPage(db, applicationId, 1, latest, { limit, skip: 0 });
+        return (
+          c.packages.addedTotal +
+          c.packages.removedTotal +
+          c.references.addedTotal +
+          c.references.removedTotal
+        );
+      },
+    ],
+    [
+      `compare analysis ${latest - 1} → ${latest}, whole lists from the intervals (before paging)`,
+      async () => {
+        const c = await compareFromIntervals(db, applicationId, latest - 1, latest);
         return (
           c.packages.added.length +
           c.packages.removed.length +
