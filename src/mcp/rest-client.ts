@@ -125,7 +125,8 @@ export interface GateFinding {
 export interface GateEvaluation {
   analysis: DateTime;
   application: string;
-  rules: { findings: GateFinding[]; id: string; name: string; passed: boolean }[];
+  /** `findings`: the first 100 (the REST default page); `findingsTotal`: all of them. */
+  rules: { findings: GateFinding[]; findingsTotal: number; id: string; name: string; passed: boolean }[];
   verdict: "pass" | "fail";
 }
 

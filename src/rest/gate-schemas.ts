@@ -77,12 +77,17 @@ export const gateEvaluationSchema = {
       items: {
         type: "object",
         properties: {
-          findings: { type: "array", items: { $ref: "GateFinding#" } },
+          findings: {
+            type: "array",
+            items: { $ref: "GateFinding#" },
+            description: "A page (skip, limit) of the rule's findings, in package order",
+          },
+          findingsTotal: { type: "integer", minimum: 0, description: "Number of findings of the rule" },
           id: { type: "string" },
           name: { type: "string" },
           passed: { type: "boolean" },
         },
-        required: ["findings", "id", "name", "passed"],
+        required: ["findings", "findingsTotal", "id", "name", "passed"],
       },
     },
     verdict: { type: "string", enum: ["pass", "fail"] },

@@ -18,7 +18,7 @@ import { affectedFunctionsMigration } from "./migrations/011-affected-functions.
 import { occurrenceModelMigration } from "./migrations/012-occurrence-model.ts";
 import { serviceStateMigration } from "./migrations/013-service-state.ts";
 import { consoleSessionsMigration } from "./migrations/014-console-sessions.ts";
-import { referenceChangesMigration } from "./migrations/017-reference-changes.ts";
+import { compareAndGateModelsMigration } from "./migrations/017-compare-and-gate-models.ts";
 import { createNodeSqliteDialect, openNodeSqliteDatabase } from "./node-sqlite-dialect.ts";
 import { createPooledSqliteDialect } from "./pooled-sqlite-dialect.ts";
 import type { Database } from "./schema.ts";
@@ -137,7 +137,7 @@ export const migrationNames = [
   "012-occurrence-model",
   "013-service-state",
   "014-console-sessions",
-  "017-reference-changes",
+  "017-compare-and-gate-models",
 ] as const;
 
 function inCodeMigrations(kind: StoreKind): MigrationProvider {
@@ -156,7 +156,7 @@ function inCodeMigrations(kind: StoreKind): MigrationProvider {
       [migrationNames[10]]: occurrenceModelMigration(kind),
       [migrationNames[11]]: serviceStateMigration(),
       [migrationNames[12]]: consoleSessionsMigration(),
-      [migrationNames[13]]: referenceChangesMigration(kind),
+      [migrationNames[13]]: compareAndGateModelsMigration(kind),
     }),
   };
 }

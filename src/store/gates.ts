@@ -1,6 +1,8 @@
 import { type Kysely, sql } from "kysely";
 import {
   evaluateGates,
+  type GateFinding,
+  type GateVerdict,
   type PackageInterval,
   type ReferenceInterval,
   type RuleOutcome,
@@ -170,17 +172,70 @@ export interface FindingRecord {
 }
 
 export interface GateEvaluation {
-  rules: { findings: FindingRecord[]; id: string; name: string; passed: boolean }[];
+  rules: { findings: FindingRecord[]; findingsTotal: number; id: string; name: string; passed: boolean }[];
   verdict: "pass" | "fail";
 }
 
-/** Evaluates the enabled rules on analysis `seq`; CVE findings list up to 20 referred objects. */
-export async function evaluateAnalysis(db: Db, applicationId: number, seq: number): Promise<GateEvaluation> {
+/** Evaluates the enabled rules on analysis `seq` from the facts, every finding (no objects). */
+async function computeVerdict(db: Db, applicationId: number, seq: number): Promise<GateVerdict> {
   const rules = await listGateRules(db);
   const inputs = await gateInputs(db, applicationId, seq, seq);
-  const result = evaluateGates(rules, statesAt(seq, inputs.packages, inputs.references));
+  return evaluateGates(rules, statesAt(seq, inputs.packages, inputs.references));
+}
+
+/**
+ * The verdict of analysis `seq`, stored once computed and valid while `gate_facts_generation` keeps
+ * the value read before computing it (triggers bump it on any write to gate rules, packages, versions
+ * or vulnerabilities: migration 017). Reading the generation first means a stored verdict is never
+ * older than its generation; a write in between only costs a recomputation.
+ */
+async function storedVerdict(db: Db, applicationId: number, seq: number): Promise<GateVerdict> {
+  const { value } = await db
+    .selectFrom("gate_facts_generation")
+    .select("value")
+    .where("id", "=", 1)
+    .executeTakeFirstOrThrow();
+  const generation = Number(value);
+  const stored = await db
+    .selectFrom("gate_evaluations")
+    .select(["generation", "doc"])
+    .where("application_id", "=", applicationId)
+    .where("seq", "=", seq)
+    .executeTakeFirst();
+  if (stored && Number(stored.generation) === generation) return JSON.parse(stored.doc) as GateVerdict;
+  const verdict = await computeVerdict(db, applicationId, seq);
+  const doc = JSON.stringify(verdict);
+  await db
+    .insertInto("gate_evaluations")
+    .values({ application_id: applicationId, seq, generation, doc })
+    .onConflict((oc) => oc.columns(["application_id", "seq"]).doUpdateSet({ generation, doc }))
+    .execute();
+  return verdict;
+}
+
+/**
+ * Evaluates the enabled rules on analysis `seq`: the stored verdict, or the facts when `fresh`. With
+ * `paging`, each rule lists the findings skip..skip+limit (its total in `findingsTotal`); CVE findings
+ * list up to 20 referred objects, read for the listed findings only.
+ */
+export async function evaluateAnalysis(
+  db: Db,
+  applicationId: number,
+  seq: number,
+  paging?: { limit: number; skip: number },
+  options: { fresh?: boolean } = {},
+): Promise<GateEvaluation> {
+  const result = options.fresh
+    ? await computeVerdict(db, applicationId, seq)
+    : await storedVerdict(db, applicationId, seq);
+  const page = (findings: GateFinding[]) =>
+    paging ? findings.slice(paging.skip, paging.skip + paging.limit) : findings;
   const withObjects = new Set(
-    result.rules.flatMap((r) => r.findings.filter((f) => f.cve !== undefined).map((f) => f.packageId)),
+    result.rules.flatMap((r) =>
+      page(r.findings)
+        .filter((f) => f.cve !== undefined)
+        .map((f) => f.packageId),
+    ),
   );
   const objects = new Map<number, ExternalObjectRecord[]>();
   for (const packageId of withObjects) {
@@ -188,9 +243,10 @@ export async function evaluateAnalysis(db: Db, applicationId: number, seq: numbe
   }
   return {
     rules: result.rules.map((rule: RuleOutcome) => ({
-      findings: rule.findings.map(({ packageId, ...finding }) =>
+      findings: page(rule.findings).map(({ packageId, ...finding }) =>
         finding.cve === undefined ? finding : { ...finding, objects: objects.get(packageId) ?? [] },
       ),
+      findingsTotal: rule.findings.length,
       id: rule.id,
       name: rule.name,
       passed: rule.passed,

@@ -194,7 +194,7 @@ export interface GateRulesTable {
 }
 
 /**
- * Change log of the references (migrations/017-reference-changes.ts, compare.ts): per analysis `seq`
+ * Change log of the references (migrations/017-compare-and-gate-models.ts, compare.ts): per analysis `seq`
  * from 2 on, +1 for each reference identity it adds to analysis `seq - 1` and -1 for each it removes;
  * keyed by application then the comparison's page order. Written once, when the analysis is ingested.
  */
@@ -218,6 +218,21 @@ export interface ReferenceChangeTotalsTable {
   removed: number;
 }
 
+/** One row (id 1): bumped by triggers on every write to a table a gate evaluation reads (migration 017). */
+export interface GateFactsGenerationTable {
+  id: number;
+  value: number;
+}
+
+/** A stored gate evaluation of one analysis (gates.ts), valid while the generation is current. */
+export interface GateEvaluationsTable {
+  application_id: number;
+  seq: number;
+  generation: number;
+  /** JSON of the rules' outcomes with every finding, without the findings' objects. */
+  doc: string;
+}
+
 export interface Database {
   applications: ApplicationsTable;
   analyses: AnalysesTable;
@@ -236,6 +251,8 @@ export interface Database {
   occurrence_objects: OccurrenceObjectsTable;
   reference_changes: ReferenceChangesTable;
   reference_change_totals: ReferenceChangeTotalsTable;
+  gate_facts_generation: GateFactsGenerationTable;
+  gate_evaluations: GateEvaluationsTable;
   api_keys: ApiKeysTable;
   gate_rules: GateRulesTable;
 }

@@ -41,7 +41,7 @@ export async function measureListOperations(
   db: Kysely<Database>,
   facts: BenchFacts,
   log: (message: string) => void,
-  options = { iterations: 40, budgetMs: 5_000 },
+  options: { iterations: number; budgetMs: number; only?: RegExp } = { iterations: 40, budgetMs: 5_000 },
 ): Promise<OperationResult[]> {
   const app = await findApplication(db, facts.application);
   if (!app) throw new Error(`application ${facts.application} missing from the store`);
@@ -113,13 +113,25 @@ export async function measureListOperations(
       },
     ],
     [
-      `gate evaluation (analysis ${latest})`,
+      `gate evaluation (analysis ${latest}), limit 100, stored verdict`,
       async () =>
-        (await evaluateAnalysis(db, applicationId, latest)).rules.reduce((n, r) => n + r.findings.length, 0),
+        (await evaluateAnalysis(db, applicationId, latest, { limit, skip: 0 })).rules.reduce(
+          (n, r) => n + r.findingsTotal,
+          0,
+        ),
+    ],
+    [
+      `gate evaluation (analysis ${latest}) from the facts, every finding (before)`,
+      async () =>
+        (await evaluateAnalysis(db, applicationId, latest, undefined, { fresh: true })).rules.reduce(
+          (n, r) => n + r.findings.length,
+          0,
+        ),
     ],
   ];
   const results: OperationResult[] = [];
   for (const [label, run] of operations) {
+    if (options.only && !options.only.test(label)) continue;
     const items = await run();
     await run();
     const times: number[] = [];

@@ -7,6 +7,7 @@ import { type Comparison, compareAnalysesPage, compareFromIntervals } from "../.
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
 import { ingestAnalysis } from "../../src/store/ingest.ts";
 import { findApplication } from "../../src/store/insights.ts";
+import { GATE_FACT_TABLES } from "../../src/store/migrations/017-compare-and-gate-models.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 
 const day = (d: string) => `${d}T00:00:00.000Z`;
@@ -242,7 +243,18 @@ for (const kind of STORE_KINDS) {
       // Take the store back to before migration 017, then open it again: the migration runs on data.
       await sql`drop table reference_changes`.execute(store.db);
       await sql`drop table reference_change_totals`.execute(store.db);
-      await sql`delete from kysely_migration where name = ${"017-reference-changes"}`.execute(store.db);
+      await sql`drop table gate_evaluations`.execute(store.db);
+      await sql`drop table gate_facts_generation`.execute(store.db);
+      if (kind === "postgres")
+        await sql`drop function bump_gate_facts_generation() cascade`.execute(store.db);
+      else {
+        for (const table of GATE_FACT_TABLES) {
+          for (const event of ["insert", "update", "delete"]) {
+            await sql.raw(`drop trigger ${table}_${event}_gate_facts`).execute(store.db);
+          }
+        }
+      }
+      await sql`delete from kysely_migration where name = ${"017-compare-and-gate-models"}`.execute(store.db);
       await store.close();
       store = await openStore({ databaseUrl: test.databaseUrl, sqliteFile: test.sqliteFile });
       assert.deepEqual(await logRows(), maintained);

@@ -38,7 +38,13 @@ const coreObjects = [
 interface Evaluation {
   analysis: { dateTime: string };
   application: string;
-  rules: { findings: Record<string, unknown>[]; id: string; name: string; passed: boolean }[];
+  rules: {
+    findings: Record<string, unknown>[];
+    findingsTotal: number;
+    id: string;
+    name: string;
+    passed: boolean;
+  }[];
   verdict: string;
 }
 
@@ -143,18 +149,21 @@ for (const kind of STORE_KINDS) {
           rules: [
             {
               findings: [],
+              findingsTotal: 0,
               id: "max-releases-behind-safest",
               name: "Not too far behind the safest version",
               passed: true,
             },
             {
               findings: [],
+              findingsTotal: 0,
               id: "no-referenced-severe-cve",
               name: "No severe CVE in a referenced package",
               passed: true,
             },
             {
               findings: [],
+              findingsTotal: 0,
               id: "no-unfixable-vulnerability",
               name: "No vulnerability without a fix",
               passed: true,
@@ -201,6 +210,26 @@ for (const kind of STORE_KINDS) {
         assert.ok(
           text.includes('{"cve":"CVE-2099-3001","detail":"CVE-2099-3001 (CRITICAL) affects'),
           "finding properties in name order",
+        );
+        // Findings are paged per rule (limit, skip); the totals and the verdict stay those of the analysis.
+        assert.deepEqual(
+          result.rules.map((r) => r.findingsTotal),
+          [0, 1, 1],
+        );
+        const past = await evaluation("?date=2024-02-15T00:00:00Z&limit=1&skip=1");
+        assert.equal(past.verdict, "fail");
+        assert.deepEqual(
+          past.rules.map((r) => [r.id, r.passed, r.findings.length, r.findingsTotal]),
+          [
+            ["max-releases-behind-safest", true, 0, 0],
+            ["no-referenced-severe-cve", false, 0, 1],
+            ["no-unfixable-vulnerability", false, 0, 1],
+          ],
+        );
+        await expectProblem(
+          get("/rest/applications/portal/gates/evaluation?limit=1001"),
+          400,
+          /'limit' must be an integer from 1 to 1000/,
         );
       });
 

@@ -130,7 +130,8 @@ const evaluateGate = defineTool({
         id: z.string(),
         name: z.string(),
         passed: z.boolean(),
-        findings: z.array(findingOutput),
+        findings: z.array(findingOutput).describe("The rule's first 100 findings, in package order"),
+        findingsTotal: count().describe("Number of findings of the rule"),
       }),
     ),
   }),
@@ -147,19 +148,26 @@ const evaluateGate = defineTool({
     const lines = e.rules.map((r) => {
       if (r.passed) return `- pass: ${r.id} (${r.name})`;
       const shown = r.findings.slice(0, FINDINGS_SHOWN).map(renderFinding);
-      if (r.findings.length > FINDINGS_SHOWN) {
+      if (r.findingsTotal > shown.length) {
         shown.push(
-          `  - … and ${r.findings.length - FINDINGS_SHOWN} more findings (all in structuredContent)`,
+          `  - … and ${r.findingsTotal - shown.length} more findings ` +
+            `(the first ${r.findings.length} in structuredContent)`,
         );
       }
-      return [`- FAIL: ${r.id} (${r.name}), ${plural(r.findings.length, "finding")}:`, ...shown].join("\n");
+      return [`- FAIL: ${r.id} (${r.name}), ${plural(r.findingsTotal, "finding")}:`, ...shown].join("\n");
     });
     return {
       structured: {
         application: e.application,
         analysis: e.analysis.dateTime,
         verdict: e.verdict,
-        rules: e.rules.map((r) => ({ id: r.id, name: r.name, passed: r.passed, findings: r.findings })),
+        rules: e.rules.map((r) => ({
+          id: r.id,
+          name: r.name,
+          passed: r.passed,
+          findings: r.findings,
+          findingsTotal: r.findingsTotal,
+        })),
       },
       text: joinLines(header, lines.join("\n")),
     };

@@ -101,6 +101,8 @@ export interface GateEvaluation {
       version: string;
       objects?: ExternalObject[];
     }[];
+    /** The API lists the first 100 findings of a rule; this counts them all. */
+    findingsTotal: number;
     id: string;
     name: string;
     passed: boolean;
