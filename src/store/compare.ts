@@ -49,9 +49,9 @@ export interface ComparePaging {
 
 /**
  * One page of what changed from analysis `fromSeq` to analysis `toSeq`: each of the six lists is cut
- * at `skip`/`limit` in its order and comes with its total. Packages are read from the validity
- * intervals (a comparison changes a few percent of an application's packages); references from the
- * change log `reference_changes` (migration 017), walked in page order.
+ * at `skip`/`limit` in its order and comes with its total. Both come from change logs written at
+ * ingest (migration 017): `package_changes`, sorted per request (it holds only what changed), and
+ * `reference_changes`, walked in page order.
  */
 export async function compareAnalysesPage(
   db: Db,
@@ -107,27 +107,77 @@ async function pagedPackages(
   paging: ComparePaging,
   vulnerableOnly: boolean,
 ): Promise<PagedChanges<VersionRow>> {
-  const [added, removed, addedTotal, removedTotal] = await Promise.all([
-    packagesOnlyIn(db, applicationId, toSeq, fromSeq, { vulnerableOnly, paging }),
-    packagesOnlyIn(db, applicationId, fromSeq, toSeq, { vulnerableOnly, paging }),
-    countPackagesOnlyIn(db, applicationId, toSeq, fromSeq, vulnerableOnly),
-    countPackagesOnlyIn(db, applicationId, fromSeq, toSeq, vulnerableOnly),
+  if (fromSeq === toSeq) return { added: [], removed: [], addedTotal: 0, removedTotal: 0 };
+  const lo = Math.min(fromSeq, toSeq);
+  const hi = Math.max(fromSeq, toSeq);
+  const [plus, minus] = await Promise.all([
+    packageChanges(db, applicationId, lo, hi, 1, vulnerableOnly, paging),
+    packageChanges(db, applicationId, lo, hi, -1, vulnerableOnly, paging),
   ]);
-  return { added, removed, addedTotal, removedTotal };
+  return toSeq > fromSeq
+    ? { added: plus.page, removed: minus.page, addedTotal: plus.total, removedTotal: minus.total }
+    : { added: minus.page, removed: plus.page, addedTotal: minus.total, removedTotal: plus.total };
 }
 
 /**
- * Package versions used in analysis `inSeq` and not in `notSeq`. The candidates are the intervals
- * that end or start between the two analyses, so the cost follows the change, not the application.
+ * The package versions whose changes over analyses lo+1..hi sum to `sign` (+1: in `hi` and not in
+ * `lo`; -1: the reverse), a page in name/version order and their count. The log holds only what
+ * changed (a few percent of an application's packages per analysis), so sorting it is cheap; the
+ * order uses the versions' current rank, which a later publication may shift.
  */
-function packagesOnlyInQuery(
+async function packageChanges(
   db: Db,
   applicationId: number,
-  inSeq: number,
-  notSeq: number,
+  lo: number,
+  hi: number,
+  sign: 1 | -1,
   vulnerableOnly: boolean,
-) {
-  let query = db
+  paging: ComparePaging,
+): Promise<{ page: VersionRow[]; total: number }> {
+  const net = db
+    .selectFrom("package_changes")
+    .select(["package_version_id", sql<number>`sum(sign)`.as("net")])
+    .where("application_id", "=", applicationId)
+    .where("seq", ">", lo)
+    .where("seq", "<=", hi)
+    .groupBy("package_version_id")
+    .as("c");
+  let base = db
+    .selectFrom(net)
+    .innerJoin("package_versions as pv", "pv.id", "c.package_version_id")
+    .innerJoin("packages as p", "p.id", "pv.package_id")
+    .where("c.net", "=", sign);
+  if (vulnerableOnly) {
+    base = base.where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom("version_vulnerabilities as vv")
+          .select(sql`1`.as("one"))
+          .whereRef("vv.package_version_id", "=", "pv.id"),
+      ),
+    );
+  }
+  const rows = await base
+    .select(["pv.id as version_id", "p.name", "pv.version", sql<number>`count(*) over ()`.as("total")])
+    .orderBy("p.name")
+    .orderBy("p.ecosystem")
+    .orderBy("pv.rank")
+    .orderBy("pv.version")
+    .limit(paging.limit)
+    .offset(paging.skip)
+    .execute();
+  const total =
+    rows.length > 0
+      ? Number(rows[0]?.total)
+      : paging.skip === 0
+        ? 0
+        : Number((await base.select(sql<number>`count(*)`.as("n")).executeTakeFirstOrThrow()).n);
+  return { page: rows.map((r) => ({ versionId: r.version_id, name: r.name, version: r.version })), total };
+}
+
+/** Package versions used in analysis `inSeq` and not in `notSeq`, read from the validity intervals. */
+function packagesOnlyInQuery(db: Db, applicationId: number, inSeq: number, notSeq: number) {
+  return db
     .selectFrom("application_packages as ap")
     .innerJoin("package_versions as pv", "pv.id", "ap.package_version_id")
     .innerJoin("packages as p", "p.id", "pv.package_id")
@@ -146,17 +196,6 @@ function packagesOnlyInQuery(
         ),
       ),
     );
-  if (vulnerableOnly) {
-    query = query.where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom("version_vulnerabilities as vv")
-          .select(sql`1`.as("one"))
-          .whereRef("vv.package_version_id", "=", "pv.id"),
-      ),
-    );
-  }
-  return query;
 }
 
 /** Package versions used in analysis `inSeq` and not in `notSeq`, ordered by name then version. */
@@ -165,32 +204,16 @@ async function packagesOnlyIn(
   applicationId: number,
   inSeq: number,
   notSeq: number,
-  options: { vulnerableOnly?: boolean; paging?: ComparePaging } = {},
 ): Promise<VersionRow[]> {
   if (inSeq === notSeq) return [];
-  let query = packagesOnlyInQuery(db, applicationId, inSeq, notSeq, options.vulnerableOnly ?? false)
+  const rows = await packagesOnlyInQuery(db, applicationId, inSeq, notSeq)
     .select(["pv.id as version_id", "p.name", "pv.version"])
     .orderBy("p.name")
     .orderBy("p.ecosystem")
     .orderBy("pv.rank")
-    .orderBy("pv.version");
-  if (options.paging) query = query.limit(options.paging.limit).offset(options.paging.skip);
-  const rows = await query.execute();
+    .orderBy("pv.version")
+    .execute();
   return rows.map((r) => ({ versionId: r.version_id, name: r.name, version: r.version }));
-}
-
-async function countPackagesOnlyIn(
-  db: Db,
-  applicationId: number,
-  inSeq: number,
-  notSeq: number,
-  vulnerableOnly: boolean,
-): Promise<number> {
-  if (inSeq === notSeq) return 0;
-  const row = await packagesOnlyInQuery(db, applicationId, inSeq, notSeq, vulnerableOnly)
-    .select(sql<number>`count(*)`.as("n"))
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -240,13 +263,36 @@ function referencesOnlyInQuery(db: Db, applicationId: number, inSeq: number, not
 }
 
 /**
- * Records in the change log what analysis `seq` changed in the references of its application against
- * analysis `seq - 1`: +1 per identity it adds, -1 per identity it removes. Run by ingestion (in the
+ * Records in the change logs what analysis `seq` changed against analysis `seq - 1`: +1 per package
+ * version and per reference identity it adds, -1 per one it removes. Run by ingestion (in the
  * analysis's transaction, after its rows are written) and by migration 017 for stored history.
  * Analyses only ever append, so the log of a stored analysis never changes.
  */
-export async function recordReferenceChanges(db: Db, applicationId: number, seq: number): Promise<void> {
+export async function recordChanges(db: Db, applicationId: number, seq: number): Promise<void> {
   if (seq < 2) return;
+  for (const [inSeq, notSeq, sign] of [
+    [seq, seq - 1, 1],
+    [seq - 1, seq, -1],
+  ] as const) {
+    await db
+      .insertInto("package_changes")
+      .columns(["application_id", "seq", "package_version_id", "sign"])
+      .expression(
+        packagesOnlyInQuery(db, applicationId, inSeq, notSeq)
+          .select([
+            sql<number>`${sql.lit(Math.trunc(applicationId))}`.as("application_id"),
+            sql<number>`${sql.lit(Math.trunc(seq))}`.as("seq"),
+            "pv.id as package_version_id",
+            sql<number>`${sql.lit(sign)}`.as("sign"),
+          ])
+          .distinct(),
+      )
+      .execute();
+  }
+  await recordReferenceChanges(db, applicationId, seq);
+}
+
+async function recordReferenceChanges(db: Db, applicationId: number, seq: number): Promise<void> {
   for (const [inSeq, notSeq, sign] of [
     [seq, seq - 1, 1],
     [seq - 1, seq, -1],

@@ -193,6 +193,14 @@ export interface GateRulesTable {
   updated_by: string | null;
 }
 
+/** Change log of the package versions in use (migration 017, compare.ts): +1 / -1 per analysis from 2 on. */
+export interface PackageChangesTable {
+  application_id: number;
+  seq: number;
+  package_version_id: number;
+  sign: number;
+}
+
 /**
  * Change log of the references (migrations/017-compare-and-gate-models.ts, compare.ts): per analysis `seq`
  * from 2 on, +1 for each reference identity it adds to analysis `seq - 1` and -1 for each it removes;
@@ -249,6 +257,7 @@ export interface Database {
   object_references: ObjectReferencesTable;
   cve_occurrences: CveOccurrencesTable;
   occurrence_objects: OccurrenceObjectsTable;
+  package_changes: PackageChangesTable;
   reference_changes: ReferenceChangesTable;
   reference_change_totals: ReferenceChangeTotalsTable;
   gate_facts_generation: GateFactsGenerationTable;

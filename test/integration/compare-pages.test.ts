@@ -137,7 +137,17 @@ for (const kind of STORE_KINDS) {
       return changed;
     }
 
-    const logRows = () =>
+    const logRows = async () => ({
+      packages: await store.db
+        .selectFrom("package_changes")
+        .selectAll()
+        .orderBy("application_id")
+        .orderBy("seq")
+        .orderBy("package_version_id")
+        .execute(),
+      references: await referenceRows(),
+    });
+    const referenceRows = () =>
       store.db
         .selectFrom("reference_changes")
         .selectAll()
@@ -239,10 +249,11 @@ for (const kind of STORE_KINDS) {
 
     it("migration 017 builds from the stored history the same log ingestion maintains", async () => {
       const maintained = await logRows();
-      assert.ok(maintained.length >= 10);
+      assert.ok(maintained.references.length >= 10 && maintained.packages.length >= 10);
       // Take the store back to before migration 017, then open it again: the migration runs on data.
       await sql`drop table reference_changes`.execute(store.db);
       await sql`drop table reference_change_totals`.execute(store.db);
+      await sql`drop table package_changes`.execute(store.db);
       await sql`drop table gate_evaluations`.execute(store.db);
       await sql`drop table gate_facts_generation`.execute(store.db);
       if (kind === "postgres")

@@ -1,5 +1,5 @@
 import { type ColumnDefinitionBuilder, type CreateTableBuilder, type Kysely, sql } from "kysely";
-import { recordReferenceChanges } from "../compare.ts";
+import { recordChanges } from "../compare.ts";
 import type { StoreKind } from "../database.ts";
 import type { Database } from "../schema.ts";
 
@@ -14,10 +14,10 @@ export const GATE_FACT_TABLES = [
 
 /**
  * Two read models:
- * - the change log of the references (compare.ts): keyed by application then the comparison's page
- *   order, so a page of a comparison is a walk of the primary key. On SQLite WITHOUT ROWID, so a
- *   page's rows are contiguous. Built here from the stored history (every analysis against its
- *   predecessor); ingestion appends to it afterwards.
+ * - the change logs of the packages and references (compare.ts). The references' is keyed by
+ *   application then the comparison's page order, so a page of a comparison is a walk of the primary
+ *   key (on SQLite WITHOUT ROWID, so a page's rows are contiguous). Built here from the stored history
+ *   (every analysis against its predecessor); ingestion appends to them afterwards.
  * - stored gate evaluations (gates.ts), valid while `gate_facts_generation` has the value they were
  *   computed at. Triggers bump it on every write to the tables an evaluation reads, whichever code path
  *   writes them, in the writer's transaction: a reader that reads the generation before the facts never
@@ -53,6 +53,14 @@ export function compareAndGateModelsMigration(kind: StoreKind) {
           ]),
       ).execute();
       await db.schema
+        .createTable("package_changes")
+        .addColumn("application_id", "integer", (c) => c.notNull())
+        .addColumn("seq", "integer", (c) => c.notNull())
+        .addColumn("package_version_id", "integer", (c) => c.notNull())
+        .addColumn("sign", "integer", (c) => c.notNull())
+        .addPrimaryKeyConstraint("package_changes_pk", ["application_id", "seq", "package_version_id"])
+        .execute();
+      await db.schema
         .createTable("reference_change_totals")
         .addColumn("application_id", "integer", (c) => c.notNull())
         .addColumn("seq", "integer", (c) => c.notNull())
@@ -69,8 +77,11 @@ export function compareAndGateModelsMigration(kind: StoreKind) {
         .orderBy("application_id")
         .orderBy("seq")
         .execute();
-      for (const a of analyses) await recordReferenceChanges(store, a.application_id, a.seq);
-      if (kind === "sqlite") await sql`ANALYZE reference_changes`.execute(db);
+      for (const a of analyses) await recordChanges(store, a.application_id, a.seq);
+      if (kind === "sqlite") {
+        await sql`ANALYZE reference_changes`.execute(db);
+        await sql`ANALYZE package_changes`.execute(db);
+      }
 
       await db.schema
         .createTable("gate_facts_generation")
