@@ -237,10 +237,7 @@ export async function evaluateAnalysis(
         .map((f) => f.packageId),
     ),
   );
-  const objects = new Map<number, ExternalObjectRecord[]>();
-  for (const packageId of withObjects) {
-    objects.set(packageId, await referredObjectsSample(db, applicationId, seq, packageId));
-  }
+  const objects = await referredObjectsSamples(db, applicationId, seq, [...withObjects]);
   return {
     rules: result.rules.map((rule: RuleOutcome) => ({
       findings: page(rule.findings).map(({ packageId, ...finding }) =>
@@ -289,29 +286,66 @@ export async function gateHistory(
   });
 }
 
-async function referredObjectsSample(
+/**
+ * Up to 20 referred objects of each package, in fullName order: one statement for all of them (a
+ * UNION ALL of one bounded index walk per package), as a page lists up to 100 packages per rule.
+ */
+async function referredObjectsSamples(
   db: Db,
   applicationId: number,
   seq: number,
-  packageId: number,
-): Promise<ExternalObjectRecord[]> {
-  const rows = await db
-    .selectFrom("external_objects as eo")
-    .select(["eo.object_id", "eo.name", "eo.full_name", "eo.mangling", "eo.type", "eo.type_id"])
-    .where("eo.application_id", "=", applicationId)
-    .where("eo.package_id", "=", packageId)
-    .where(liveAt("eo", seq))
-    .where(referredAt("eo", seq))
-    .orderBy("eo.full_name")
-    .orderBy("eo.object_id")
-    .limit(FINDING_OBJECTS_MAX)
-    .execute();
-  return rows.map((r) => ({
-    fullName: r.full_name,
-    id: r.object_id,
-    mangling: r.mangling,
-    name: r.name,
-    type: r.type,
-    typeId: r.type_id,
-  }));
+  packageIds: readonly number[],
+): Promise<Map<number, ExternalObjectRecord[]>> {
+  const samples = new Map<number, ExternalObjectRecord[]>();
+  const walk = (packageId: number) =>
+    db
+      .selectFrom((eb) =>
+        eb
+          .selectFrom("external_objects as eo")
+          .select([
+            "eo.package_id",
+            "eo.object_id",
+            "eo.name",
+            "eo.full_name",
+            "eo.mangling",
+            "eo.type",
+            "eo.type_id",
+          ])
+          .where("eo.application_id", "=", applicationId)
+          .where("eo.package_id", "=", packageId)
+          .where(liveAt("eo", seq))
+          .where(referredAt("eo", seq))
+          .orderBy("eo.full_name")
+          .orderBy("eo.object_id")
+          .limit(FINDING_OBJECTS_MAX)
+          .as("sample"),
+      )
+      .selectAll();
+  for (let i = 0; i < packageIds.length; i += 100) {
+    const [first, ...rest] = packageIds.slice(i, i + 100);
+    if (first === undefined) break;
+    let query = walk(first);
+    for (const packageId of rest) query = query.unionAll(walk(packageId));
+    for (const r of await query.execute()) {
+      const list = samples.get(r.package_id) ?? [];
+      list.push({
+        fullName: r.full_name,
+        id: r.object_id,
+        mangling: r.mangling,
+        name: r.name,
+        type: r.type,
+        typeId: r.type_id,
+      });
+      samples.set(r.package_id, list);
+    }
+  }
+  // SQL promises no order for a UNION ALL: each sample is put back in the stores' (byte) order.
+  const bytes = (text: string) => Buffer.from(text, "utf8");
+  for (const list of samples.values()) {
+    list.sort(
+      (a, b) =>
+        Buffer.compare(bytes(a.fullName), bytes(b.fullName)) || Buffer.compare(bytes(a.id), bytes(b.id)),
+    );
+  }
+  return samples;
 }
