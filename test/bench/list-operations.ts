@@ -28,6 +28,8 @@ export interface OperationResult {
   cpuP95Ms: number;
   /** Size of the answer: items listed (or changes, findings). */
   items: number;
+  /** The way before the change, measured for comparison: not held to the target. */
+  baseline: boolean;
 }
 
 const round = (n: number) => Math.round(n * 100) / 100;
@@ -163,6 +165,7 @@ export async function measureListOperations(
       cpuMedianMs: round(percentile(cpuTimes, 0.5)),
       cpuP95Ms: round(percentile(cpuTimes, 0.95)),
       items,
+      baseline: label.endsWith("(before)") || label.includes("(before paging)"),
     };
     log(
       `${label.padEnd(48)} median ${result.medianMs} ms  p95 ${result.p95Ms} ms  cpu ${result.cpuMedianMs} / ${result.cpuP95Ms} ms  (${items} items, n=${times.length})`,
