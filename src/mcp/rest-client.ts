@@ -125,7 +125,8 @@ export interface GateFinding {
 export interface GateEvaluation {
   analysis: DateTime;
   application: string;
-  rules: { findings: GateFinding[]; id: string; name: string; passed: boolean }[];
+  /** `findings`: the first 100 (the REST default page); `findingsTotal`: all of them. */
+  rules: { findings: GateFinding[]; findingsTotal: number; id: string; name: string; passed: boolean }[];
   verdict: "pass" | "fail";
 }
 
@@ -149,9 +150,12 @@ export interface VulnerablePackageChange extends PackageVersion {
   vulnerabilities: string[];
 }
 
+/** One page of each list (the query's skip and limit) and the length of each whole list. */
 export interface Changes<T> {
   added: T[];
+  addedTotal: number;
   removed: T[];
+  removedTotal: number;
 }
 
 export interface Comparison {
@@ -286,7 +290,10 @@ export interface RestClient {
   listGates(): Promise<GateRule[]>;
   evaluateGates(name: string, query: { date?: string }): Promise<GateEvaluation>;
   gateHistory(name: string, paging: Paging): Promise<GateHistoryEntry[]>;
-  compare(name: string, query: { from: string; to?: string }): Promise<Comparison>;
+  compare(
+    name: string,
+    query: { from: string; to?: string; limit: number; skip: number },
+  ): Promise<Comparison>;
 }
 
 export function createRestClient(options: RestClientOptions): RestClient {
@@ -368,7 +375,8 @@ export function createRestClient(options: RestClientOptions): RestClient {
     listGates: () => get("/rest/gates"),
     evaluateGates: (name, q) => get(`${app(name)}/gates/evaluation`, { date: q.date }),
     gateHistory: (name, p) => get(`${app(name)}/gates/history`, paging(p)),
-    compare: (name, q) => get(`${app(name)}/compare`, { from: q.from, to: q.to }),
+    compare: (name, q) =>
+      get(`${app(name)}/compare`, { from: q.from, to: q.to, limit: q.limit, skip: q.skip }),
   };
 }
 

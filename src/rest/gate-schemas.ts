@@ -77,12 +77,17 @@ export const gateEvaluationSchema = {
       items: {
         type: "object",
         properties: {
-          findings: { type: "array", items: { $ref: "GateFinding#" } },
+          findings: {
+            type: "array",
+            items: { $ref: "GateFinding#" },
+            description: "A page (skip, limit) of the rule's findings, in package order",
+          },
+          findingsTotal: { type: "integer", minimum: 0, description: "Number of findings of the rule" },
           id: { type: "string" },
           name: { type: "string" },
           passed: { type: "boolean" },
         },
-        required: ["findings", "id", "name", "passed"],
+        required: ["findings", "findingsTotal", "id", "name", "passed"],
       },
     },
     verdict: { type: "string", enum: ["pass", "fail"] },
@@ -103,8 +108,13 @@ export const gateHistoryEntrySchema = {
 
 const changes = (items: object) => ({
   type: "object",
-  properties: { added: { type: "array", items }, removed: { type: "array", items } },
-  required: ["added", "removed"],
+  properties: {
+    added: { type: "array", items, description: "A page (skip, limit) of the items in `to` only" },
+    addedTotal: { type: "integer", minimum: 0, description: "Number of items in `to` only" },
+    removed: { type: "array", items, description: "A page (skip, limit) of the items in `from` only" },
+    removedTotal: { type: "integer", minimum: 0, description: "Number of items in `from` only" },
+  },
+  required: ["added", "addedTotal", "removed", "removedTotal"],
 });
 
 const packageVersion = {

@@ -24,56 +24,163 @@ export interface Changes<T> {
   removed: T[];
 }
 
+/** One page of each list, with the length of each whole list. */
+export interface PagedChanges<T> extends Changes<T> {
+  addedTotal: number;
+  removedTotal: number;
+}
+
 export interface Comparison {
   packages: Changes<PackageChange>;
   references: Changes<ReferenceChange>;
   vulnerablePackages: Changes<VulnerablePackageChange>;
 }
 
+export interface ComparisonPage {
+  packages: PagedChanges<PackageChange>;
+  references: PagedChanges<ReferenceChange>;
+  vulnerablePackages: PagedChanges<VulnerablePackageChange>;
+}
+
+export interface ComparePaging {
+  limit: number;
+  skip: number;
+}
+
 /**
- * What changed from analysis `fromSeq` to analysis `toSeq`, read from the validity intervals: a row
- * valid in one analysis and not in the other is a candidate, kept when no row of the same identity
- * (package version; source and target object) is valid in the other analysis.
+ * One page of what changed from analysis `fromSeq` to analysis `toSeq`: each of the six lists is cut
+ * at `skip`/`limit` in its order and comes with its total. Both come from change logs written at
+ * ingest (migration 017): `package_changes`, sorted per request (it holds only what changed), and
+ * `reference_changes`, walked in page order.
  */
-export async function compareAnalyses(
+export async function compareAnalysesPage(
   db: Db,
   applicationId: number,
   fromSeq: number,
   toSeq: number,
-): Promise<Comparison> {
-  const added = await packagesOnlyIn(db, applicationId, toSeq, fromSeq);
-  const removed = await packagesOnlyIn(db, applicationId, fromSeq, toSeq);
-  const vulnerabilities = await vulnerabilitiesOfVersions(db, [
-    ...added.map((p) => p.versionId),
-    ...removed.map((p) => p.versionId),
+  paging: ComparePaging,
+): Promise<ComparisonPage> {
+  const [packages, vulnerablePackages, references] = await Promise.all([
+    pagedPackages(db, applicationId, fromSeq, toSeq, paging, false),
+    pagedPackages(db, applicationId, fromSeq, toSeq, paging, true),
+    pagedReferences(db, applicationId, fromSeq, toSeq, paging),
   ]);
-  const vulnerable = (list: typeof added) =>
-    list
-      .filter((p) => vulnerabilities.has(p.versionId))
-      .map((p) => ({
-        name: p.name,
-        version: p.version,
-        vulnerabilities: (vulnerabilities.get(p.versionId) ?? []).map((v) => v.cve),
-      }));
-  const plain = (list: typeof added) => list.map((p) => ({ name: p.name, version: p.version }));
   return {
-    packages: { added: plain(added), removed: plain(removed) },
-    references: {
-      added: await referencesOnlyIn(db, applicationId, toSeq, fromSeq),
-      removed: await referencesOnlyIn(db, applicationId, fromSeq, toSeq),
+    packages: {
+      ...packages,
+      added: packages.added.map(({ name, version }) => ({ name, version })),
+      removed: packages.removed.map(({ name, version }) => ({ name, version })),
     },
-    vulnerablePackages: { added: vulnerable(added), removed: vulnerable(removed) },
+    references,
+    vulnerablePackages: await withVulnerabilities(db, vulnerablePackages),
   };
 }
 
-/** Package versions used in analysis `inSeq` and not in `notSeq`, ordered by name then version. */
-async function packagesOnlyIn(db: Db, applicationId: number, inSeq: number, notSeq: number) {
-  if (inSeq === notSeq) return [];
-  const rows = await db
+interface VersionRow {
+  versionId: number;
+  name: string;
+  version: string;
+}
+
+async function withVulnerabilities(
+  db: Db,
+  page: PagedChanges<VersionRow>,
+): Promise<PagedChanges<VulnerablePackageChange>> {
+  const vulnerabilities = await vulnerabilitiesOfVersions(db, [
+    ...page.added.map((p) => p.versionId),
+    ...page.removed.map((p) => p.versionId),
+  ]);
+  const list = (rows: VersionRow[]) =>
+    rows.map((p) => ({
+      name: p.name,
+      version: p.version,
+      vulnerabilities: (vulnerabilities.get(p.versionId) ?? []).map((v) => v.cve),
+    }));
+  return { ...page, added: list(page.added), removed: list(page.removed) };
+}
+
+async function pagedPackages(
+  db: Db,
+  applicationId: number,
+  fromSeq: number,
+  toSeq: number,
+  paging: ComparePaging,
+  vulnerableOnly: boolean,
+): Promise<PagedChanges<VersionRow>> {
+  if (fromSeq === toSeq) return { added: [], removed: [], addedTotal: 0, removedTotal: 0 };
+  const lo = Math.min(fromSeq, toSeq);
+  const hi = Math.max(fromSeq, toSeq);
+  const [plus, minus] = await Promise.all([
+    packageChanges(db, applicationId, lo, hi, 1, vulnerableOnly, paging),
+    packageChanges(db, applicationId, lo, hi, -1, vulnerableOnly, paging),
+  ]);
+  return toSeq > fromSeq
+    ? { added: plus.page, removed: minus.page, addedTotal: plus.total, removedTotal: minus.total }
+    : { added: minus.page, removed: plus.page, addedTotal: minus.total, removedTotal: plus.total };
+}
+
+/**
+ * The package versions whose changes over analyses lo+1..hi sum to `sign` (+1: in `hi` and not in
+ * `lo`; -1: the reverse), a page in name/version order and their count. The log holds only what
+ * changed (a few percent of an application's packages per analysis), so sorting it is cheap; the
+ * order uses the versions' current rank, which a later publication may shift.
+ */
+async function packageChanges(
+  db: Db,
+  applicationId: number,
+  lo: number,
+  hi: number,
+  sign: 1 | -1,
+  vulnerableOnly: boolean,
+  paging: ComparePaging,
+): Promise<{ page: VersionRow[]; total: number }> {
+  const net = db
+    .selectFrom("package_changes")
+    .select(["package_version_id", sql<number>`sum(sign)`.as("net")])
+    .where("application_id", "=", applicationId)
+    .where("seq", ">", lo)
+    .where("seq", "<=", hi)
+    .groupBy("package_version_id")
+    .as("c");
+  let base = db
+    .selectFrom(net)
+    .innerJoin("package_versions as pv", "pv.id", "c.package_version_id")
+    .innerJoin("packages as p", "p.id", "pv.package_id")
+    .where("c.net", "=", sign);
+  if (vulnerableOnly) {
+    base = base.where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom("version_vulnerabilities as vv")
+          .select(sql`1`.as("one"))
+          .whereRef("vv.package_version_id", "=", "pv.id"),
+      ),
+    );
+  }
+  const rows = await base
+    .select(["pv.id as version_id", "p.name", "pv.version", sql<number>`count(*) over ()`.as("total")])
+    .orderBy("p.name")
+    .orderBy("p.ecosystem")
+    .orderBy("pv.rank")
+    .orderBy("pv.version")
+    .limit(paging.limit)
+    .offset(paging.skip)
+    .execute();
+  const total =
+    rows.length > 0
+      ? Number(rows[0]?.total)
+      : paging.skip === 0
+        ? 0
+        : Number((await base.select(sql<number>`count(*)`.as("n")).executeTakeFirstOrThrow()).n);
+  return { page: rows.map((r) => ({ versionId: r.version_id, name: r.name, version: r.version })), total };
+}
+
+/** Package versions used in analysis `inSeq` and not in `notSeq`, read from the validity intervals. */
+function packagesOnlyInQuery(db: Db, applicationId: number, inSeq: number, notSeq: number) {
+  return db
     .selectFrom("application_packages as ap")
     .innerJoin("package_versions as pv", "pv.id", "ap.package_version_id")
     .innerJoin("packages as p", "p.id", "pv.package_id")
-    .select(["pv.id as version_id", "p.name", "pv.version"])
     .where("ap.application_id", "=", applicationId)
     .where(liveAt("ap", inSeq))
     .where(sql<boolean>`not (${liveAt("ap", notSeq)})`)
@@ -88,7 +195,19 @@ async function packagesOnlyIn(db: Db, applicationId: number, inSeq: number, notS
             .where(liveAt("other", notSeq)),
         ),
       ),
-    )
+    );
+}
+
+/** Package versions used in analysis `inSeq` and not in `notSeq`, ordered by name then version. */
+async function packagesOnlyIn(
+  db: Db,
+  applicationId: number,
+  inSeq: number,
+  notSeq: number,
+): Promise<VersionRow[]> {
+  if (inSeq === notSeq) return [];
+  const rows = await packagesOnlyInQuery(db, applicationId, inSeq, notSeq)
+    .select(["pv.id as version_id", "p.name", "pv.version"])
     .orderBy("p.name")
     .orderBy("p.ecosystem")
     .orderBy("pv.rank")
@@ -97,30 +216,20 @@ async function packagesOnlyIn(db: Db, applicationId: number, inSeq: number, notS
   return rows.map((r) => ({ versionId: r.version_id, name: r.name, version: r.version }));
 }
 
+// ---------------------------------------------------------------------------------------------------
+// References: the change log
+
 /**
- * References valid in analysis `inSeq` with no reference between the same source and target objects
- * (same ids, full names and package) valid in `notSeq`; ordered by target then source.
+ * The references whose identity (source and target object ids and full names, target package) is in
+ * analysis `inSeq` and not in `notSeq`, one row per identity: the rows of a reference change when
+ * either object changes, so identities, not rows, are compared.
  */
-async function referencesOnlyIn(
-  db: Db,
-  applicationId: number,
-  inSeq: number,
-  notSeq: number,
-): Promise<ReferenceChange[]> {
-  if (inSeq === notSeq) return [];
-  const rows = await db
+function referencesOnlyInQuery(db: Db, applicationId: number, inSeq: number, notSeq: number) {
+  return db
     .selectFrom("object_references as r")
     .innerJoin("application_objects as s", "s.id", "r.source_id")
     .innerJoin("external_objects as t", "t.id", "r.target_id")
     .innerJoin("packages as p", "p.id", "t.package_id")
-    .select([
-      "s.object_id as source_id",
-      "s.full_name as source_full_name",
-      "t.object_id as target_id",
-      "t.full_name as target_full_name",
-      "p.name as package_name",
-    ])
-    .distinct()
     .where("r.application_id", "=", applicationId)
     .where(liveAt("r", inSeq))
     .where(sql<boolean>`not (${liveAt("r", notSeq)})`)
@@ -142,13 +251,239 @@ async function referencesOnlyIn(
         ),
       ),
     )
-    .orderBy("t.full_name")
-    .orderBy("t.object_id")
-    .orderBy("s.full_name")
-    .orderBy("s.object_id")
+    .select([
+      "t.full_name as target_full_name",
+      "t.object_id as target_object_id",
+      "s.full_name as source_full_name",
+      "s.object_id as source_object_id",
+      "t.package_id",
+      "p.name as package_name",
+    ])
+    .distinct();
+}
+
+/**
+ * Records in the change logs what analysis `seq` changed against analysis `seq - 1`: +1 per package
+ * version and per reference identity it adds, -1 per one it removes. Run by ingestion (in the
+ * analysis's transaction, after its rows are written) and by migration 017 for stored history.
+ * Analyses only ever append, so the log of a stored analysis never changes.
+ */
+export async function recordChanges(db: Db, applicationId: number, seq: number): Promise<void> {
+  if (seq < 2) return;
+  for (const [inSeq, notSeq, sign] of [
+    [seq, seq - 1, 1],
+    [seq - 1, seq, -1],
+  ] as const) {
+    await db
+      .insertInto("package_changes")
+      .columns(["application_id", "seq", "package_version_id", "sign"])
+      .expression(
+        packagesOnlyInQuery(db, applicationId, inSeq, notSeq)
+          .select([
+            sql<number>`${sql.lit(Math.trunc(applicationId))}`.as("application_id"),
+            sql<number>`${sql.lit(Math.trunc(seq))}`.as("seq"),
+            "pv.id as package_version_id",
+            sql<number>`${sql.lit(sign)}`.as("sign"),
+          ])
+          .distinct(),
+      )
+      .execute();
+  }
+  await recordReferenceChanges(db, applicationId, seq);
+}
+
+async function recordReferenceChanges(db: Db, applicationId: number, seq: number): Promise<void> {
+  for (const [inSeq, notSeq, sign] of [
+    [seq, seq - 1, 1],
+    [seq - 1, seq, -1],
+  ] as const) {
+    await db
+      .insertInto("reference_changes")
+      .columns([
+        "target_full_name",
+        "target_object_id",
+        "source_full_name",
+        "source_object_id",
+        "package_id",
+        "package_name",
+        "application_id",
+        "seq",
+        "sign",
+      ])
+      .expression(
+        referencesOnlyInQuery(db, applicationId, inSeq, notSeq).select([
+          // Literals: PostgreSQL types a bound parameter in a select list as text.
+          sql<number>`${sql.lit(Math.trunc(applicationId))}`.as("application_id"),
+          sql<number>`${sql.lit(Math.trunc(seq))}`.as("seq"),
+          sql<number>`${sql.lit(sign)}`.as("sign"),
+        ]),
+      )
+      .execute();
+  }
+  const counted = await db
+    .selectFrom("reference_changes")
+    .select([
+      sql<number>`coalesce(sum(case when sign = 1 then 1 else 0 end), 0)`.as("added"),
+      sql<number>`coalesce(sum(case when sign = -1 then 1 else 0 end), 0)`.as("removed"),
+    ])
+    .where("application_id", "=", applicationId)
+    .where("seq", "=", seq)
+    .executeTakeFirstOrThrow();
+  await db
+    .insertInto("reference_change_totals")
+    .values({
+      application_id: applicationId,
+      seq,
+      added: Number(counted.added),
+      removed: Number(counted.removed),
+    })
+    .execute();
+}
+
+/**
+ * A page of the references added and removed between two analyses. An identity is in `toSeq` and not
+ * in `fromSeq` exactly when its changes in between sum to +1 (they alternate +1, -1), so a page is a
+ * walk of the log's primary key (application, then page order) over the analyses in between, grouped
+ * per identity, stopping after `skip + limit` matches. Adjacent analyses read their totals from
+ * `reference_change_totals`; others count the groups.
+ */
+async function pagedReferences(
+  db: Db,
+  applicationId: number,
+  fromSeq: number,
+  toSeq: number,
+  paging: ComparePaging,
+): Promise<PagedChanges<ReferenceChange>> {
+  if (fromSeq === toSeq) return { added: [], removed: [], addedTotal: 0, removedTotal: 0 };
+  // Going back in time swaps the roles: added = removed of the forward comparison.
+  const lo = Math.min(fromSeq, toSeq);
+  const hi = Math.max(fromSeq, toSeq);
+  const forward = toSeq > fromSeq;
+  const [plus, minus, totals] = await Promise.all([
+    referenceChangesPage(db, applicationId, lo, hi, 1, paging),
+    referenceChangesPage(db, applicationId, lo, hi, -1, paging),
+    referenceChangeTotals(db, applicationId, lo, hi),
+  ]);
+  return forward
+    ? { added: plus, removed: minus, addedTotal: totals.plus, removedTotal: totals.minus }
+    : { added: minus, removed: plus, addedTotal: totals.minus, removedTotal: totals.plus };
+}
+
+function changeGroups(db: Db, applicationId: number, lo: number, hi: number) {
+  return db
+    .selectFrom("reference_changes")
+    .where("application_id", "=", applicationId)
+    .where("seq", ">", lo)
+    .where("seq", "<=", hi)
+    .groupBy(["target_full_name", "target_object_id", "source_full_name", "source_object_id", "package_id"]);
+}
+
+async function referenceChangesPage(
+  db: Db,
+  applicationId: number,
+  lo: number,
+  hi: number,
+  sign: 1 | -1,
+  paging: ComparePaging,
+): Promise<ReferenceChange[]> {
+  const rows = await changeGroups(db, applicationId, lo, hi)
+    .select([
+      "target_full_name",
+      "target_object_id",
+      "source_full_name",
+      "source_object_id",
+      sql<string>`max(package_name)`.as("package_name"),
+    ])
+    .having(sql<number>`sum(sign)`, "=", sign)
+    .orderBy("target_full_name")
+    .orderBy("target_object_id")
+    .orderBy("source_full_name")
+    .orderBy("source_object_id")
+    .orderBy("package_id")
+    .limit(paging.limit)
+    .offset(paging.skip)
     .execute();
   return rows.map((r) => ({
-    source: { fullName: r.source_full_name, id: r.source_id },
-    target: { fullName: r.target_full_name, id: r.target_id, package: r.package_name },
+    source: { fullName: r.source_full_name, id: r.source_object_id },
+    target: { fullName: r.target_full_name, id: r.target_object_id, package: r.package_name },
   }));
+}
+
+async function referenceChangeTotals(
+  db: Db,
+  applicationId: number,
+  lo: number,
+  hi: number,
+): Promise<{ plus: number; minus: number }> {
+  if (hi === lo + 1) {
+    const row = await db
+      .selectFrom("reference_change_totals")
+      .select(["added", "removed"])
+      .where("application_id", "=", applicationId)
+      .where("seq", "=", hi)
+      .executeTakeFirst();
+    return { plus: Number(row?.added ?? 0), minus: Number(row?.removed ?? 0) };
+  }
+  const row = await db
+    .selectFrom(changeGroups(db, applicationId, lo, hi).select(sql<number>`sum(sign)`.as("net")).as("g"))
+    .select([
+      sql<number>`coalesce(sum(case when g.net = 1 then 1 else 0 end), 0)`.as("plus"),
+      sql<number>`coalesce(sum(case when g.net = -1 then 1 else 0 end), 0)`.as("minus"),
+    ])
+    .executeTakeFirstOrThrow();
+  return { plus: Number(row.plus), minus: Number(row.minus) };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The whole comparison from the validity intervals (no log): the reference the tests and the
+// benchmark check pages against.
+
+/**
+ * What changed from analysis `fromSeq` to analysis `toSeq`, every item, read from the validity
+ * intervals: a row valid in one analysis and not in the other is a candidate, kept when no row of the
+ * same identity (package version; source and target object) is valid in the other analysis.
+ */
+export async function compareFromIntervals(
+  db: Db,
+  applicationId: number,
+  fromSeq: number,
+  toSeq: number,
+): Promise<Comparison> {
+  const added = await packagesOnlyIn(db, applicationId, toSeq, fromSeq);
+  const removed = await packagesOnlyIn(db, applicationId, fromSeq, toSeq);
+  const vulnerabilities = await vulnerabilitiesOfVersions(db, [
+    ...added.map((p) => p.versionId),
+    ...removed.map((p) => p.versionId),
+  ]);
+  const vulnerable = (list: typeof added) =>
+    list
+      .filter((p) => vulnerabilities.has(p.versionId))
+      .map((p) => ({
+        name: p.name,
+        version: p.version,
+        vulnerabilities: (vulnerabilities.get(p.versionId) ?? []).map((v) => v.cve),
+      }));
+  const plain = (list: typeof added) => list.map((p) => ({ name: p.name, version: p.version }));
+  const references = async (inSeq: number, notSeq: number): Promise<ReferenceChange[]> => {
+    if (inSeq === notSeq) return [];
+    const rows = await referencesOnlyInQuery(db, applicationId, inSeq, notSeq)
+      .orderBy("target_full_name")
+      .orderBy("target_object_id")
+      .orderBy("source_full_name")
+      .orderBy("source_object_id")
+      .orderBy("package_id")
+      .execute();
+    return rows.map((r) => ({
+      source: { fullName: r.source_full_name, id: r.source_object_id },
+      target: { fullName: r.target_full_name, id: r.target_object_id, package: r.package_name },
+    }));
+  };
+  return {
+    packages: { added: plain(added), removed: plain(removed) },
+    references: {
+      added: await references(toSeq, fromSeq),
+      removed: await references(fromSeq, toSeq),
+    },
+    vulnerablePackages: { added: vulnerable(added), removed: vulnerable(removed) },
+  };
 }

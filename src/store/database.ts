@@ -19,6 +19,7 @@ import { occurrenceModelMigration } from "./migrations/012-occurrence-model.ts";
 import { serviceStateMigration } from "./migrations/013-service-state.ts";
 import { consoleSessionsMigration } from "./migrations/014-console-sessions.ts";
 import { occurrenceObjectListsMigration } from "./migrations/015-occurrence-object-lists.ts";
+import { compareAndGateModelsMigration } from "./migrations/017-compare-and-gate-models.ts";
 import { createNodeSqliteDialect, openNodeSqliteDatabase } from "./node-sqlite-dialect.ts";
 import { createPooledSqliteDialect } from "./pooled-sqlite-dialect.ts";
 import type { Database } from "./schema.ts";
@@ -138,6 +139,7 @@ export const migrationNames = [
   "013-service-state",
   "014-console-sessions",
   "015-occurrence-object-lists",
+  "017-compare-and-gate-models",
 ] as const;
 
 function inCodeMigrations(kind: StoreKind): MigrationProvider {
@@ -157,6 +159,7 @@ function inCodeMigrations(kind: StoreKind): MigrationProvider {
       [migrationNames[11]]: serviceStateMigration(),
       [migrationNames[12]]: consoleSessionsMigration(),
       [migrationNames[13]]: occurrenceObjectListsMigration(kind),
+      [migrationNames[14]]: compareAndGateModelsMigration(kind),
     }),
   };
 }

@@ -1,6 +1,8 @@
 import { type Kysely, sql } from "kysely";
 import {
   evaluateGates,
+  type GateFinding,
+  type GateVerdict,
   type PackageInterval,
   type ReferenceInterval,
   type RuleOutcome,
@@ -170,27 +172,78 @@ export interface FindingRecord {
 }
 
 export interface GateEvaluation {
-  rules: { findings: FindingRecord[]; id: string; name: string; passed: boolean }[];
+  rules: { findings: FindingRecord[]; findingsTotal: number; id: string; name: string; passed: boolean }[];
   verdict: "pass" | "fail";
 }
 
-/** Evaluates the enabled rules on analysis `seq`; CVE findings list up to 20 referred objects. */
-export async function evaluateAnalysis(db: Db, applicationId: number, seq: number): Promise<GateEvaluation> {
+/** Evaluates the enabled rules on analysis `seq` from the facts, every finding (no objects). */
+async function computeVerdict(db: Db, applicationId: number, seq: number): Promise<GateVerdict> {
   const rules = await listGateRules(db);
   const inputs = await gateInputs(db, applicationId, seq, seq);
-  const result = evaluateGates(rules, statesAt(seq, inputs.packages, inputs.references));
+  return evaluateGates(rules, statesAt(seq, inputs.packages, inputs.references));
+}
+
+/**
+ * The verdict of analysis `seq`, stored once computed and valid while `gate_facts_generation` keeps
+ * the value read before computing it (triggers bump it on any write to gate rules, packages, versions
+ * or vulnerabilities: migration 017). Reading the generation first means a stored verdict is never
+ * older than its generation; a write in between only costs a recomputation.
+ */
+async function storedVerdict(db: Db, applicationId: number, seq: number): Promise<GateVerdict> {
+  const { value } = await db
+    .selectFrom("gate_facts_generation")
+    .select("value")
+    .where("id", "=", 1)
+    .executeTakeFirstOrThrow();
+  const generation = Number(value);
+  const stored = await db
+    .selectFrom("gate_evaluations")
+    .select(["generation", "doc"])
+    .where("application_id", "=", applicationId)
+    .where("seq", "=", seq)
+    .executeTakeFirst();
+  if (stored && Number(stored.generation) === generation) return JSON.parse(stored.doc) as GateVerdict;
+  const verdict = await computeVerdict(db, applicationId, seq);
+  const doc = JSON.stringify(verdict);
+  await db
+    .insertInto("gate_evaluations")
+    .values({ application_id: applicationId, seq, generation, doc })
+    .onConflict((oc) => oc.columns(["application_id", "seq"]).doUpdateSet({ generation, doc }))
+    .execute();
+  return verdict;
+}
+
+/**
+ * Evaluates the enabled rules on analysis `seq`: the stored verdict, or the facts when `fresh`. With
+ * `paging`, each rule lists the findings skip..skip+limit (its total in `findingsTotal`); CVE findings
+ * list up to 20 referred objects, read for the listed findings only.
+ */
+export async function evaluateAnalysis(
+  db: Db,
+  applicationId: number,
+  seq: number,
+  paging?: { limit: number; skip: number },
+  options: { fresh?: boolean } = {},
+): Promise<GateEvaluation> {
+  const result = options.fresh
+    ? await computeVerdict(db, applicationId, seq)
+    : await storedVerdict(db, applicationId, seq);
+  const page = (findings: GateFinding[]) =>
+    paging ? findings.slice(paging.skip, paging.skip + paging.limit) : findings;
   const withObjects = new Set(
-    result.rules.flatMap((r) => r.findings.filter((f) => f.cve !== undefined).map((f) => f.packageId)),
+    result.rules.flatMap((r) =>
+      page(r.findings)
+        .filter((f) => f.cve !== undefined)
+        .map((f) => f.packageId),
+    ),
   );
-  const objects = new Map<number, ExternalObjectRecord[]>();
-  for (const packageId of withObjects) {
-    objects.set(packageId, await referredObjectsSample(db, applicationId, seq, packageId));
-  }
+  const objects = await referredObjectsSamples(db, applicationId, seq, [...withObjects]);
   return {
     rules: result.rules.map((rule: RuleOutcome) => ({
-      findings: rule.findings.map(({ packageId, ...finding }) =>
+      findings: page(rule.findings).map(({ packageId, ...finding }) =>
         finding.cve === undefined ? finding : { ...finding, objects: objects.get(packageId) ?? [] },
       ),
+      findingsTotal: rule.findings.length,
       id: rule.id,
       name: rule.name,
       passed: rule.passed,
@@ -233,29 +286,66 @@ export async function gateHistory(
   });
 }
 
-async function referredObjectsSample(
+/**
+ * Up to 20 referred objects of each package, in fullName order: one statement for all of them (a
+ * UNION ALL of one bounded index walk per package), as a page lists up to 100 packages per rule.
+ */
+async function referredObjectsSamples(
   db: Db,
   applicationId: number,
   seq: number,
-  packageId: number,
-): Promise<ExternalObjectRecord[]> {
-  const rows = await db
-    .selectFrom("external_objects as eo")
-    .select(["eo.object_id", "eo.name", "eo.full_name", "eo.mangling", "eo.type", "eo.type_id"])
-    .where("eo.application_id", "=", applicationId)
-    .where("eo.package_id", "=", packageId)
-    .where(liveAt("eo", seq))
-    .where(referredAt("eo", seq))
-    .orderBy("eo.full_name")
-    .orderBy("eo.object_id")
-    .limit(FINDING_OBJECTS_MAX)
-    .execute();
-  return rows.map((r) => ({
-    fullName: r.full_name,
-    id: r.object_id,
-    mangling: r.mangling,
-    name: r.name,
-    type: r.type,
-    typeId: r.type_id,
-  }));
+  packageIds: readonly number[],
+): Promise<Map<number, ExternalObjectRecord[]>> {
+  const samples = new Map<number, ExternalObjectRecord[]>();
+  const walk = (packageId: number) =>
+    db
+      .selectFrom((eb) =>
+        eb
+          .selectFrom("external_objects as eo")
+          .select([
+            "eo.package_id",
+            "eo.object_id",
+            "eo.name",
+            "eo.full_name",
+            "eo.mangling",
+            "eo.type",
+            "eo.type_id",
+          ])
+          .where("eo.application_id", "=", applicationId)
+          .where("eo.package_id", "=", packageId)
+          .where(liveAt("eo", seq))
+          .where(referredAt("eo", seq))
+          .orderBy("eo.full_name")
+          .orderBy("eo.object_id")
+          .limit(FINDING_OBJECTS_MAX)
+          .as("sample"),
+      )
+      .selectAll();
+  for (let i = 0; i < packageIds.length; i += 100) {
+    const [first, ...rest] = packageIds.slice(i, i + 100);
+    if (first === undefined) break;
+    let query = walk(first);
+    for (const packageId of rest) query = query.unionAll(walk(packageId));
+    for (const r of await query.execute()) {
+      const list = samples.get(r.package_id) ?? [];
+      list.push({
+        fullName: r.full_name,
+        id: r.object_id,
+        mangling: r.mangling,
+        name: r.name,
+        type: r.type,
+        typeId: r.type_id,
+      });
+      samples.set(r.package_id, list);
+    }
+  }
+  // SQL promises no order for a UNION ALL: each sample is put back in the stores' (byte) order.
+  const bytes = (text: string) => Buffer.from(text, "utf8");
+  for (const list of samples.values()) {
+    list.sort(
+      (a, b) =>
+        Buffer.compare(bytes(a.fullName), bytes(b.fullName)) || Buffer.compare(bytes(a.id), bytes(b.id)),
+    );
+  }
+  return samples;
 }

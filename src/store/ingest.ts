@@ -8,6 +8,7 @@ import {
 } from "../scanner/analysis.ts";
 import { chunks, nowIso } from "./batch.ts";
 import { ensurePackage, recomputePackagesFacts } from "./catalog.ts";
+import { recordChanges } from "./compare.ts";
 import {
   closeOccurrencePackages,
   diffOccurrenceObjects,
@@ -91,6 +92,7 @@ export async function ingestAnalysis(
       new Set(input.references.map((r) => r.to)),
       external.replaced,
     );
+    await recordChanges(trx, applicationId, seq);
     return {
       application: applicationName,
       seq,

@@ -206,6 +206,54 @@ export interface GateRulesTable {
   updated_by: string | null;
 }
 
+/** Change log of the package versions in use (migration 017, compare.ts): +1 / -1 per analysis from 2 on. */
+export interface PackageChangesTable {
+  application_id: number;
+  seq: number;
+  package_version_id: number;
+  sign: number;
+}
+
+/**
+ * Change log of the references (migrations/017-compare-and-gate-models.ts, compare.ts): per analysis `seq`
+ * from 2 on, +1 for each reference identity it adds to analysis `seq - 1` and -1 for each it removes;
+ * keyed by application then the comparison's page order. Written once, when the analysis is ingested.
+ */
+export interface ReferenceChangesTable {
+  application_id: number;
+  target_full_name: string;
+  target_object_id: string;
+  source_full_name: string;
+  source_object_id: string;
+  package_id: number;
+  seq: number;
+  sign: number;
+  package_name: string;
+}
+
+/** How many identities each analysis's log adds and removes (the totals of an adjacent comparison). */
+export interface ReferenceChangeTotalsTable {
+  application_id: number;
+  seq: number;
+  added: number;
+  removed: number;
+}
+
+/** One row (id 1): bumped by triggers on every write to a table a gate evaluation reads (migration 017). */
+export interface GateFactsGenerationTable {
+  id: number;
+  value: number;
+}
+
+/** A stored gate evaluation of one analysis (gates.ts), valid while the generation is current. */
+export interface GateEvaluationsTable {
+  application_id: number;
+  seq: number;
+  generation: number;
+  /** JSON of the rules' outcomes with every finding, without the findings' objects. */
+  doc: string;
+}
+
 export interface Database {
   applications: ApplicationsTable;
   analyses: AnalysesTable;
@@ -223,6 +271,11 @@ export interface Database {
   cve_occurrences: CveOccurrencesTable;
   occurrence_objects: OccurrenceObjectsTable;
   occurrence_object_lists: OccurrenceObjectListsTable;
+  package_changes: PackageChangesTable;
+  reference_changes: ReferenceChangesTable;
+  reference_change_totals: ReferenceChangeTotalsTable;
+  gate_facts_generation: GateFactsGenerationTable;
+  gate_evaluations: GateEvaluationsTable;
   api_keys: ApiKeysTable;
   gate_rules: GateRulesTable;
 }

@@ -4,7 +4,7 @@
  */
 import { performance } from "node:perf_hooks";
 import type { Kysely } from "kysely";
-import { compareAnalyses } from "../../src/store/compare.ts";
+import { compareAnalysesPage, compareFromIntervals } from "../../src/store/compare.ts";
 import { evaluateAnalysis } from "../../src/store/gates.ts";
 import { findApplication, listCveInsights } from "../../src/store/insights.ts";
 import {
@@ -28,6 +28,8 @@ export interface OperationResult {
   cpuP95Ms: number;
   /** Size of the answer: items listed (or changes, findings). */
   items: number;
+  /** The way before the change, measured for comparison: not held to the target. */
+  baseline: boolean;
 }
 
 const round = (n: number) => Math.round(n * 100) / 100;
@@ -41,7 +43,13 @@ export async function measureListOperations(
   db: Kysely<Database>,
   facts: BenchFacts,
   log: (message: string) => void,
-  options = { iterations: 40, budgetMs: 5_000 },
+  options: {
+    iterations: number;
+    budgetMs: number;
+    only?: RegExp;
+    /** Cumulative CPU ms of the database server's processes, added to each run's CPU (PostgreSQL). */
+    serverCpuMs?: () => number;
+  } = { iterations: 40, budgetMs: 5_000 },
 ): Promise<OperationResult[]> {
   const app = await findApplication(db, facts.application);
   if (!app) throw new Error(`application ${facts.application} missing from the store`);
@@ -77,9 +85,33 @@ export async function measureListOperations(
           .length,
     ],
     [
-      `compare analysis ${latest - 1} → ${latest}`,
+      `compare analysis ${latest - 1} → ${latest}, limit 100`,
       async () => {
-        const c = await compareAnalyses(db, applicationId, latest - 1, latest);
+        const c = await compareAnalysesPage(db, applicationId, latest - 1, latest, { limit, skip: 0 });
+        return (
+          c.packages.addedTotal +
+          c.packages.removedTotal +
+          c.references.addedTotal +
+          c.references.removedTotal
+        );
+      },
+    ],
+    [
+      `compare analysis 1 → ${latest}, limit 100`,
+      async () => {
+        const c = await compareAnalysesPage(db, applicationId, 1, latest, { limit, skip: 0 });
+        return (
+          c.packages.addedTotal +
+          c.packages.removedTotal +
+          c.references.addedTotal +
+          c.references.removedTotal
+        );
+      },
+    ],
+    [
+      `compare analysis ${latest - 1} → ${latest}, whole lists from the intervals (before paging)`,
+      async () => {
+        const c = await compareFromIntervals(db, applicationId, latest - 1, latest);
         return (
           c.packages.added.length +
           c.packages.removed.length +
@@ -89,13 +121,25 @@ export async function measureListOperations(
       },
     ],
     [
-      `gate evaluation (analysis ${latest})`,
+      `gate evaluation (analysis ${latest}), limit 100, stored verdict`,
       async () =>
-        (await evaluateAnalysis(db, applicationId, latest)).rules.reduce((n, r) => n + r.findings.length, 0),
+        (await evaluateAnalysis(db, applicationId, latest, { limit, skip: 0 })).rules.reduce(
+          (n, r) => n + r.findingsTotal,
+          0,
+        ),
+    ],
+    [
+      `gate evaluation (analysis ${latest}) from the facts, every finding (before)`,
+      async () =>
+        (await evaluateAnalysis(db, applicationId, latest, undefined, { fresh: true })).rules.reduce(
+          (n, r) => n + r.findings.length,
+          0,
+        ),
     ],
   ];
   const results: OperationResult[] = [];
   for (const [label, run] of operations) {
+    if (options.only && !options.only.test(label)) continue;
     const items = await run();
     await run();
     const times: number[] = [];
@@ -105,10 +149,11 @@ export async function measureListOperations(
       if (i >= 5 && performance.now() - started > options.budgetMs) break;
       const t0 = performance.now();
       const cpu0 = process.cpuUsage();
+      const server0 = options.serverCpuMs?.() ?? 0;
       await run();
       const cpu = process.cpuUsage(cpu0);
       times.push(performance.now() - t0);
-      cpuTimes.push((cpu.user + cpu.system) / 1000);
+      cpuTimes.push((cpu.user + cpu.system) / 1000 + ((options.serverCpuMs?.() ?? 0) - server0));
     }
     times.sort((a, b) => a - b);
     cpuTimes.sort((a, b) => a - b);
@@ -120,6 +165,7 @@ export async function measureListOperations(
       cpuMedianMs: round(percentile(cpuTimes, 0.5)),
       cpuP95Ms: round(percentile(cpuTimes, 0.95)),
       items,
+      baseline: label.endsWith("(before)") || label.includes("(before paging)"),
     };
     log(
       `${label.padEnd(48)} median ${result.medianMs} ms  p95 ${result.p95Ms} ms  cpu ${result.cpuMedianMs} / ${result.cpuP95Ms} ms  (${items} items, n=${times.length})`,

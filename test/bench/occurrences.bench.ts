@@ -844,7 +844,7 @@ function renderResults(report: Report): string {
       return `| HTTP through the gateway, wide CVE limit 50 >= ${TARGET_REQUESTS_PER_SECOND} requests/s — ${store} (store reads on the service's event loop) | ${occurrences} requests/s (${round(ratio * 100, 2)} % of /mcp/healthcheck) | ${occurrences >= TARGET_REQUESTS_PER_SECOND ? "✅ yes" : "❌ no"} |`;
     }),
     ...Object.entries(report.listOperations).map(([kind, ops]) => {
-      const worst = ops.reduce((a, b) => (b.p95Ms > a.p95Ms ? b : a));
+      const worst = ops.filter((o) => !o.baseline).reduce((a, b) => (b.p95Ms > a.p95Ms ? b : a));
       return `| other list operations p95 <= ${LIST_TARGET_P95_MS} ms, limit 100 — ${kind === "sqlite" ? "SQLite" : "PostgreSQL"} | worst: ${worst.label} ${worst.p95Ms} ms | ${worst.p95Ms <= LIST_TARGET_P95_MS ? "✅ yes" : "❌ no"} |`;
     }),
   ];

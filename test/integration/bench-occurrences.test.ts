@@ -48,7 +48,7 @@ describe("bench:occurrences at a tiny scale", () => {
         string,
         { label: string; packages: number; p95Ms: number; totalCpuMedianMs?: number }[]
       >;
-      listOperations: Record<string, { label: string; p95Ms: number }[]>;
+      listOperations: Record<string, { label: string; p95Ms: number; items: number }[]>;
       http: { label: string; requestsPerSecond: number }[];
       generation: Record<string, { report: { modelSeconds: Record<string, number>; storage: unknown } }>;
     };
@@ -64,7 +64,15 @@ describe("bench:occurrences at a tiny scale", () => {
       assert.ok(cases.every((c) => c.packages > 0 && c.p95Ms > 0));
     }
     assert.deepEqual(Object.keys(report.listOperations).sort(), ["postgres", "sqlite"]);
-    assert.equal(report.listOperations.sqlite?.length, 7);
+    assert.equal(report.listOperations.sqlite?.length, 10);
+    for (const ops of Object.values(report.listOperations)) {
+      // The paged answers count what the whole answers list (compare: changes; gate: findings).
+      const items = (start: string, has: string) =>
+        ops.find((o) => o.label.startsWith(start) && o.label.includes(has))?.items;
+      assert.equal(items("compare analysis", "limit 100"), items("compare analysis", "whole lists"));
+      assert.equal(items("gate evaluation", "stored verdict"), items("gate evaluation", "from the facts"));
+      assert.ok((items("gate evaluation", "stored verdict") ?? 0) > 0);
+    }
     assert.ok(report.http.some((r) => r.label.startsWith("occurrences, wide") && r.requestsPerSecond > 0));
     assert.ok(report.generation.sqlite?.report.storage && report.generation.postgres?.report.modelSeconds);
     assert.match(run.stdout, /#### In-process latency/);

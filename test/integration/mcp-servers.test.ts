@@ -425,6 +425,22 @@ describe("MCP servers over HTTP (demo data)", () => {
         textOf(result),
         /\n {2}- org\.apache\.logging\.log4j:log4j-core 2\.14\.1 \(CVE-2021-44228/,
       );
+      // limit and skip page each list; the totals stay those of the whole lists.
+      const second = await callTool(gatekeeper.endpoint, "compare_analyses", {
+        application: "payments-service",
+        from: "2024-02-01T00:00:00Z",
+        limit: 1,
+        skip: 1,
+      });
+      assert.notEqual(second.isError, true, textOf(second));
+      const paged = second.structuredContent as {
+        packages: { added: { name: string; version: string }[]; addedTotal: number };
+      };
+      const full = result.structuredContent as typeof paged;
+      assert.ok(full.packages.addedTotal >= 2);
+      assert.equal(paged.packages.addedTotal, full.packages.addedTotal);
+      assert.deepEqual(paged.packages.added, full.packages.added.slice(1, 2));
+      assert.match(textOf(second), new RegExp(`Packages: ${full.packages.addedTotal} added`));
     });
 
     it("a viewer cannot evaluate an application they may not read", async () => {

@@ -38,7 +38,13 @@ const coreObjects = [
 interface Evaluation {
   analysis: { dateTime: string };
   application: string;
-  rules: { findings: Record<string, unknown>[]; id: string; name: string; passed: boolean }[];
+  rules: {
+    findings: Record<string, unknown>[];
+    findingsTotal: number;
+    id: string;
+    name: string;
+    passed: boolean;
+  }[];
   verdict: string;
 }
 
@@ -143,18 +149,21 @@ for (const kind of STORE_KINDS) {
           rules: [
             {
               findings: [],
+              findingsTotal: 0,
               id: "max-releases-behind-safest",
               name: "Not too far behind the safest version",
               passed: true,
             },
             {
               findings: [],
+              findingsTotal: 0,
               id: "no-referenced-severe-cve",
               name: "No severe CVE in a referenced package",
               passed: true,
             },
             {
               findings: [],
+              findingsTotal: 0,
               id: "no-unfixable-vulnerability",
               name: "No vulnerability without a fix",
               passed: true,
@@ -201,6 +210,26 @@ for (const kind of STORE_KINDS) {
         assert.ok(
           text.includes('{"cve":"CVE-2099-3001","detail":"CVE-2099-3001 (CRITICAL) affects'),
           "finding properties in name order",
+        );
+        // Findings are paged per rule (limit, skip); the totals and the verdict stay those of the analysis.
+        assert.deepEqual(
+          result.rules.map((r) => r.findingsTotal),
+          [0, 1, 1],
+        );
+        const past = await evaluation("?date=2024-02-15T00:00:00Z&limit=1&skip=1");
+        assert.equal(past.verdict, "fail");
+        assert.deepEqual(
+          past.rules.map((r) => [r.id, r.passed, r.findings.length, r.findingsTotal]),
+          [
+            ["max-releases-behind-safest", true, 0, 0],
+            ["no-referenced-severe-cve", false, 0, 1],
+            ["no-unfixable-vulnerability", false, 0, 1],
+          ],
+        );
+        await expectProblem(
+          get("/rest/applications/portal/gates/evaluation?limit=1001"),
+          400,
+          /'limit' must be an integer from 1 to 1000/,
         );
       });
 
@@ -448,10 +477,12 @@ for (const kind of STORE_KINDS) {
                 { name: "churn", version: "1.15.0" },
                 { name: "quiet-lib", version: "1.1.0" },
               ],
+              addedTotal: 2,
               removed: [
                 { name: "churn", version: "1.0.0" },
                 { name: "quiet-lib", version: "1.0.0" },
               ],
+              removedTotal: 2,
             },
             references: {
               added: [
@@ -460,12 +491,16 @@ for (const kind of STORE_KINDS) {
                   target: { fullName: "churn.stop", id: "churn/stop", package: "churn" },
                 },
               ],
+              addedTotal: 1,
               removed: [],
+              removedTotal: 0,
             },
             to: { dateTime: "2024-03-01T00:00:00Z" },
             vulnerablePackages: {
               added: [],
+              addedTotal: 0,
               removed: [{ name: "quiet-lib", version: "1.0.0", vulnerabilities: [PORTAL.cves.quiet] }],
+              removedTotal: 1,
             },
           }),
         );
@@ -484,10 +519,12 @@ for (const kind of STORE_KINDS) {
             { name: "churn", version: "1.15.0" },
             { name: "org.example:core", version: "1.1" },
           ],
+          addedTotal: 2,
           removed: [
             { name: "churn", version: "1.0.0" },
             { name: "unused-vuln", version: "1.0.0" },
           ],
+          removedTotal: 2,
         });
         assert.deepEqual(
           forward.references.added.map((r) => [r.target.id, r.source.id]),
@@ -507,7 +544,9 @@ for (const kind of STORE_KINDS) {
               vulnerabilities: [PORTAL.cves.coreCritical, PORTAL.cves.coreLow],
             },
           ],
+          addedTotal: 1,
           removed: [{ name: "unused-vuln", version: "1.0.0", vulnerabilities: [PORTAL.cves.unused] }],
+          removedTotal: 1,
         });
         const backward = (await json(
           get("/rest/applications/portal/compare?from=2024-02-15T00:00:00Z&to=2024-01-15T00:00:00Z"),
@@ -523,8 +562,43 @@ for (const kind of STORE_KINDS) {
           get("/rest/applications/portal/compare?from=2024-02-01T00:00:00Z&to=2024-02-20T00:00:00Z"),
         )) as Record<string, { added: unknown[]; removed: unknown[] }>;
         for (const key of ["packages", "references", "vulnerablePackages"]) {
-          assert.deepEqual(same[key], { added: [], removed: [] }, key);
+          assert.deepEqual(same[key], { added: [], addedTotal: 0, removed: [], removedTotal: 0 }, key);
         }
+      });
+
+      it("pages each list with limit and skip, the totals unchanged", async () => {
+        const query = "from=2024-01-15T00:00:00Z&to=2024-02-15T00:00:00Z";
+        type Page = {
+          packages: { added: { name: string }[]; addedTotal: number; removedTotal: number };
+          references: { added: { source: { id: string }; target: { id: string } }[]; addedTotal: number };
+        };
+        const page = (await json(get(`/rest/applications/portal/compare?${query}&limit=2&skip=1`))) as Page;
+        assert.deepEqual(
+          page.references.added.map((r) => [r.target.id, r.source.id]),
+          [
+            ["core/Util.halt", "app/admin"],
+            ["core/Util.run", "app/admin"],
+          ],
+        );
+        assert.equal(page.references.addedTotal, 4);
+        assert.deepEqual(
+          page.packages.added.map((p) => p.name),
+          ["org.example:core"],
+        );
+        assert.equal(page.packages.addedTotal, 2);
+        const past = (await json(get(`/rest/applications/portal/compare?${query}&skip=10`))) as Page;
+        assert.deepEqual(past.references.added, []);
+        assert.equal(past.references.addedTotal, 4);
+        await expectProblem(
+          get(`/rest/applications/portal/compare?${query}&limit=0`),
+          400,
+          /'limit' must be an integer from 1 to 1000/,
+        );
+        await expectProblem(
+          get(`/rest/applications/portal/compare?${query}&skip=-1`),
+          400,
+          /'skip' must be a non-negative integer/,
+        );
       });
 
       const bad: [string, string, number, RegExp][] = [

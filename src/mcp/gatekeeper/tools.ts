@@ -130,7 +130,8 @@ const evaluateGate = defineTool({
         id: z.string(),
         name: z.string(),
         passed: z.boolean(),
-        findings: z.array(findingOutput),
+        findings: z.array(findingOutput).describe("The rule's first 100 findings, in package order"),
+        findingsTotal: count().describe("Number of findings of the rule"),
       }),
     ),
   }),
@@ -147,19 +148,26 @@ const evaluateGate = defineTool({
     const lines = e.rules.map((r) => {
       if (r.passed) return `- pass: ${r.id} (${r.name})`;
       const shown = r.findings.slice(0, FINDINGS_SHOWN).map(renderFinding);
-      if (r.findings.length > FINDINGS_SHOWN) {
+      if (r.findingsTotal > shown.length) {
         shown.push(
-          `  - … and ${r.findings.length - FINDINGS_SHOWN} more findings (all in structuredContent)`,
+          `  - … and ${r.findingsTotal - shown.length} more findings ` +
+            `(the first ${r.findings.length} in structuredContent)`,
         );
       }
-      return [`- FAIL: ${r.id} (${r.name}), ${plural(r.findings.length, "finding")}:`, ...shown].join("\n");
+      return [`- FAIL: ${r.id} (${r.name}), ${plural(r.findingsTotal, "finding")}:`, ...shown].join("\n");
     });
     return {
       structured: {
         application: e.application,
         analysis: e.analysis.dateTime,
         verdict: e.verdict,
-        rules: e.rules.map((r) => ({ id: r.id, name: r.name, passed: r.passed, findings: r.findings })),
+        rules: e.rules.map((r) => ({
+          id: r.id,
+          name: r.name,
+          passed: r.passed,
+          findings: r.findings,
+          findingsTotal: r.findingsTotal,
+        })),
       },
       text: joinLines(header, lines.join("\n")),
     };
@@ -213,36 +221,32 @@ const gateHistory = defineTool({
 
 const LIST_SHOWN = 15;
 
-function changes<T>(c: Changes<T>, limit: number) {
-  return {
-    added: c.added.slice(0, limit),
-    removed: c.removed.slice(0, limit),
-    addedTotal: c.added.length,
-    removedTotal: c.removed.length,
-  };
+function changes<T>(c: Changes<T>) {
+  return { added: c.added, removed: c.removed, addedTotal: c.addedTotal, removedTotal: c.removedTotal };
 }
 
 const changesOutput = <T extends z.ZodType>(item: T, what: string) =>
   z.object({
-    added: z.array(item).describe(`${what} in the 'to' analysis only (at most limit items)`),
-    removed: z.array(item).describe(`${what} in the 'from' analysis only (at most limit items)`),
+    added: z.array(item).describe(`${what} in the 'to' analysis only (at most limit items, from skip)`),
+    removed: z.array(item).describe(`${what} in the 'from' analysis only (at most limit items, from skip)`),
     addedTotal: count(),
     removedTotal: count(),
   });
 
 const packageVersionOutput = z.object({ name: z.string(), version: z.string() });
 
-function renderChanges<T>(title: string, c: Changes<T>, render: (item: T) => string): string {
-  if (c.added.length === 0 && c.removed.length === 0) return `${title}: no change.`;
-  const part = (sign: string, list: T[]) => {
+function renderChanges<T>(title: string, c: Changes<T>, skip: number, render: (item: T) => string): string {
+  if (c.addedTotal === 0 && c.removedTotal === 0) return `${title}: no change.`;
+  const part = (sign: string, list: T[], total: number) => {
     const lines = list.slice(0, LIST_SHOWN).map((i) => `  ${sign} ${render(i)}`);
-    if (list.length > LIST_SHOWN) lines.push(`  ${sign} … and ${list.length - LIST_SHOWN} more`);
+    const rest = total - skip - Math.min(list.length, LIST_SHOWN);
+    if (rest > 0) lines.push(`  ${sign} … and ${rest} more`);
     return lines;
   };
   return [
-    `${title}: ${c.added.length} added, ${c.removed.length} removed.`,
-    ...part("+", c.added),
-    ...part("-", c.removed),
+    `${title}: ${c.addedTotal} added, ${c.removedTotal} removed.${skip > 0 ? ` From item ${skip + 1} of each list:` : ""}`,
+    ...part("+", c.added, c.addedTotal),
+    ...part("-", c.removed, c.removedTotal),
   ].join("\n");
 }
 
@@ -254,7 +258,8 @@ const compareAnalyses = defineTool({
     "as one removed and one added), vulnerable package versions added or removed with their CVEs, and " +
     "references from application objects to external objects added or removed. from and to are ISO 8601 " +
     "date-times (e.g. 2024-01-01T00:00:00Z); each selects the latest analysis at or before it; to defaults " +
-    "to the latest analysis. Use it to explain a change of gate verdict or of exposure to a CVE.",
+    "to the latest analysis. Each list gives at most limit items from skip, with its total. Use it to explain " +
+    "a change of gate verdict or of exposure to a CVE.",
   input: z.object({
     application: applicationInput,
     from: z
@@ -275,6 +280,12 @@ const compareAnalyses = defineTool({
       .max(1000)
       .default(100)
       .describe("Maximum items returned in each added/removed list (default 100); totals are always given"),
+    skip: z
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe("Items of each added/removed list to skip first, to read past the first limit items"),
   }),
   output: z.object({
     application: z.string(),
@@ -296,23 +307,30 @@ const compareAnalyses = defineTool({
     ),
   }),
   async run(args, rest) {
-    const c = await rest.compare(args.application, { from: args.from, to: args.to });
+    const c = await rest.compare(args.application, {
+      from: args.from,
+      to: args.to,
+      limit: args.limit,
+      skip: args.skip,
+    });
     const same = c.from.dateTime === c.to.dateTime;
     const text = joinLines(
       same
         ? `Both dates select the same analysis of ${args.application} (${c.from.dateTime}): nothing changed.`
         : `${args.application}: changes from the analysis of ${c.from.dateTime} to that of ${c.to.dateTime}.`,
-      !same && renderChanges("Packages", c.packages, (p) => `${p.name} ${p.version}`),
+      !same && renderChanges("Packages", c.packages, args.skip, (p) => `${p.name} ${p.version}`),
       !same &&
         renderChanges(
           "Vulnerable packages",
           c.vulnerablePackages,
+          args.skip,
           (p) => `${p.name} ${p.version} (${p.vulnerabilities.join(", ")})`,
         ),
       !same &&
         renderChanges(
           "References",
           c.references,
+          args.skip,
           (r) => `${r.source.fullName} -> ${r.target.fullName} (${r.target.package})`,
         ),
     );
@@ -321,9 +339,9 @@ const compareAnalyses = defineTool({
         application: args.application,
         from: c.from.dateTime,
         to: c.to.dateTime,
-        packages: changes(c.packages, args.limit),
-        vulnerablePackages: changes(c.vulnerablePackages, args.limit),
-        references: changes(c.references, args.limit),
+        packages: changes(c.packages),
+        vulnerablePackages: changes(c.vulnerablePackages),
+        references: changes(c.references),
       },
       text,
     };

@@ -1,10 +1,13 @@
 import type { FastifyInstance } from "fastify";
-import { compareAnalyses } from "../../store/compare.ts";
+import { compareAnalysesPage } from "../../store/compare.ts";
 import { toUtcSeconds } from "../../store/insights.ts";
-import { analysisAt, REPLIED, type RestDeps, readableApplication, take } from "../context.ts";
+import { analysisAt, REPLIED, type RestDeps, readableApplication, readPaging, take } from "../context.ts";
 import { paramSchemas, parseApplicationName, parseDateTime } from "../params.ts";
 import { sendProblem } from "../problem.ts";
 import { errorResponses } from "../schemas.ts";
+
+/** Items of each list when `limit` is absent, as the other lists with an optional limit. */
+const DEFAULT_LIMIT = 100;
 
 export function compareRoutes(app: FastifyInstance, deps: RestDeps): void {
   app.get<{ Params: { name: string }; Querystring: Record<string, unknown> }>(
@@ -14,7 +17,9 @@ export function compareRoutes(app: FastifyInstance, deps: RestDeps): void {
         summary: "What changed between two analyses of an application",
         description:
           "`from` and `to` each select the latest analysis at or before that instant (`to` defaults to the latest " +
-          "analysis). Added: in the `to` analysis only; removed: in the `from` analysis only.",
+          "analysis). Added: in the `to` analysis only; removed: in the `from` analysis only. Each of the six " +
+          "lists is paged alike: `skip` items are skipped and at most `limit` returned, in the list's order, and " +
+          "`addedTotal`/`removedTotal` give the length of the whole lists.",
         tags: ["applications"],
         params: { type: "object", properties: { name: paramSchemas.applicationName }, required: ["name"] },
         querystring: {
@@ -25,6 +30,18 @@ export function compareRoutes(app: FastifyInstance, deps: RestDeps): void {
               ...paramSchemas.dateTime,
               description: "ISO 8601 date-time to compare with the baseline (default: the latest analysis)",
             },
+            limit: {
+              type: "integer",
+              minimum: 1,
+              maximum: 1000,
+              default: DEFAULT_LIMIT,
+              description: "Maximum number of items returned in each added/removed list",
+            },
+            skip: {
+              ...paramSchemas.skip,
+              default: 0,
+              description: "Number of items of each added/removed list to skip first",
+            },
           },
           required: ["from"],
         },
@@ -32,6 +49,8 @@ export function compareRoutes(app: FastifyInstance, deps: RestDeps): void {
       },
     },
     async (request, reply) => {
+      const paging = readPaging(request.query, reply, DEFAULT_LIMIT);
+      if (paging === REPLIED) return reply;
       const name = take(reply, parseApplicationName(request.params.name));
       if (name === REPLIED) return reply;
       const from = take(reply, parseDateTime(request.query.from, "from"));
@@ -51,7 +70,13 @@ export function compareRoutes(app: FastifyInstance, deps: RestDeps): void {
       if (fromAnalysis === REPLIED) return reply;
       const toAnalysis = await analysisAt(deps, reply, application, to, "to");
       if (toAnalysis === REPLIED) return reply;
-      const comparison = await compareAnalyses(deps.db, application.id, fromAnalysis.seq, toAnalysis.seq);
+      const comparison = await compareAnalysesPage(
+        deps.db,
+        application.id,
+        fromAnalysis.seq,
+        toAnalysis.seq,
+        paging,
+      );
       return {
         from: { dateTime: toUtcSeconds(fromAnalysis.analyzedAt) },
         ...comparison,

@@ -103,7 +103,8 @@ export function gateRoutes(app: FastifyInstance, deps: RestDeps): void {
         summary: "Evaluate the enabled quality gate rules on an analysis",
         description:
           "Evaluates the enabled rules on the latest analysis at or before `date`. The verdict is fail when any " +
-          "rule has a finding.",
+          "rule has a finding. Each rule lists its findings skip..skip+limit and counts them all in " +
+          "`findingsTotal`.",
         tags: ["gates"],
         params: nameParams,
         querystring: {
@@ -114,15 +115,29 @@ export function gateRoutes(app: FastifyInstance, deps: RestDeps): void {
               description:
                 "ISO 8601 date-time: evaluate the latest analysis at or before it (default: latest)",
             },
+            limit: {
+              type: "integer",
+              minimum: 1,
+              maximum: 1000,
+              default: 100,
+              description: "Maximum number of findings listed per rule",
+            },
+            skip: {
+              ...paramSchemas.skip,
+              default: 0,
+              description: "Number of findings of each rule to skip first",
+            },
           },
         },
         response: { 200: { $ref: "GateEvaluation#" }, ...errorResponses },
       },
     },
     async (request, reply) => {
+      const paging = readPaging(request.query, reply, 100);
+      if (paging === REPLIED) return reply;
       const found = await applicationAt(deps, request, reply);
       if (found === REPLIED) return reply;
-      const evaluation = await evaluateAnalysis(deps.db, found.application.id, found.analysis.seq);
+      const evaluation = await evaluateAnalysis(deps.db, found.application.id, found.analysis.seq, paging);
       return {
         analysis: { dateTime: toUtcSeconds(found.analysis.analyzedAt) },
         application: found.application.name,

@@ -52,6 +52,8 @@ export function CompareAnalyses() {
               </p>
               <Changes
                 title="Vulnerable packages"
+                addedTotal={c.vulnerablePackages.addedTotal}
+                removedTotal={c.vulnerablePackages.removedTotal}
                 added={c.vulnerablePackages.added.map(
                   (p) => `${p.name}@${p.version} (${p.vulnerabilities.join(", ")})`,
                 )}
@@ -61,11 +63,15 @@ export function CompareAnalyses() {
               />
               <Changes
                 title="Packages"
+                addedTotal={c.packages.addedTotal}
+                removedTotal={c.packages.removedTotal}
                 added={c.packages.added.map((p) => `${p.name}@${p.version}`)}
                 removed={c.packages.removed.map((p) => `${p.name}@${p.version}`)}
               />
               <Changes
                 title="References"
+                addedTotal={c.references.addedTotal}
+                removedTotal={c.references.removedTotal}
                 added={c.references.added.map(
                   (r) => `${r.source.fullName} → ${r.target.fullName} (${r.target.package})`,
                 )}
@@ -81,11 +87,19 @@ export function CompareAnalyses() {
   );
 }
 
-function Changes(props: { title: string; added: string[]; removed: string[] }) {
+/** The API sends the first 100 items of each list; the rest is counted, not listed. */
+function Changes(props: {
+  title: string;
+  added: string[];
+  addedTotal: number;
+  removed: string[];
+  removedTotal: number;
+}) {
+  const more = (shown: number, total: number) => (total > shown ? <p>… and {total - shown} more</p> : null);
   return (
     <section class="changes" aria-label={props.title}>
       <h2>
-        {props.title}: {props.added.length} added, {props.removed.length} removed
+        {props.title}: {props.addedTotal} added, {props.removedTotal} removed
       </h2>
       <div class="columns">
         <div>
@@ -99,6 +113,7 @@ function Changes(props: { title: string; added: string[]; removed: string[] }) {
               ))}
             </ul>
           )}
+          {more(props.added.length, props.addedTotal)}
         </div>
         <div>
           <h3>Removed</h3>
@@ -111,6 +126,7 @@ function Changes(props: { title: string; added: string[]; removed: string[] }) {
               ))}
             </ul>
           )}
+          {more(props.removed.length, props.removedTotal)}
         </div>
       </div>
     </section>

@@ -78,6 +78,9 @@ export function ApplicationOverview() {
                           {f.severity ? <SeverityBadge severity={f.severity} /> : null} {f.detail}
                         </li>
                       ))}
+                      {r.findingsTotal > r.findings.length ? (
+                        <li>… and {r.findingsTotal - r.findings.length} more findings</li>
+                      ) : null}
                     </ul>
                   ) : null}
                 </li>

@@ -101,6 +101,8 @@ export interface GateEvaluation {
       version: string;
       objects?: ExternalObject[];
     }[];
+    /** The API lists the first 100 findings of a rule; this counts them all. */
+    findingsTotal: number;
     id: string;
     name: string;
     passed: boolean;
@@ -114,18 +116,20 @@ export interface GateHistoryEntry {
   verdict: "pass" | "fail";
 }
 
+/** The first page (100 items) of each list, and the length of each whole list. */
+export interface Changes<T> {
+  added: T[];
+  addedTotal: number;
+  removed: T[];
+  removedTotal: number;
+}
+
 export interface Comparison {
   from: DateTime;
   to: DateTime;
-  packages: { added: { name: string; version: string }[]; removed: { name: string; version: string }[] };
-  references: {
-    added: ReferenceChange[];
-    removed: ReferenceChange[];
-  };
-  vulnerablePackages: {
-    added: { name: string; version: string; vulnerabilities: string[] }[];
-    removed: { name: string; version: string; vulnerabilities: string[] }[];
-  };
+  packages: Changes<{ name: string; version: string }>;
+  references: Changes<ReferenceChange>;
+  vulnerablePackages: Changes<{ name: string; version: string; vulnerabilities: string[] }>;
 }
 
 export interface ReferenceChange {
