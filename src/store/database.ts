@@ -18,6 +18,7 @@ import { affectedFunctionsMigration } from "./migrations/011-affected-functions.
 import { occurrenceModelMigration } from "./migrations/012-occurrence-model.ts";
 import { serviceStateMigration } from "./migrations/013-service-state.ts";
 import { consoleSessionsMigration } from "./migrations/014-console-sessions.ts";
+import { listSearchMigration } from "./migrations/016-list-search.ts";
 import { createNodeSqliteDialect, openNodeSqliteDatabase } from "./node-sqlite-dialect.ts";
 import { createPooledSqliteDialect } from "./pooled-sqlite-dialect.ts";
 import type { Database } from "./schema.ts";
@@ -136,6 +137,7 @@ export const migrationNames = [
   "012-occurrence-model",
   "013-service-state",
   "014-console-sessions",
+  "016-list-search",
 ] as const;
 
 function inCodeMigrations(kind: StoreKind): MigrationProvider {
@@ -154,6 +156,7 @@ function inCodeMigrations(kind: StoreKind): MigrationProvider {
       [migrationNames[10]]: occurrenceModelMigration(kind),
       [migrationNames[11]]: serviceStateMigration(),
       [migrationNames[12]]: consoleSessionsMigration(),
+      [migrationNames[13]]: listSearchMigration(kind),
     }),
   };
 }
