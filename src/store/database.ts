@@ -18,7 +18,7 @@ import { affectedFunctionsMigration } from "./migrations/011-affected-functions.
 import { occurrenceModelMigration } from "./migrations/012-occurrence-model.ts";
 import { serviceStateMigration } from "./migrations/013-service-state.ts";
 import { consoleSessionsMigration } from "./migrations/014-console-sessions.ts";
-import { listSearchMigration } from "./migrations/016-list-search.ts";
+import { ensurePgSearchIndex, listSearchMigration } from "./migrations/016-list-search.ts";
 import { createNodeSqliteDialect, openNodeSqliteDatabase } from "./node-sqlite-dialect.ts";
 import { createPooledSqliteDialect } from "./pooled-sqlite-dialect.ts";
 import type { Database } from "./schema.ts";
@@ -67,6 +67,10 @@ export async function openStore(options: OpenStoreOptions): Promise<StoreHandle>
   if (options.migrate ?? true) {
     try {
       handle.migrated = await migrateToLatest(handle);
+      if (handle.kind === "postgres") {
+        const notice = await ensurePgSearchIndex(handle.db);
+        if (notice) handle.notices.push(notice);
+      }
     } catch (error) {
       await handle.close();
       throw error;

@@ -267,5 +267,22 @@ for (const kind of STORE_KINDS) {
       assert.ok((await assertPackagesAsJoins([3, 4])) > 50);
       assert.ok((await assertSearchAsScan([4])) > 200);
     });
+
+    if (kind === "postgres") {
+      it("builds the trigram index at start when it is missing (pg_trgm installed after migration 016)", async () => {
+        await sql`drop index external_objects_search`.execute(store.db);
+        await store.close();
+        store = await openStore({ databaseUrl: test.databaseUrl, sqliteFile: test.sqliteFile });
+        assert.deepEqual(store.migrated, []);
+        assert.deepEqual(store.notices, ["built the trigram index of objects?q= (external_objects_search)"]);
+        const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_indexes
+            where indexname = 'external_objects_search'`.execute(store.db);
+        assert.equal(rows[0]?.n, 1);
+        await store.close();
+        store = await openStore({ databaseUrl: test.databaseUrl, sqliteFile: test.sqliteFile });
+        assert.deepEqual(store.notices, []);
+        assert.ok((await assertSearchAsScan([4])) > 200);
+      });
+    }
   });
 }

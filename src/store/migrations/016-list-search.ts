@@ -72,17 +72,42 @@ export function listSearchMigration(kind: StoreKind) {
             insert into external_objects_search (rowid, text) values (new.id, ${searchText("new")});
           end`.execute(db);
       } else if (await canUsePgTrgm(db)) {
-        await sql`create extension if not exists pg_trgm`.execute(db);
-        await sql`create index external_objects_search on external_objects
-            using gin ((${searchText("external_objects")}) gin_trgm_ops)`.execute(db);
+        await createPgSearchIndex(db);
       }
       await sql`analyze`.execute(db);
     },
   };
 }
 
+async function createPgSearchIndex<DB>(db: Kysely<DB>): Promise<void> {
+  await sql`create extension if not exists pg_trgm`.execute(db);
+  await sql`create index if not exists external_objects_search on external_objects
+      using gin ((${searchText("external_objects")}) gin_trgm_ops)`.execute(db);
+}
+
+/**
+ * At every start on PostgreSQL: the objects search's trigram index exists, or is created now that
+ * pg_trgm can be (an administrator installed it after migration 016 ran without it); otherwise a
+ * notice for the log says what an administrator must do. Answers are the same either way.
+ */
+export async function ensurePgSearchIndex<DB>(db: Kysely<DB>): Promise<string | undefined> {
+  const { rows } = await sql<{ found: boolean }>`select exists (select 1 from pg_indexes
+      where indexname = 'external_objects_search' and schemaname = current_schema()) as found`.execute(db);
+  if (rows[0]?.found) return undefined;
+  const fix =
+    "objects?q= searches without its trigram index (slow on large applications): a database superuser runs " +
+    "CREATE EXTENSION pg_trgm in this database (or grants this role CREATE on it), then the next start builds the index";
+  if (!(await canUsePgTrgm(db))) return fix;
+  try {
+    await createPgSearchIndex(db);
+    return "built the trigram index of objects?q= (external_objects_search)";
+  } catch (error) {
+    return `${fix} (building it failed: ${(error as Error).message})`;
+  }
+}
+
 /** pg_trgm is installed, or this role may install it (a trusted extension and CREATE on the database). */
-export async function canUsePgTrgm(db: Kysely<unknown>): Promise<boolean> {
+export async function canUsePgTrgm<DB>(db: Kysely<DB>): Promise<boolean> {
   const { rows } = await sql<{ installed: boolean; allowed: boolean }>`select
       exists (select 1 from pg_extension where extname = 'pg_trgm') as installed,
       exists (select 1 from pg_available_extension_versions where name = 'pg_trgm' and trusted)
