@@ -291,9 +291,10 @@ export async function searchExternalObjects(
       .limit(options.walkRows ?? SEARCH_WALK_ROWS),
   );
   if (walked.length === query.limit) return walked;
+  // A trigram index knows nothing shorter than three characters (FTS5 matches nothing, pg_trgm reads
+  // its whole index): such a query scans, as before, once the walk did not find its page.
+  if ([...query.q].length < 3) return searchExternalObjectsByScan(db, query);
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
-  // FTS5's trigram tokenizer matches nothing shorter than three characters: such a query scans.
-  if (!postgres && [...query.q].length < 3) return searchExternalObjectsByScan(db, query);
   const candidates = postgres
     ? // The expression of the GIN index of migration 016, so that the planner finds the index.
       sql<number>`(select c.id from external_objects as c where c.application_id = ${query.applicationId}

@@ -61,7 +61,8 @@ describe("bench:occurrences at a tiny scale", () => {
       assert.ok(cases.every((c) => c.packages > 0 && c.p95Ms > 0));
     }
     assert.deepEqual(Object.keys(report.listOperations).sort(), ["postgres", "sqlite"]);
-    assert.equal(report.listOperations.sqlite?.length, 7);
+    // Seven operations (three redesigned, two more searches) and the four previous queries beside them.
+    assert.equal(report.listOperations.sqlite?.length, 13);
     assert.ok(report.http.some((r) => r.label.startsWith("occurrences, wide") && r.requestsPerSecond > 0));
     assert.ok(report.generation.sqlite?.report.storage && report.generation.postgres?.report.modelSeconds);
     assert.match(run.stdout, /#### In-process latency/);
