@@ -1,4 +1,4 @@
-import { type Kysely, PostgresAdapter, sql } from "kysely";
+import { type Kysely, PostgresAdapter, type RawBuilder, sql } from "kysely";
 import { severityRank } from "./gate-kinds.ts";
 import { type ExternalObjectRecord, toUtcSeconds } from "./insights.ts";
 import type { Database } from "./schema.ts";
@@ -103,13 +103,35 @@ export async function listPackages(
     q?: string | undefined;
   },
 ): Promise<PackageRecord[]> {
-  // application_packages carries the package's name and ecosystem, so the page walks
-  // application_packages_page in order (skip + limit live rows); only the versions of one package,
-  // rarely more than one, are sorted by rank.
+  // application_packages carries the package's name and ecosystem (application_packages_page). A page
+  // is two walks of that index: the first finds the package at which the page ends, the second reads the
+  // rows up to it and sorts only those by version (a package's versions are consecutive). Without the
+  // bound, PostgreSQL joined and sorted every package of the analysis.
+  const kept: RawBuilder<boolean>[] = [
+    sql<boolean>`ap.application_id = ${query.applicationId}`,
+    liveAt("ap", query.seq),
+  ];
+  if (query.vulnerable !== undefined) {
+    kept.push(
+      sql<boolean>`${sql.raw(query.vulnerable ? "" : "not ")}exists (select 1 from version_vulnerabilities as vv
+        where vv.package_version_id = ap.package_version_id)`,
+    );
+  }
+  if (query.q) kept.push(containsIgnoringCase("ap.package_name", query.q));
+  const last = await db
+    .selectFrom("application_packages as ap")
+    .where((eb) => eb.and(kept))
+    .select(["ap.package_name", "ap.package_ecosystem"])
+    .orderBy("ap.package_name")
+    .orderBy("ap.package_ecosystem")
+    .limit(1)
+    .offset(query.skip + query.limit - 1)
+    .executeTakeFirst();
   let select = db
     .selectFrom("application_packages as ap")
     .innerJoin("package_versions as pv", "pv.id", "ap.package_version_id")
     .innerJoin("packages as p", "p.id", "pv.package_id")
+    .where((eb) => eb.and(kept))
     .select([
       "pv.id as version_id",
       "ap.package_ecosystem as ecosystem",
@@ -120,27 +142,22 @@ export async function listPackages(
       "pv.safer_closest_version",
       "p.safest_version",
     ])
-    .where("ap.application_id", "=", query.applicationId)
-    .where(liveAt("ap", query.seq))
     .orderBy("ap.package_name")
     .orderBy("ap.package_ecosystem")
     .orderBy("pv.rank")
     .orderBy("pv.version")
     .limit(query.limit)
     .offset(query.skip);
-  if (query.vulnerable !== undefined) {
-    const wanted = query.vulnerable;
-    select = select.where((eb) => {
-      const affected = eb.exists(
-        eb
-          .selectFrom("version_vulnerabilities as vv")
-          .select(sql`1`.as("one"))
-          .whereRef("vv.package_version_id", "=", "pv.id"),
+  if (last) {
+    select = select
+      .where("ap.package_name", "<=", last.package_name)
+      .where((eb) =>
+        eb.or([
+          eb("ap.package_name", "<", last.package_name),
+          eb("ap.package_ecosystem", "<=", last.package_ecosystem),
+        ]),
       );
-      return wanted ? affected : eb.not(affected);
-    });
   }
-  if (query.q) select = select.where(containsIgnoringCase("ap.package_name", query.q));
   const rows = await select.execute();
   const vulnerabilities = await vulnerabilitiesOfVersions(
     db,

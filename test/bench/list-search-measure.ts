@@ -73,7 +73,11 @@ try {
       `${label}: ${(bytes / 2 ** 20).toFixed(1)} MiB, ${(bytes / objects).toFixed(0)} bytes per external_objects row (${objects} rows)`,
     );
   }
-  await measureListOperations(store.db, report.facts, log, { iterations: 40, budgetMs: 8_000 });
+  await measureListOperations(store.db, report.facts, log, {
+    iterations: 40,
+    budgetMs: 8_000,
+    ...(process.env.BENCH_ONLY ? { only: new RegExp(process.env.BENCH_ONLY) } : {}),
+  });
   log(
     `load average at end: ${loadavg()
       .map((n) => n.toFixed(1))

@@ -162,7 +162,7 @@ for (const kind of STORE_KINDS) {
           for (const q of [undefined, "a", "AL", "core", "%", "_", "zz"]) {
             for (const page of [...PAGES, { limit: 2, skip: 3 }]) {
               const query = { applicationId, seq, vulnerable, q, ...page };
-              const expected = await packagePageByJoins(store.db, query);
+              const expected = (await packagePageByJoins(store.db, query)).map(({ versionId, ...p }) => p);
               found += expected.length;
               const actual = (await listPackages(store.db, query)).map((p) => ({
                 ecosystem: p.ecosystem,

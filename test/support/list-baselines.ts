@@ -5,7 +5,7 @@ import { containsIgnoringCase, liveAt } from "../../src/store/sql-helpers.ts";
 /**
  * The packages page as the store listed it before migration 016: every package of the analysis joined
  * and sorted by the package's own name and ecosystem. The tests and the benchmark compare listPackages
- * with it (version ids in page order).
+ * with it; the benchmark adds the same lookup of the versions' CVEs (vulnerabilitiesOfVersions).
  */
 export async function packagePageByJoins(
   db: Kysely<Database>,
@@ -17,12 +17,12 @@ export async function packagePageByJoins(
     vulnerable?: boolean | undefined;
     q?: string | undefined;
   },
-): Promise<{ name: string; ecosystem: string; version: string }[]> {
+): Promise<{ name: string; ecosystem: string; version: string; versionId: number }[]> {
   let select = db
     .selectFrom("application_packages as ap")
     .innerJoin("package_versions as pv", "pv.id", "ap.package_version_id")
     .innerJoin("packages as p", "p.id", "pv.package_id")
-    .select(["p.ecosystem", "p.name", "pv.version"])
+    .select(["p.ecosystem", "p.name", "pv.version", "pv.id as versionId"])
     .where("ap.application_id", "=", query.applicationId)
     .where(liveAt("ap", query.seq))
     .orderBy("p.name")
