@@ -19,6 +19,7 @@ import { occurrenceModelMigration } from "./migrations/012-occurrence-model.ts";
 import { serviceStateMigration } from "./migrations/013-service-state.ts";
 import { consoleSessionsMigration } from "./migrations/014-console-sessions.ts";
 import { occurrenceObjectListsMigration } from "./migrations/015-occurrence-object-lists.ts";
+import { ensurePgSearchIndex, listSearchMigration } from "./migrations/016-list-search.ts";
 import { compareAndGateModelsMigration } from "./migrations/017-compare-and-gate-models.ts";
 import { createNodeSqliteDialect, openNodeSqliteDatabase } from "./node-sqlite-dialect.ts";
 import { createPooledSqliteDialect } from "./pooled-sqlite-dialect.ts";
@@ -68,6 +69,10 @@ export async function openStore(options: OpenStoreOptions): Promise<StoreHandle>
   if (options.migrate ?? true) {
     try {
       handle.migrated = await migrateToLatest(handle);
+      if (handle.kind === "postgres") {
+        const notice = await ensurePgSearchIndex(handle.db);
+        if (notice) handle.notices.push(notice);
+      }
     } catch (error) {
       await handle.close();
       throw error;
@@ -139,6 +144,7 @@ export const migrationNames = [
   "013-service-state",
   "014-console-sessions",
   "015-occurrence-object-lists",
+  "016-list-search",
   "017-compare-and-gate-models",
 ] as const;
 
@@ -159,7 +165,8 @@ function inCodeMigrations(kind: StoreKind): MigrationProvider {
       [migrationNames[11]]: serviceStateMigration(),
       [migrationNames[12]]: consoleSessionsMigration(),
       [migrationNames[13]]: occurrenceObjectListsMigration(kind),
-      [migrationNames[14]]: compareAndGateModelsMigration(kind),
+      [migrationNames[14]]: listSearchMigration(kind),
+      [migrationNames[15]]: compareAndGateModelsMigration(kind),
     }),
   };
 }

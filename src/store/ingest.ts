@@ -204,6 +204,8 @@ async function diffPackages(
   packageIds: Map<string, number>,
 ): Promise<ChangeCount> {
   const wanted = new Set<number>();
+  // The package of each version in use: application_packages carries its name for the packages list.
+  const packageOf = new Map<number, { name: string; ecosystem: string }>();
   const recompute = new Set<number>();
   for (const p of input.packages) {
     const packageId = packageIds.get(packageKey(p.ecosystem, p.name)) as number;
@@ -231,6 +233,7 @@ async function diffPackages(
       recompute.add(packageId);
     }
     wanted.add(row.id);
+    packageOf.set(row.id, { name: p.name, ecosystem: p.ecosystem });
   }
   await recomputePackagesFacts(trx, recompute);
 
@@ -258,6 +261,8 @@ async function diffPackages(
         batch.map((package_version_id) => ({
           application_id: applicationId,
           package_version_id,
+          package_name: packageOf.get(package_version_id)?.name as string,
+          package_ecosystem: packageOf.get(package_version_id)?.ecosystem as string,
           from_seq: seq,
           to_seq: OPEN_SEQ,
         })),

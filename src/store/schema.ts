@@ -100,6 +100,9 @@ export interface ApplicationPackagesTable {
   id: Generated<number>;
   application_id: number;
   package_version_id: number;
+  /** The package's name and ecosystem (packages.name, .ecosystem): the packages list walks them in order. */
+  package_name: string;
+  package_ecosystem: string;
   from_seq: number;
   to_seq: number;
 }

@@ -18,7 +18,22 @@ export const liveWithin = (alias: string, lo: number, hi: number): RawBuilder<bo
  * databases lower-case ASCII only on the byte-ordered columns, so the text is lowered the same way.
  */
 export function containsIgnoringCase(column: string, text: string): RawBuilder<boolean> {
+  return sql<boolean>`lower(${sql.ref(column)}) like ${containsPattern(text)} escape '\\'`;
+}
+
+/** The LIKE pattern (escape `\`) of text containing `text` lowered as containsIgnoringCase lowers it. */
+export function containsPattern(text: string): string {
   const lowered = text.replace(/[A-Z]/g, (c) => c.toLowerCase());
-  const pattern = `%${lowered.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-  return sql<boolean>`lower(${sql.ref(column)}) like ${pattern} escape '\\'`;
+  return `%${lowered.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/**
+ * The text the trigram index holds for an external object: its four searched columns, lower-cased as
+ * the search lowers them, one per line. A match of one column is a match of this text, so the index
+ * never misses one; the search re-checks each column, so text spanning two columns never matches.
+ * The PostgreSQL search repeats this expression exactly: that is how the planner finds the index.
+ */
+export function searchText(alias: string) {
+  const col = (name: string) => sql.ref(`${alias}.${name}`);
+  return sql`lower(${col("name")} || '\n' || ${col("full_name")} || '\n' || ${col("mangling")} || '\n' || ${col("type")})`;
 }

@@ -768,7 +768,7 @@ function listOperationsTable(report: Report): string {
       const cells = kinds.map((k) => {
         const r = report.listOperations[k]?.[i];
         return r
-          ? `${r.medianMs} / ${r.p95Ms}${r.p95Ms <= LIST_TARGET_P95_MS ? " ✅" : " ❌"} (CPU ${r.cpuMedianMs} / ${r.cpuP95Ms})`
+          ? `${r.medianMs} / ${r.p95Ms}${r.before ? "" : r.p95Ms <= LIST_TARGET_P95_MS ? " ✅" : " ❌"} (CPU ${r.cpuMedianMs} / ${r.cpuP95Ms})`
           : "–";
       });
       return `| ${op.label} | ${op.items} | ${cells.join(" | ")} |`;
@@ -844,7 +844,7 @@ function renderResults(report: Report): string {
       return `| HTTP through the gateway, wide CVE limit 50 >= ${TARGET_REQUESTS_PER_SECOND} requests/s — ${store} (store reads on the service's event loop) | ${occurrences} requests/s (${round(ratio * 100, 2)} % of /mcp/healthcheck) | ${occurrences >= TARGET_REQUESTS_PER_SECOND ? "✅ yes" : "❌ no"} |`;
     }),
     ...Object.entries(report.listOperations).map(([kind, ops]) => {
-      const worst = ops.filter((o) => !o.baseline).reduce((a, b) => (b.p95Ms > a.p95Ms ? b : a));
+      const worst = ops.filter((o) => !o.before).reduce((a, b) => (b.p95Ms > a.p95Ms ? b : a));
       return `| other list operations p95 <= ${LIST_TARGET_P95_MS} ms, limit 100 — ${kind === "sqlite" ? "SQLite" : "PostgreSQL"} | worst: ${worst.label} ${worst.p95Ms} ms | ${worst.p95Ms <= LIST_TARGET_P95_MS ? "✅ yes" : "❌ no"} |`;
     }),
   ];
@@ -926,7 +926,9 @@ function renderResults(report: Report): string {
     `#### Other list operations (limit 100, analysis ${facts.analyses.length})`,
     "",
     "What each endpoint does once the caller is authenticated and the analysis resolved; median / p95 of up to 40 runs " +
-      `(at least 5, 5 s per operation), target p95 <= ${LIST_TARGET_P95_MS} ms.`,
+      `(at least 5, 5 s per operation), target p95 <= ${LIST_TARGET_P95_MS} ms. Rows marked "before" run the query ` +
+      "the operation had before migration 016 on the same store, in the same run (never held to the target); " +
+      "the answers of the two were checked equal first.",
     "",
     listOperationsTable(report),
     "",

@@ -64,7 +64,8 @@ describe("bench:occurrences at a tiny scale", () => {
       assert.ok(cases.every((c) => c.packages > 0 && c.p95Ms > 0));
     }
     assert.deepEqual(Object.keys(report.listOperations).sort(), ["postgres", "sqlite"]);
-    assert.equal(report.listOperations.sqlite?.length, 10);
+    // Seven operations, three more of compare and gates, three more searches, and the six previous queries beside them.
+    assert.equal(report.listOperations.sqlite?.length, 16);
     for (const ops of Object.values(report.listOperations)) {
       // The paged answers count what the whole answers list (compare: changes; gate: findings).
       const items = (start: string, has: string) =>
