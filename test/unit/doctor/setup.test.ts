@@ -4,7 +4,7 @@ import {
   internalBindCheck,
   isLoopbackAddress,
   windowsPublicUrlCheck,
-} from "../../../src/cli/doctor/setup.ts";
+} from "../../../src/doctor/setup.ts";
 
 describe("windows-public-url: Windows installation accessed over http", () => {
   it("fails on Windows over http without PUBLIC_URL, with the specification's fix", () => {
