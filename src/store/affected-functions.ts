@@ -4,9 +4,8 @@
  * additive read, joined on the same rows (external objects of the affected packages, live references).
  */
 import { type Kysely, type RawBuilder, sql, type Transaction } from "kysely";
-import type { AdvisoryInput } from "../scanner/analysis.ts";
-import type { Ecosystem } from "../scanner/versions/index.ts";
 import { chunks } from "./batch.ts";
+import type { AdvisoryInput, Ecosystem } from "./input-records.ts";
 import { interactionOf, REFERENCE_COLUMNS } from "./packages.ts";
 import type { Database } from "./schema.ts";
 import { liveAt } from "./sql-helpers.ts";

@@ -1,18 +1,19 @@
 import { type Kysely, SqliteAdapter, sql, type Transaction } from "kysely";
+import { chunks, nowIso } from "./batch.ts";
+import { ensurePackage, recomputePackagesFacts } from "./catalog.ts";
 import {
   type AnalysisInput,
   type ApplicationObjectInput,
   type ExternalObjectInput,
   packageKey,
   parsePackageKey,
-} from "../scanner/analysis.ts";
-import { chunks, nowIso } from "./batch.ts";
-import { ensurePackage, recomputePackagesFacts } from "./catalog.ts";
+} from "./input-records.ts";
 import {
   closeOccurrencePackages,
   diffOccurrenceObjects,
   openOccurrencePackages,
 } from "./occurrence-model.ts";
+import type { PackageFactsRule } from "./package-facts.ts";
 import { type Database, OPEN_SEQ } from "./schema.ts";
 
 export class IngestError extends Error {
@@ -52,7 +53,8 @@ export async function ingestAnalysis(
   db: Kysely<Database>,
   applicationName: string,
   input: AnalysisInput,
-  options: IngestOptions = {},
+  options: IngestOptions,
+  rule: PackageFactsRule,
 ): Promise<IngestResult> {
   const analyzedAt = validateAnalysis(applicationName, input);
   const result = await db.transaction().execute(async (trx) => {
@@ -78,7 +80,7 @@ export async function ingestAnalysis(
       .execute();
 
     const packageIds = await resolvePackages(trx, input);
-    const packages = await diffPackages(trx, applicationId, seq, input, packageIds);
+    const packages = await diffPackages(trx, applicationId, seq, input, packageIds, rule);
     const external = await diffExternalObjects(trx, applicationId, seq, input.objects, packageIds);
     const sources = await diffApplicationObjects(trx, applicationId, seq, input);
     const references = await diffReferences(trx, applicationId, seq, input, external.rowIds, sources.rowIds);
@@ -200,6 +202,7 @@ async function diffPackages(
   seq: number,
   input: AnalysisInput,
   packageIds: Map<string, number>,
+  rule: PackageFactsRule,
 ): Promise<ChangeCount> {
   const wanted = new Set<number>();
   const recompute = new Set<number>();
@@ -230,7 +233,7 @@ async function diffPackages(
     }
     wanted.add(row.id);
   }
-  await recomputePackagesFacts(trx, recompute);
+  await recomputePackagesFacts(trx, recompute, rule);
 
   const open = await trx
     .selectFrom("application_packages")

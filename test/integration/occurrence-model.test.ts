@@ -1,10 +1,14 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import type { AnalysisInput, OsvRecordInput } from "../../src/scanner/analysis.ts";
-import { applyOsvRecords, recomputeTouched } from "../../src/store/advisories.ts";
-import { loadAdvisory, loadPublishedVersions } from "../../src/store/catalog.ts";
+import {
+  ingestAnalysis,
+  loadAdvisory,
+  loadPublishedVersions,
+  recomputeTouched,
+} from "../../src/domain/package-facts.ts";
+import { applyOsvRecords } from "../../src/store/advisories.ts";
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
-import { ingestAnalysis } from "../../src/store/ingest.ts";
+import type { AnalysisInput, OsvRecordInput } from "../../src/store/input-records.ts";
 import {
   findApplication,
   findVulnerability,

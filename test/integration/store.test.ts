@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import type { AnalysisInput } from "../../src/scanner/analysis.ts";
-import { loadAdvisory, loadPublishedVersions } from "../../src/store/catalog.ts";
+import { ingestAnalysis, loadAdvisory, loadPublishedVersions } from "../../src/domain/package-facts.ts";
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
-import { IngestError, ingestAnalysis } from "../../src/store/ingest.ts";
+import { IngestError } from "../../src/store/ingest.ts";
+import type { AnalysisInput } from "../../src/store/input-records.ts";
 import {
   findApplication,
   findVulnerability,

@@ -1,11 +1,12 @@
 import type { FastifyError, FastifyInstance } from "fastify";
-import type { PackageRef } from "../../scanner/analysis.ts";
+import { ingestAnalysis } from "../../domain/package-facts.ts";
 import {
   analysisDocumentJsonSchema,
   analysisInputOf,
   parseAnalysisDocument,
 } from "../../scanner/analysis-document.ts";
-import { IngestError, ingestAnalysis } from "../../store/ingest.ts";
+import { IngestError } from "../../store/ingest.ts";
+import type { PackageRef } from "../../store/input-records.ts";
 import { countAnalysis, findApplication, toUtcSeconds } from "../../store/insights.ts";
 import { adminOnly, REPLIED, type RestDeps, take } from "../context.ts";
 import { paramSchemas, parseApplicationName } from "../params.ts";
