@@ -1,6 +1,7 @@
 import { type Kysely, SqliteAdapter, sql, type Transaction } from "kysely";
-import { chunks, nowIso } from "./batch.ts";
+import { chunks } from "./batch.ts";
 import { ensurePackage, recomputePackagesFacts } from "./catalog.ts";
+import { nowIso } from "./clock.ts";
 import {
   type AnalysisInput,
   type ApplicationObjectInput,
