@@ -18,6 +18,7 @@
  * BENCH_WRITE_DOCS=1), BENCH_HTTP_SECONDS (default 10), BENCH_CONNECTIONS (default 20),
  * BENCH_FORCE_GENERATE=1 (regenerate both stores).
  */
+
 import { deepStrictEqual } from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -32,15 +33,11 @@ import { loadSettings } from "../../src/config/load-config.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
 import { startService } from "../../src/service.ts";
 import { createApiKey } from "../../src/store/api-keys.ts";
+import { findApplication, resolveAnalysis } from "../../src/store/applications.ts";
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
-import {
-  type CvePackageRecord,
-  findApplication,
-  findVulnerability,
-  listOccurrencesJson,
-  resolveAnalysis,
-} from "../../src/store/insights.ts";
+import { type CvePackageRecord, listOccurrencesJson } from "../../src/store/insights.ts";
 import type { Database } from "../../src/store/schema.ts";
+import { findVulnerability } from "../../src/store/vulnerabilities.ts";
 import { occurrencesBySingleQuery } from "../support/occurrences-baseline.ts";
 import {
   BENCH_DATA_DIR,

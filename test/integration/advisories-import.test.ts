@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { Zip, ZipDeflate, zipSync } from "fflate";
 import { loadPublishedVersions } from "../../src/domain/package-facts.ts";
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
-import { findVulnerability } from "../../src/store/insights.ts";
+import { findVulnerability } from "../../src/store/vulnerabilities.ts";
 import { runCli } from "../support/cli.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 

@@ -7,17 +7,12 @@ import {
   recomputeTouched,
 } from "../../src/domain/package-facts.ts";
 import { applyOsvRecords } from "../../src/store/advisories.ts";
+import { findApplication, resolveAnalysis } from "../../src/store/applications.ts";
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
 import type { AnalysisInput, OsvRecordInput } from "../../src/store/input-records.ts";
-import {
-  findApplication,
-  findVulnerability,
-  listCveInsights,
-  listOccurrences,
-  listOccurrencesJson,
-  resolveAnalysis,
-} from "../../src/store/insights.ts";
+import { listCveInsights, listOccurrences, listOccurrencesJson } from "../../src/store/insights.ts";
 import { buildOccurrenceModel } from "../../src/store/occurrence-model.ts";
+import { findVulnerability } from "../../src/store/vulnerabilities.ts";
 import { cveInsightsByJoins, occurrencesBySingleQuery } from "../support/occurrences-baseline.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import { compareAnalyses } from "../../store/compare.ts";
 import { toUtcSeconds } from "../../store/insights.ts";
-import { analysisAt, REPLIED, type RestDeps, readableApplication, take } from "../context.ts";
+import { analysisAt, readableApplication } from "../authorization.ts";
+import { REPLIED, type RestDeps, take } from "../context.ts";
 import { paramSchemas, parseApplicationName, parseDateTime } from "../params.ts";
 import { sendProblem } from "../problem.ts";
 import { errorResponses } from "../schemas.ts";

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from "fastify";
-import { findVulnerability, listCveInsights, listOccurrencesJson, SEVERITIES } from "../../store/insights.ts";
-import { applicationAt, REPLIED, type RestDeps, take } from "../context.ts";
+import { listCveInsights, listOccurrencesJson } from "../../store/insights.ts";
+import { findVulnerability, SEVERITIES } from "../../store/vulnerabilities.ts";
+import { applicationAt } from "../authorization.ts";
+import { REPLIED, type RestDeps, take } from "../context.ts";
 import { paramSchemas, parseCveReference, parseLimit, parseSeverities, parseSkip } from "../params.ts";
 import { errorResponses, pagingQuery } from "../schemas.ts";
 
