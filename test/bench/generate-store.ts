@@ -89,6 +89,7 @@ export const ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
  */
 const WRITE_PATH = [
   "src/store/batch.ts",
+  "src/store/clock.ts",
   "src/store/catalog.ts",
   "src/store/database.ts",
   "src/store/ingest.ts",
