@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import type { IssuerMetadata } from "./auth/issuer-metadata.ts";
-import { type DoctorSources, runDoctor } from "./cli/doctor/run.ts";
 import type { RuntimeConfig } from "./config/runtime-config.ts";
+import { type DoctorSources, runDoctor } from "./doctor/run.ts";
 import { storeCimdRepository } from "./idp/cimd/repository.ts";
 import { connectKeycloakAdmin } from "./idp/keycloak/admin.ts";
 import { keycloakCimdRepository } from "./idp/keycloak/cimd-repository.ts";

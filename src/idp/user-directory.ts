@@ -1,15 +1,7 @@
 import type { Kysely } from "kysely";
+import { createUser, grantUser, removeUser, setPassword, UserError } from "../domain/users.ts";
 import type { Database } from "../store/schema.ts";
-import {
-  createUser,
-  grantUser,
-  listUsers,
-  type Role,
-  removeUser,
-  setPassword,
-  UserError,
-  type UserRecord,
-} from "../store/users.ts";
+import { listUsers, type Role, type UserRecord } from "../store/users.ts";
 
 export type { Role, UserRecord } from "../store/users.ts";
 

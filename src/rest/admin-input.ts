@@ -1,9 +1,9 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { isAdmin } from "../auth/principal.ts";
+import { UserError } from "../domain/users.ts";
 import { IdentityAdministrationError } from "../idp/administration.ts";
 import { CimdEditError } from "../idp/cimd/edit.ts";
 import { CimdStoreError } from "../store/cimd.ts";
-import { UserError } from "../store/users.ts";
 import { sendProblem } from "./problem.ts";
 
 /**

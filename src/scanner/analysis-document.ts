@@ -5,7 +5,7 @@
  * upload, types the code, and its JSON Schema is the request body of the OpenAPI document.
  */
 import { z } from "zod";
-import type { AnalysisInput } from "./analysis.ts";
+import type { AnalysisInput } from "../store/input-records.ts";
 
 const name = z.string().trim().min(1).max(1024);
 

@@ -2,8 +2,9 @@
  * What the scanner's input readers find (npm lockfiles, Maven POMs and archives, SBOMs): the contract
  * between each reader and `imaging scan`, which merges their inventories into one analysis.
  */
+
+import type { Ecosystem } from "../domain/versions/index.ts";
 import type { RegistryFetcher } from "./registry/cached-fetch.ts";
-import type { Ecosystem } from "./versions/index.ts";
 
 export interface InventoryPackage {
   ecosystem: Ecosystem;

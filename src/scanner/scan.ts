@@ -6,14 +6,16 @@
  *   walk ─► readers (INPUT_READERS) ─► merge/dedupe ─► code extractors ─► AnalysisDocument ─► gather facts
  *        ─► ingest ─► summary
  */
+
 import { statSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import type { Kysely } from "kysely";
+import { ingestAnalysis } from "../domain/package-facts.ts";
 import { countVulnerablePackages, latestAnalysisAt } from "../store/analysis-summary.ts";
-import { type ChangeCount, IngestError, ingestAnalysis } from "../store/ingest.ts";
+import { type ChangeCount, IngestError } from "../store/ingest.ts";
+import type { ExternalObjectInput, ReferenceInput } from "../store/input-records.ts";
 import type { Database } from "../store/schema.ts";
 import { VERSION } from "../version.ts";
-import type { ExternalObjectInput, ReferenceInput } from "./analysis.ts";
 import { type AnalysisDocument, analysisDocumentOf } from "./analysis-document.ts";
 import { extractJavaCode, type JavaCodeSummary } from "./code/java/extract.ts";
 import { extractJavaScript } from "./code/js/index.ts";

@@ -5,11 +5,12 @@
  * advisory goes when no record is left). Callers recompute the facts of the packages reported touched.
  */
 import type { Kysely, Transaction } from "kysely";
-import type { OsvRecordInput } from "../scanner/analysis.ts";
 import { detachAffectedFunctions, insertAffectedFunctions } from "./affected-functions.ts";
 import { chunks } from "./batch.ts";
 import { ensurePackage, rangeColumns, recomputePackagesFacts } from "./catalog.ts";
+import type { OsvRecordInput } from "./input-records.ts";
 import { dropOccurrencesOf } from "./occurrence-model.ts";
+import type { PackageFactsRule } from "./package-facts.ts";
 import type { Database } from "./schema.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -303,8 +304,12 @@ async function insertFresh(
 }
 
 /** Recomputes the facts of the packages an import touched. */
-export async function recomputeTouched(db: Db, touched: Iterable<number>): Promise<void> {
-  await recomputePackagesFacts(db, touched);
+export async function recomputeTouched(
+  db: Db,
+  touched: Iterable<number>,
+  rule: PackageFactsRule,
+): Promise<void> {
+  await recomputePackagesFacts(db, touched, rule);
 }
 
 async function ensureVulnerability(

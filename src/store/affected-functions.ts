@@ -4,27 +4,13 @@
  * additive read, joined on the same rows (external objects of the affected packages, live references).
  */
 import { type Kysely, type RawBuilder, sql, type Transaction } from "kysely";
-import type { AdvisoryInput } from "../scanner/analysis.ts";
-import type { Ecosystem } from "../scanner/versions/index.ts";
 import { chunks } from "./batch.ts";
+import type { AdvisoryInput, Ecosystem } from "./input-records.ts";
 import { interactionOf, REFERENCE_COLUMNS } from "./packages.ts";
 import type { Database } from "./schema.ts";
 import { liveAt } from "./sql-helpers.ts";
 
-/** migrations/011-affected-functions.ts; declared here so the shared schema stays untouched. */
-export interface AffectedFunctionsTable {
-  id: import("kysely").Generated<number>;
-  record_id: string;
-  vulnerability_id: number;
-  package_id: number;
-  function: string;
-  member: string;
-}
-
-type Tables = Database & { affected_functions: AffectedFunctionsTable };
 type Db = Kysely<Database> | Transaction<Database>;
-const withTable = (db: Db) =>
-  db.withTables<{ affected_functions: AffectedFunctionsTable }>() as Kysely<Tables>;
 
 /**
  * An affected function's name as a member path of its package. GHSA writes `(lodash).defaultsDeep`,
@@ -118,13 +104,12 @@ export async function insertAffectedFunctions(
       }));
     }),
   );
-  for (const batch of chunks(rows, 200))
-    await withTable(db).insertInto("affected_functions").values(batch).execute();
+  for (const batch of chunks(rows, 200)) await db.insertInto("affected_functions").values(batch).execute();
 }
 
 /** Removes what a record brought (before a newer revision, or on its withdrawal). */
 export async function detachAffectedFunctions(db: Db, recordId: string): Promise<void> {
-  await withTable(db).deleteFrom("affected_functions").where("record_id", "=", recordId).execute();
+  await db.deleteFrom("affected_functions").where("record_id", "=", recordId).execute();
 }
 
 // -------------------------------------------------------------------------------------------------
@@ -177,7 +162,7 @@ export async function listCveReferences(
   },
 ): Promise<CveReferenceRecord[]> {
   const { applicationId, seq, vulnerabilityId } = query;
-  const tdb = withTable(db);
+  const tdb = db;
   const affectedPackages = tdb
     .selectFrom("version_vulnerabilities as vv")
     .innerJoin("application_packages as ap", "ap.package_version_id", "vv.package_version_id")

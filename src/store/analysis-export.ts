@@ -4,7 +4,6 @@
  * references from application objects to the packages' external objects.
  */
 import type { Kysely } from "kysely";
-import type { AffectedFunctionsTable } from "./affected-functions.ts";
 import { chunks } from "./batch.ts";
 import { interactionOf, REFERENCE_COLUMNS } from "./packages.ts";
 import type { Database } from "./schema.ts";
@@ -47,14 +46,12 @@ export interface AnalysisExport {
   references: ExportedReference[];
 }
 
-type Tables = Database & { affected_functions: AffectedFunctionsTable };
-
 export async function readAnalysisExport(
   db: Kysely<Database>,
   applicationId: number,
   seq: number,
 ): Promise<AnalysisExport> {
-  const tdb = db.withTables<{ affected_functions: AffectedFunctionsTable }>() as Kysely<Tables>;
+  const tdb = db;
   const packages = await db
     .selectFrom("application_packages as ap")
     .innerJoin("package_versions as pv", "pv.id", "ap.package_version_id")

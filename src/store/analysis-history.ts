@@ -1,7 +1,8 @@
 import type { Kysely } from "kysely";
-import { countAnalysis, severitySqlRank } from "./insights.ts";
+import { countAnalysis } from "./applications.ts";
 import type { Database } from "./schema.ts";
 import { liveAt } from "./sql-helpers.ts";
+import { severitySqlRank } from "./vulnerabilities.ts";
 
 /** Vulnerable package versions of one analysis, each counted once under its most severe CVE. */
 export interface SeverityCounts {

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Kysely } from "kysely";
-import { nowIso } from "./batch.ts";
+import { nowIso } from "./clock.ts";
 import type { Database } from "./schema.ts";
 
 export const ROLES = ["admin", "viewer"] as const;

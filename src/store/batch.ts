@@ -2,7 +2,3 @@
 export function* chunks<T>(rows: readonly T[], size = 400): Generator<T[]> {
   for (let i = 0; i < rows.length; i += size) yield rows.slice(i, i + size);
 }
-
-export function nowIso(): string {
-  return new Date().toISOString();
-}

@@ -1,14 +1,8 @@
 import type { Kysely, Transaction } from "kysely";
-import type { AdvisoryInput, PublishedVersionInput } from "../scanner/analysis.ts";
-import {
-  type AffectedRange,
-  compareVersions,
-  computePackageFacts,
-  type Ecosystem,
-  type PackageAdvisory,
-} from "../scanner/versions/index.ts";
 import { chunks } from "./batch.ts";
+import type { AdvisoryInput, AffectedRange, Ecosystem, PublishedVersionInput } from "./input-records.ts";
 import { refreshOccurrencePackages } from "./occurrence-model.ts";
+import type { PackageAdvisory, PackageFactsRule } from "./package-facts.ts";
 import type { Database } from "./schema.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -39,6 +33,7 @@ export async function loadPublishedVersions(
   ecosystem: Ecosystem,
   name: string,
   versions: readonly PublishedVersionInput[],
+  rule: PackageFactsRule,
 ): Promise<number> {
   const packageId = await ensurePackage(db, ecosystem, name);
   const known = new Map(
@@ -77,12 +72,12 @@ export async function loadPublishedVersions(
         .execute();
     }
   }
-  await recomputePackageFacts(db, packageId);
+  await recomputePackageFacts(db, packageId, rule);
   return packageId;
 }
 
 /** Inserts or replaces an advisory (by CVE id) and recomputes the facts of the packages it names. */
-export async function loadAdvisory(db: Db, advisory: AdvisoryInput): Promise<number> {
+export async function loadAdvisory(db: Db, advisory: AdvisoryInput, rule: PackageFactsRule): Promise<number> {
   const existing = await db
     .selectFrom("vulnerabilities")
     .select("id")
@@ -138,7 +133,7 @@ export async function loadAdvisory(db: Db, advisory: AdvisoryInput): Promise<num
       )
       .execute();
   }
-  for (const packageId of touched) await recomputePackageFacts(db, packageId);
+  for (const packageId of touched) await recomputePackageFacts(db, packageId, rule);
   return vulnerabilityId;
 }
 
@@ -157,15 +152,23 @@ export function rangeColumns(r: AffectedRange) {
  * Derives a package's facts from its versions and the advisories' ranges: version order, which
  * versions each vulnerability affects, safer closest / safest versions and releases per year.
  */
-export async function recomputePackageFacts(db: Db, packageId: number): Promise<void> {
-  await recomputePackagesFacts(db, [packageId]);
+export async function recomputePackageFacts(
+  db: Db,
+  packageId: number,
+  rule: PackageFactsRule,
+): Promise<void> {
+  await recomputePackagesFacts(db, [packageId], rule);
 }
 
 /**
  * recomputePackageFacts for many packages with a few queries per chunk of packages (an advisory import
  * touches thousands): rows are read in bulk, and only what changed is written.
  */
-export async function recomputePackagesFacts(db: Db, packageIds: Iterable<number>): Promise<void> {
+export async function recomputePackagesFacts(
+  db: Db,
+  packageIds: Iterable<number>,
+  rule: PackageFactsRule,
+): Promise<void> {
   for (const ids of chunks([...new Set(packageIds)], 300)) {
     const packages = await db
       .selectFrom("packages")
@@ -223,7 +226,7 @@ export async function recomputePackagesFacts(db: Db, packageIds: Iterable<number
       }
       const advisories = [...byVulnerability].map(([id, list]) => ({ id: String(id), ranges: list }));
       const ecosystem = pkg.ecosystem as Ecosystem;
-      const facts = computePackageFacts(
+      const facts = rule.compute(
         ecosystem,
         versions
           .filter((v) => v.published === 1)
@@ -237,7 +240,7 @@ export async function recomputePackagesFacts(db: Db, packageIds: Iterable<number
         // Versions that compare equal (1.0 and 1.0.0) share the facts of the one kept.
         const f =
           factsByVersion.get(row.version) ??
-          facts.versions.find((x) => compareVersions(ecosystem, x.version, row.version) === 0);
+          facts.versions.find((x) => rule.compare(ecosystem, x.version, row.version) === 0);
         if (!f) continue;
         const prerelease = f.prerelease ? 1 : 0;
         if (row.rank !== f.rank) reranked.add(row.id);

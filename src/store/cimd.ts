@@ -1,51 +1,53 @@
 import type { Kysely, Transaction } from "kysely";
-import {
-  CIMD_CONDITION,
-  CIMD_EXECUTOR,
-  type CimdClient,
-  type CimdConfig,
-  type CimdPolicy,
-  type CimdProfile,
-} from "../idp/cimd/model.ts";
-import { nowIso } from "./batch.ts";
-import type { Database } from "./schema.ts";
+import { nowIso } from "./clock.ts";
+import type { CimdClientsTable, CimdPoliciesTable, CimdProfilesTable, Database } from "./schema.ts";
 
-/** Tables of migration 004, kept here so the CIMD store stays one module. */
-export type CimdTables = {
-  cimd_profiles: {
-    name: string;
-    executor: string;
-    allow_http_scheme: number;
-    restrict_same_domain: number;
-    only_allow_confidential_client: number;
-    /** JSON array of strings. */
-    trusted_domains: string;
-    updated_at: string;
-  };
-  cimd_policies: {
-    name: string;
-    condition: string;
-    uri_schemes: string;
-    trusted_domains: string;
-    /** JSON array of profile names ("Associated client profiles"). */
-    profiles: string;
-    enabled: number;
-    updated_at: string;
-  };
-  cimd_clients: {
-    client: string;
-    client_id: string;
-    profile: string;
-    policy: string;
-    created_at: string;
-    updated_at: string;
-  };
-};
+/** The CIMD client-policy records (their rules: src/idp/cimd/model.ts). */
+export const CIMD_EXECUTOR = "client-id-metadata-document";
+export const CIMD_CONDITION = "client-id-uri";
+
+export interface CimdProfile {
+  name: string;
+  executor: typeof CIMD_EXECUTOR;
+  /** Allow http client_ids and non-loopback http URLs in the document (development only). */
+  allowHttpScheme: boolean;
+  /** Redirect URIs must be on the client_id's host or one of its subdomains. */
+  restrictSameDomain: boolean;
+  /** Refuse public clients (token_endpoint_auth_method "none"). */
+  onlyAllowConfidentialClient: boolean;
+  /** Where documents may be fetched from, and the hosts every URL of a document may use. */
+  trustedDomains: string[];
+}
+
+export interface CimdPolicy {
+  name: string;
+  condition: typeof CIMD_CONDITION;
+  /** client_id schemes the condition matches: ["https"], or ["https", "http"]. */
+  uriSchemes: string[];
+  /** Hosts the condition matches: only the client_id's host is compared with them. */
+  trustedDomains: string[];
+  /** Names of the associated client profiles; without one the policy has no effect. */
+  profiles: string[];
+  enabled: boolean;
+}
+
+/** What one `imaging cimd add` created: the client_id it was given and its profile and policy. */
+export interface CimdClient {
+  client: string;
+  clientId: string;
+  profile: string;
+  policy: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface CimdConfig {
+  profiles: CimdProfile[];
+  policies: CimdPolicy[];
+}
 
 type Db = Kysely<Database>;
-type CimdDb = Kysely<CimdTables> | Transaction<CimdTables>;
-
-const cimd = (db: Db): Kysely<CimdTables> => db.withTables<CimdTables>() as unknown as Kysely<CimdTables>;
+type CimdDb = Kysely<Database> | Transaction<Database>;
 
 /** A name is taken (add), or a client is unknown (set, link...). */
 export class CimdStoreError extends Error {
@@ -66,7 +68,7 @@ function list(json: string): string[] {
   }
 }
 
-const toProfile = (row: CimdTables["cimd_profiles"]): CimdProfile => ({
+const toProfile = (row: CimdProfilesTable): CimdProfile => ({
   name: row.name,
   executor: CIMD_EXECUTOR,
   allowHttpScheme: Number(row.allow_http_scheme) === 1,
@@ -75,7 +77,7 @@ const toProfile = (row: CimdTables["cimd_profiles"]): CimdProfile => ({
   trustedDomains: list(row.trusted_domains),
 });
 
-const toPolicy = (row: CimdTables["cimd_policies"]): CimdPolicy => ({
+const toPolicy = (row: CimdPoliciesTable): CimdPolicy => ({
   name: row.name,
   condition: CIMD_CONDITION,
   uriSchemes: list(row.uri_schemes),
@@ -84,7 +86,7 @@ const toPolicy = (row: CimdTables["cimd_policies"]): CimdPolicy => ({
   enabled: Number(row.enabled) === 1,
 });
 
-const toClient = (row: CimdTables["cimd_clients"]): CimdClient => ({
+const toClient = (row: CimdClientsTable): CimdClient => ({
   client: row.client,
   clientId: row.client_id,
   profile: row.profile,
@@ -93,7 +95,7 @@ const toClient = (row: CimdTables["cimd_clients"]): CimdClient => ({
   updatedAt: row.updated_at,
 });
 
-const profileRow = (p: CimdProfile, at: string): CimdTables["cimd_profiles"] => ({
+const profileRow = (p: CimdProfile, at: string): CimdProfilesTable => ({
   name: p.name,
   executor: CIMD_EXECUTOR,
   allow_http_scheme: p.allowHttpScheme ? 1 : 0,
@@ -103,7 +105,7 @@ const profileRow = (p: CimdProfile, at: string): CimdTables["cimd_profiles"] => 
   updated_at: at,
 });
 
-const policyRow = (p: CimdPolicy, at: string): CimdTables["cimd_policies"] => ({
+const policyRow = (p: CimdPolicy, at: string): CimdPoliciesTable => ({
   name: p.name,
   condition: CIMD_CONDITION,
   uri_schemes: JSON.stringify(p.uriSchemes),
@@ -115,7 +117,7 @@ const policyRow = (p: CimdPolicy, at: string): CimdTables["cimd_policies"] => ({
 
 /** Every profile and policy, ordered by name: what the engine enforces. Read it for each request. */
 export async function loadCimdConfig(db: Db): Promise<CimdConfig> {
-  const c = cimd(db);
+  const c = db;
   const [profiles, policies] = await Promise.all([
     c.selectFrom("cimd_profiles").selectAll().orderBy("name").execute(),
     c.selectFrom("cimd_policies").selectAll().orderBy("name").execute(),
@@ -124,20 +126,12 @@ export async function loadCimdConfig(db: Db): Promise<CimdConfig> {
 }
 
 export async function findCimdProfile(db: Db, name: string): Promise<CimdProfile | undefined> {
-  const row = await cimd(db)
-    .selectFrom("cimd_profiles")
-    .selectAll()
-    .where("name", "=", name)
-    .executeTakeFirst();
+  const row = await db.selectFrom("cimd_profiles").selectAll().where("name", "=", name).executeTakeFirst();
   return row && toProfile(row);
 }
 
 export async function findCimdPolicy(db: Db, name: string): Promise<CimdPolicy | undefined> {
-  const row = await cimd(db)
-    .selectFrom("cimd_policies")
-    .selectAll()
-    .where("name", "=", name)
-    .executeTakeFirst();
+  const row = await db.selectFrom("cimd_policies").selectAll().where("name", "=", name).executeTakeFirst();
   return row && toPolicy(row);
 }
 
@@ -161,36 +155,32 @@ async function upsertPolicy(db: CimdDb, policy: CimdPolicy): Promise<void> {
 
 /** Creates or replaces a profile. */
 export async function saveCimdProfile(db: Db, profile: CimdProfile): Promise<void> {
-  await upsertProfile(cimd(db), profile);
+  await upsertProfile(db, profile);
 }
 
 /** Creates or replaces a policy. */
 export async function saveCimdPolicy(db: Db, policy: CimdPolicy): Promise<void> {
-  await upsertPolicy(cimd(db), policy);
+  await upsertPolicy(db, policy);
 }
 
 export async function deleteCimdProfile(db: Db, name: string): Promise<boolean> {
-  const result = await cimd(db).deleteFrom("cimd_profiles").where("name", "=", name).executeTakeFirst();
+  const result = await db.deleteFrom("cimd_profiles").where("name", "=", name).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }
 
 export async function deleteCimdPolicy(db: Db, name: string): Promise<boolean> {
-  const result = await cimd(db).deleteFrom("cimd_policies").where("name", "=", name).executeTakeFirst();
+  const result = await db.deleteFrom("cimd_policies").where("name", "=", name).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }
 
 /** Clients made by `imaging cimd add`, ordered by name. */
 export async function listCimdClients(db: Db): Promise<CimdClient[]> {
-  const rows = await cimd(db).selectFrom("cimd_clients").selectAll().orderBy("client").execute();
+  const rows = await db.selectFrom("cimd_clients").selectAll().orderBy("client").execute();
   return rows.map(toClient);
 }
 
 export async function findCimdClient(db: Db, client: string): Promise<CimdClient | undefined> {
-  const row = await cimd(db)
-    .selectFrom("cimd_clients")
-    .selectAll()
-    .where("client", "=", client)
-    .executeTakeFirst();
+  const row = await db.selectFrom("cimd_clients").selectAll().where("client", "=", client).executeTakeFirst();
   return row && toClient(row);
 }
 
@@ -199,41 +189,39 @@ export async function createCimdClient(
   db: Db,
   input: { client: string; clientId: string; profile: CimdProfile; policy: CimdPolicy },
 ): Promise<CimdClient> {
-  return cimd(db)
-    .transaction()
-    .execute(async (trx) => {
-      const existing = await trx
-        .selectFrom("cimd_clients")
-        .select("client")
-        .where("client", "=", input.client)
-        .executeTakeFirst();
-      if (existing) throw new CimdStoreError("exists", `CIMD client ${input.client} already exists`);
-      const profile = await trx
-        .selectFrom("cimd_profiles")
-        .select("name")
-        .where("name", "=", input.profile.name)
-        .executeTakeFirst();
-      if (profile) throw new CimdStoreError("exists", `client profile ${input.profile.name} already exists`);
-      const policy = await trx
-        .selectFrom("cimd_policies")
-        .select("name")
-        .where("name", "=", input.policy.name)
-        .executeTakeFirst();
-      if (policy) throw new CimdStoreError("exists", `client policy ${input.policy.name} already exists`);
-      const at = nowIso();
-      await trx.insertInto("cimd_profiles").values(profileRow(input.profile, at)).execute();
-      await trx.insertInto("cimd_policies").values(policyRow(input.policy, at)).execute();
-      const row = {
-        client: input.client,
-        client_id: input.clientId,
-        profile: input.profile.name,
-        policy: input.policy.name,
-        created_at: at,
-        updated_at: at,
-      };
-      await trx.insertInto("cimd_clients").values(row).execute();
-      return toClient(row);
-    });
+  return db.transaction().execute(async (trx) => {
+    const existing = await trx
+      .selectFrom("cimd_clients")
+      .select("client")
+      .where("client", "=", input.client)
+      .executeTakeFirst();
+    if (existing) throw new CimdStoreError("exists", `CIMD client ${input.client} already exists`);
+    const profile = await trx
+      .selectFrom("cimd_profiles")
+      .select("name")
+      .where("name", "=", input.profile.name)
+      .executeTakeFirst();
+    if (profile) throw new CimdStoreError("exists", `client profile ${input.profile.name} already exists`);
+    const policy = await trx
+      .selectFrom("cimd_policies")
+      .select("name")
+      .where("name", "=", input.policy.name)
+      .executeTakeFirst();
+    if (policy) throw new CimdStoreError("exists", `client policy ${input.policy.name} already exists`);
+    const at = nowIso();
+    await trx.insertInto("cimd_profiles").values(profileRow(input.profile, at)).execute();
+    await trx.insertInto("cimd_policies").values(policyRow(input.policy, at)).execute();
+    const row = {
+      client: input.client,
+      client_id: input.clientId,
+      profile: input.profile.name,
+      policy: input.policy.name,
+      created_at: at,
+      updated_at: at,
+    };
+    await trx.insertInto("cimd_clients").values(row).execute();
+    return toClient(row);
+  });
 }
 
 export interface CimdClientState {
@@ -269,7 +257,7 @@ async function stateIn(trx: CimdDb, client: string): Promise<CimdClientState> {
 /** The client with its profile and policy as stored (either may be missing if removed by other means). */
 export async function getCimdClientState(db: Db, client: string): Promise<CimdClientState | undefined> {
   try {
-    return await stateIn(cimd(db), client);
+    return await stateIn(db, client);
   } catch (error) {
     if (error instanceof CimdStoreError) return undefined;
     throw error;
@@ -289,21 +277,19 @@ export async function updateCimdClient(
     policy?: CimdPolicy | undefined;
   },
 ): Promise<CimdClientState> {
-  return cimd(db)
-    .transaction()
-    .execute(async (trx) => {
-      const state = await stateIn(trx, client);
-      const next = change(state);
-      const at = nowIso();
-      if (next.profile) await upsertProfile(trx, next.profile);
-      if (next.policy) await upsertPolicy(trx, next.policy);
-      await trx
-        .updateTable("cimd_clients")
-        .set({ ...(next.clientId === undefined ? {} : { client_id: next.clientId }), updated_at: at })
-        .where("client", "=", client)
-        .execute();
-      return stateIn(trx, client);
-    });
+  return db.transaction().execute(async (trx) => {
+    const state = await stateIn(trx, client);
+    const next = change(state);
+    const at = nowIso();
+    if (next.profile) await upsertProfile(trx, next.profile);
+    if (next.policy) await upsertPolicy(trx, next.policy);
+    await trx
+      .updateTable("cimd_clients")
+      .set({ ...(next.clientId === undefined ? {} : { client_id: next.clientId }), updated_at: at })
+      .where("client", "=", client)
+      .execute();
+    return stateIn(trx, client);
+  });
 }
 
 /** Adds the client's profile to its policy's associated profiles (idempotent). */
@@ -326,18 +312,16 @@ export async function unlinkCimdClient(db: Db, client: string): Promise<CimdClie
 
 /** Deletes the client, its profile and its policy; false when there was no such client. */
 export async function removeCimdClient(db: Db, client: string): Promise<boolean> {
-  return cimd(db)
-    .transaction()
-    .execute(async (trx) => {
-      const row = await trx
-        .selectFrom("cimd_clients")
-        .selectAll()
-        .where("client", "=", client)
-        .executeTakeFirst();
-      if (!row) return false;
-      await trx.deleteFrom("cimd_policies").where("name", "=", row.policy).execute();
-      await trx.deleteFrom("cimd_profiles").where("name", "=", row.profile).execute();
-      await trx.deleteFrom("cimd_clients").where("client", "=", client).execute();
-      return true;
-    });
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .selectFrom("cimd_clients")
+      .selectAll()
+      .where("client", "=", client)
+      .executeTakeFirst();
+    if (!row) return false;
+    await trx.deleteFrom("cimd_policies").where("name", "=", row.policy).execute();
+    await trx.deleteFrom("cimd_profiles").where("name", "=", row.profile).execute();
+    await trx.deleteFrom("cimd_clients").where("client", "=", client).execute();
+    return true;
+  });
 }

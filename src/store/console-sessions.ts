@@ -2,27 +2,6 @@ import { createHash } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Database } from "./schema.ts";
 
-/** Rows of migration 014. */
-export interface ConsoleSignInsTable {
-  state_hash: string;
-  code_verifier: string;
-  nonce: string;
-  return_to: string;
-  expires_at: number;
-}
-
-export interface ConsoleSessionsTable {
-  id_hash: string;
-  username: string;
-  csrf_token: string;
-  access_token: string;
-  access_expires_at: number;
-  refresh_token: string | null;
-  id_token: string | null;
-  created_at: number;
-  expires_at: number;
-}
-
 export interface PendingSignIn {
   codeVerifier: string;
   nonce: string;
@@ -40,15 +19,6 @@ export interface ConsoleSession {
   expiresAt: number;
 }
 
-type ConsoleDb = Kysely<
-  Database & { console_sign_ins: ConsoleSignInsTable; console_sessions: ConsoleSessionsTable }
->;
-const tables = (db: Kysely<Database>) =>
-  db.withTables<{
-    console_sign_ins: ConsoleSignInsTable;
-    console_sessions: ConsoleSessionsTable;
-  }>() as ConsoleDb;
-
 /** Secrets the browser holds (state, session cookie) are stored only as their SHA-256. */
 export const secretHash = (value: string): string => createHash("sha256").update(value).digest("base64url");
 
@@ -58,7 +28,7 @@ export async function savePendingSignIn(
   pending: PendingSignIn,
   expiresAt: number,
 ): Promise<void> {
-  await tables(db)
+  await db
     .insertInto("console_sign_ins")
     .values({
       state_hash: secretHash(state),
@@ -76,7 +46,7 @@ export async function takePendingSignIn(
   state: string,
   now = Date.now(),
 ): Promise<PendingSignIn | undefined> {
-  const row = await tables(db)
+  const row = await db
     .deleteFrom("console_sign_ins")
     .where("state_hash", "=", secretHash(state))
     .returningAll()
@@ -91,7 +61,7 @@ export async function createConsoleSession(
   session: ConsoleSession,
   now = Date.now(),
 ): Promise<void> {
-  await tables(db)
+  await db
     .insertInto("console_sessions")
     .values({
       id_hash: secretHash(sessionId),
@@ -112,7 +82,7 @@ export async function findConsoleSession(
   sessionId: string,
   now = Date.now(),
 ): Promise<ConsoleSession | undefined> {
-  const row = await tables(db)
+  const row = await db
     .selectFrom("console_sessions")
     .selectAll()
     .where("id_hash", "=", secretHash(sessionId))
@@ -140,7 +110,7 @@ export async function updateConsoleTokens(
     idToken: string | null;
   },
 ): Promise<void> {
-  await tables(db)
+  await db
     .updateTable("console_sessions")
     .set({
       access_token: tokens.accessToken,
@@ -153,11 +123,11 @@ export async function updateConsoleTokens(
 }
 
 export async function deleteConsoleSession(db: Kysely<Database>, sessionId: string): Promise<void> {
-  await tables(db).deleteFrom("console_sessions").where("id_hash", "=", secretHash(sessionId)).execute();
+  await db.deleteFrom("console_sessions").where("id_hash", "=", secretHash(sessionId)).execute();
 }
 
 /** Drops expired sessions and abandoned sign-ins (called now and then by the gateway). */
 export async function purgeExpiredConsoleState(db: Kysely<Database>, now = Date.now()): Promise<void> {
-  await tables(db).deleteFrom("console_sessions").where("expires_at", "<=", now).execute();
-  await tables(db).deleteFrom("console_sign_ins").where("expires_at", "<=", now).execute();
+  await db.deleteFrom("console_sessions").where("expires_at", "<=", now).execute();
+  await db.deleteFrom("console_sign_ins").where("expires_at", "<=", now).execute();
 }

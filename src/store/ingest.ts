@@ -1,19 +1,21 @@
 import { type Kysely, SqliteAdapter, sql, type Transaction } from "kysely";
+import { chunks } from "./batch.ts";
+import { ensurePackage, recomputePackagesFacts } from "./catalog.ts";
+import { nowIso } from "./clock.ts";
+import { recordChanges } from "./compare.ts";
 import {
   type AnalysisInput,
   type ApplicationObjectInput,
   type ExternalObjectInput,
   packageKey,
   parsePackageKey,
-} from "../scanner/analysis.ts";
-import { chunks, nowIso } from "./batch.ts";
-import { ensurePackage, recomputePackagesFacts } from "./catalog.ts";
-import { recordChanges } from "./compare.ts";
+} from "./input-records.ts";
 import {
   closeOccurrencePackages,
   diffOccurrenceObjects,
   openOccurrencePackages,
 } from "./occurrence-model.ts";
+import type { PackageFactsRule } from "./package-facts.ts";
 import { type Database, OPEN_SEQ } from "./schema.ts";
 
 export class IngestError extends Error {
@@ -53,7 +55,8 @@ export async function ingestAnalysis(
   db: Kysely<Database>,
   applicationName: string,
   input: AnalysisInput,
-  options: IngestOptions = {},
+  options: IngestOptions,
+  rule: PackageFactsRule,
 ): Promise<IngestResult> {
   const analyzedAt = validateAnalysis(applicationName, input);
   const result = await db.transaction().execute(async (trx) => {
@@ -79,7 +82,7 @@ export async function ingestAnalysis(
       .execute();
 
     const packageIds = await resolvePackages(trx, input);
-    const packages = await diffPackages(trx, applicationId, seq, input, packageIds);
+    const packages = await diffPackages(trx, applicationId, seq, input, packageIds, rule);
     const external = await diffExternalObjects(trx, applicationId, seq, input.objects, packageIds);
     const sources = await diffApplicationObjects(trx, applicationId, seq, input);
     const references = await diffReferences(trx, applicationId, seq, input, external.rowIds, sources.rowIds);
@@ -202,6 +205,7 @@ async function diffPackages(
   seq: number,
   input: AnalysisInput,
   packageIds: Map<string, number>,
+  rule: PackageFactsRule,
 ): Promise<ChangeCount> {
   const wanted = new Set<number>();
   // The package of each version in use: application_packages carries its name for the packages list.
@@ -235,7 +239,7 @@ async function diffPackages(
     wanted.add(row.id);
     packageOf.set(row.id, { name: p.name, ecosystem: p.ecosystem });
   }
-  await recomputePackagesFacts(trx, recompute);
+  await recomputePackagesFacts(trx, recompute, rule);
 
   const open = await trx
     .selectFrom("application_packages")

@@ -2,36 +2,7 @@ import { type Kysely, SqliteAdapter, sql } from "kysely";
 import { keepsObjectLists } from "./occurrence-model.ts";
 import { type Database, OPEN_SEQ } from "./schema.ts";
 import { liveAt, referredAt } from "./sql-helpers.ts";
-
-export interface ApplicationRow {
-  id: number;
-  name: string;
-  description: string;
-  demo: boolean;
-}
-
-export interface AnalysisRef {
-  seq: number;
-  analyzedAt: string;
-}
-
-export interface ApplicationSummary {
-  name: string;
-  description: string;
-  demo: boolean;
-  analysisCount: number;
-  latestAnalysisAt: string | null;
-}
-
-export interface VulnerabilityRow {
-  id: number;
-  cveId: string;
-  aliases: string[];
-  severity: string;
-  cvssScore: number | null;
-  summary: string;
-  publishedAt: string | null;
-}
+import { severitySqlRank } from "./vulnerabilities.ts";
 
 export interface ExternalObjectRecord {
   fullName: string;
@@ -62,105 +33,7 @@ export interface CveInsight {
   summary: string;
 }
 
-export const SEVERITIES = ["CRITICAL", "HIGH", "MEDIUM", "LOW"] as const;
-
 type Db = Kysely<Database>;
-
-export async function listApplications(
-  db: Db,
-  options: { names: readonly string[] | null; limit: number; skip: number },
-): Promise<ApplicationSummary[]> {
-  if (options.names && options.names.length === 0) return [];
-  let query = db
-    .selectFrom("applications as a")
-    .leftJoin("analyses as an", "an.application_id", "a.id")
-    .select((eb) => [
-      "a.name",
-      "a.description",
-      "a.demo",
-      eb.fn.count<number>("an.id").as("analysis_count"),
-      eb.fn.max("an.analyzed_at").as("latest"),
-    ])
-    .groupBy(["a.id", "a.name", "a.description", "a.demo"])
-    .orderBy("a.name")
-    .limit(options.limit)
-    .offset(options.skip);
-  if (options.names) query = query.where("a.name", "in", options.names);
-  const rows = await query.execute();
-  return rows.map((r) => ({
-    name: r.name,
-    description: r.description,
-    demo: Number(r.demo) === 1,
-    analysisCount: Number(r.analysis_count),
-    latestAnalysisAt: (r.latest as string | null) ?? null,
-  }));
-}
-
-export async function findApplication(db: Db, name: string): Promise<ApplicationRow | undefined> {
-  const row = await db
-    .selectFrom("applications")
-    .select(["id", "name", "description", "demo"])
-    .where("name", "=", name)
-    .executeTakeFirst();
-  return row && { ...row, demo: row.demo === 1 };
-}
-
-export async function listAnalyses(db: Db, applicationId: number): Promise<AnalysisRef[]> {
-  const rows = await db
-    .selectFrom("analyses")
-    .select(["seq", "analyzed_at"])
-    .where("application_id", "=", applicationId)
-    .orderBy("seq")
-    .execute();
-  return rows.map((r) => ({ seq: r.seq, analyzedAt: r.analyzed_at }));
-}
-
-/** The latest analysis at or before `date` (an ISO instant), or the latest one without a date. */
-export async function resolveAnalysis(
-  db: Db,
-  applicationId: number,
-  date?: string,
-): Promise<AnalysisRef | undefined> {
-  let query = db
-    .selectFrom("analyses")
-    .select(["seq", "analyzed_at"])
-    .where("application_id", "=", applicationId)
-    .orderBy("analyzed_at", "desc")
-    .limit(1);
-  if (date) query = query.where("analyzed_at", "<=", date);
-  const row = await query.executeTakeFirst();
-  return row && { seq: row.seq, analyzedAt: row.analyzed_at };
-}
-
-/** Finds a vulnerability by CVE id or by one of its aliases (GHSA, OSV ids). */
-export async function findVulnerability(db: Db, idOrAlias: string): Promise<VulnerabilityRow | undefined> {
-  const key = idOrAlias.toUpperCase().startsWith("CVE-") ? idOrAlias.toUpperCase() : idOrAlias;
-  let row = await db.selectFrom("vulnerabilities").selectAll().where("cve_id", "=", key).executeTakeFirst();
-  if (!row) {
-    row = await db
-      .selectFrom("vulnerability_aliases as va")
-      .innerJoin("vulnerabilities as v", "v.id", "va.vulnerability_id")
-      .selectAll("v")
-      .where(sql<boolean>`lower(va.alias) = ${idOrAlias.toLowerCase()}`)
-      .executeTakeFirst();
-  }
-  if (!row) return undefined;
-  const aliases = await db
-    .selectFrom("vulnerability_aliases")
-    .select("alias")
-    .where("vulnerability_id", "=", row.id)
-    .orderBy("alias")
-    .execute();
-  return {
-    id: row.id,
-    cveId: row.cve_id,
-    aliases: aliases.map((a) => a.alias),
-    severity: row.severity,
-    cvssScore: row.cvss_score,
-    summary: row.summary,
-    publishedAt: row.published_at,
-  };
-}
 
 /**
  * The packages of an application (as of analysis `seq`) affected by a vulnerability, ordered by name
@@ -337,9 +210,6 @@ export async function referredExternalObjects(
   return byPackage;
 }
 
-/** The SQL order of `v.severity`, most severe highest (the list operations sort by it). */
-export const severitySqlRank = sql<number>`case v.severity when 'CRITICAL' then 4 when 'HIGH' then 3 when 'MEDIUM' then 2 when 'LOW' then 1 else 0 end`;
-
 /**
  * Vulnerabilities affecting the application in analysis `seq`, most severe first. Reads the occurrence
  * read model: affected versions from cve_occurrences, referred objects from occurrence_objects.
@@ -399,39 +269,6 @@ export async function listCveInsights(
     severity: r.severity,
     summary: r.summary,
   }));
-}
-
-export interface AnalysisCounts {
-  packages: number;
-  vulnerablePackages: number;
-  vulnerabilities: number;
-  externalObjects: number;
-  references: number;
-}
-
-export async function countAnalysis(db: Db, applicationId: number, seq: number): Promise<AnalysisCounts> {
-  const count = async (table: "application_packages" | "external_objects" | "object_references") => {
-    const { rows } = await sql<{ n: number }>`select count(*) as n from ${sql.table(table)}
-      where application_id = ${applicationId} and from_seq <= ${seq} and to_seq > ${seq}`.execute(db);
-    return Number(rows[0]?.n ?? 0);
-  };
-  const vulnerable = await db
-    .selectFrom("application_packages as ap")
-    .innerJoin("version_vulnerabilities as vv", "vv.package_version_id", "ap.package_version_id")
-    .select((eb) => [
-      eb.fn.count<number>("ap.package_version_id").distinct().as("packages"),
-      eb.fn.count<number>("vv.vulnerability_id").distinct().as("vulnerabilities"),
-    ])
-    .where("ap.application_id", "=", applicationId)
-    .where(liveAt("ap", seq))
-    .executeTakeFirstOrThrow();
-  return {
-    packages: await count("application_packages"),
-    vulnerablePackages: Number(vulnerable.packages),
-    vulnerabilities: Number(vulnerable.vulnerabilities),
-    externalObjects: await count("external_objects"),
-    references: await count("object_references"),
-  };
 }
 
 /** ISO 8601 UTC with a trailing Z, to the second, as the API family writes datetimes. */

@@ -19,8 +19,8 @@
  * vulnerabilities or rank rebuilds that version's rows.
  */
 import { type Kysely, PostgresAdapter, sql, type Transaction } from "kysely";
-import type { ExternalObjectInput } from "../scanner/analysis.ts";
 import { chunks } from "./batch.ts";
+import type { ExternalObjectInput } from "./input-records.ts";
 import { type Database, OPEN_SEQ } from "./schema.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;

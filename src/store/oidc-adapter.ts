@@ -1,25 +1,6 @@
 import { createHash } from "node:crypto";
 import { type Kysely, sql } from "kysely";
-import type { Database } from "./schema.ts";
-
-/** Rows of migration 005: one per oidc-provider model instance. */
-export interface OidcPayloadsTable {
-  model: string;
-  /** oidcKey(the instance's id): never the id itself (a refresh token, code or session id). */
-  id: string;
-  /** The model's JSON, without the fields whose value is the id (see ID_FIELDS). */
-  payload: string;
-  grant_id: string | null;
-  uid: string | null;
-  /** oidcKey(the device flow's user code). */
-  user_code: string | null;
-  /** Epoch milliseconds; null: never expires. */
-  expires_at: number | null;
-  /** Epoch milliseconds of the one-time use (authorization codes, rotated refresh tokens...). */
-  consumed_at: number | null;
-}
-
-type OidcDb = Kysely<Database & { oidc_payloads: OidcPayloadsTable }>;
+import type { Database, OidcPayloadsTable } from "./schema.ts";
 
 /** What oidc-provider stores and reads back: a JSON object, plus `consumed` (epoch seconds) once used. */
 export type AdapterPayload = Record<string, unknown> & {
@@ -91,7 +72,7 @@ export function createOidcAdapterFactory(
   db: Kysely<Database>,
   now: () => number = Date.now,
 ): (model: string) => OidcAdapter {
-  const table = db.withTables<{ oidc_payloads: OidcPayloadsTable }>() as OidcDb;
+  const table = db;
   const live = (model: string) =>
     table
       .selectFrom("oidc_payloads")
@@ -175,7 +156,7 @@ export async function purgeExpiredOidcPayloads(
   graceMs = 60_000,
   now: () => number = Date.now,
 ): Promise<number> {
-  const table = db.withTables<{ oidc_payloads: OidcPayloadsTable }>() as OidcDb;
+  const table = db;
   const result = await table
     .deleteFrom("oidc_payloads")
     .where("expires_at", "is not", null)
@@ -186,7 +167,7 @@ export async function purgeExpiredOidcPayloads(
 
 /** Rows per model, for diagnostics and tests. */
 export async function countOidcPayloads(db: Kysely<Database>): Promise<Record<string, number>> {
-  const table = db.withTables<{ oidc_payloads: OidcPayloadsTable }>() as OidcDb;
+  const table = db;
   const rows = await table
     .selectFrom("oidc_payloads")
     .select(["model", sql<number>`count(*)`.as("count")])

@@ -1,17 +1,6 @@
 import type { Kysely } from "kysely";
-import { type OidcPayloadsTable, oidcKey } from "./oidc-adapter.ts";
-import type { Database } from "./schema.ts";
-
-/** Rows of migration 008. */
-export interface RegisteredClientsTable {
-  client_id: string;
-  client_name: string | null;
-  /** JSON array of strings. */
-  redirect_uris: string;
-  source_address: string;
-  created_at: number;
-  last_used_at: number | null;
-}
+import { oidcKey } from "./oidc-adapter.ts";
+import type { Database, RegisteredClientsTable } from "./schema.ts";
 
 export interface RegisteredClient {
   clientId: string;
@@ -21,15 +10,6 @@ export interface RegisteredClient {
   createdAt: Date;
   lastUsedAt: Date | null;
 }
-
-type ClientsDb = Kysely<
-  Database & { registered_clients: RegisteredClientsTable; oidc_payloads: OidcPayloadsTable }
->;
-const tables = (db: Kysely<Database>) =>
-  db.withTables<{
-    registered_clients: RegisteredClientsTable;
-    oidc_payloads: OidcPayloadsTable;
-  }>() as ClientsDb;
 
 const toClient = (row: RegisteredClientsTable): RegisteredClient => ({
   clientId: row.client_id,
@@ -50,7 +30,7 @@ export async function recordRegisteredClient(
   },
   now: number = Date.now(),
 ): Promise<void> {
-  await tables(db)
+  await db
     .insertInto("registered_clients")
     .values({
       client_id: client.clientId,
@@ -69,7 +49,7 @@ export async function markRegisteredClientUsed(
   clientId: string,
   now: number = Date.now(),
 ): Promise<void> {
-  await tables(db)
+  await db
     .updateTable("registered_clients")
     .set({ last_used_at: now })
     .where("client_id", "=", clientId)
@@ -77,7 +57,7 @@ export async function markRegisteredClientUsed(
 }
 
 export async function listRegisteredClients(db: Kysely<Database>): Promise<RegisteredClient[]> {
-  const rows = await tables(db).selectFrom("registered_clients").selectAll().orderBy("created_at").execute();
+  const rows = await db.selectFrom("registered_clients").selectAll().orderBy("created_at").execute();
   return rows.map(toClient);
 }
 
@@ -85,7 +65,7 @@ export async function findRegisteredClient(
   db: Kysely<Database>,
   clientId: string,
 ): Promise<RegisteredClient | undefined> {
-  const row = await tables(db)
+  const row = await db
     .selectFrom("registered_clients")
     .selectAll()
     .where("client_id", "=", clientId)
@@ -101,42 +81,36 @@ const TOKEN_MODELS = ["Grant", "AccessToken", "AuthorizationCode", "RefreshToken
  * client existed.
  */
 export async function revokeRegisteredClient(db: Kysely<Database>, clientId: string): Promise<boolean> {
-  return tables(db)
-    .transaction()
-    .execute(async (trx) => {
-      const deleted = await trx
-        .deleteFrom("registered_clients")
-        .where("client_id", "=", clientId)
-        .executeTakeFirst();
-      const rows = await trx
-        .selectFrom("oidc_payloads")
-        .select(["model", "id", "payload", "grant_id"])
-        .where("model", "in", TOKEN_MODELS)
-        .execute();
-      const grantIds = new Set<string>();
-      for (const row of rows) {
-        const payload = JSON.parse(row.payload) as { clientId?: string; jti?: string };
-        if (payload.clientId !== clientId) continue;
-        if (row.grant_id) grantIds.add(row.grant_id);
-        await trx
-          .deleteFrom("oidc_payloads")
-          .where("model", "=", row.model)
-          .where("id", "=", row.id)
-          .execute();
-      }
-      if (grantIds.size > 0) {
-        await trx
-          .deleteFrom("oidc_payloads")
-          .where("grant_id", "in", [...grantIds])
-          .execute();
-      }
-      const client = await trx
+  return db.transaction().execute(async (trx) => {
+    const deleted = await trx
+      .deleteFrom("registered_clients")
+      .where("client_id", "=", clientId)
+      .executeTakeFirst();
+    const rows = await trx
+      .selectFrom("oidc_payloads")
+      .select(["model", "id", "payload", "grant_id"])
+      .where("model", "in", TOKEN_MODELS)
+      .execute();
+    const grantIds = new Set<string>();
+    for (const row of rows) {
+      const payload = JSON.parse(row.payload) as { clientId?: string; jti?: string };
+      if (payload.clientId !== clientId) continue;
+      if (row.grant_id) grantIds.add(row.grant_id);
+      await trx.deleteFrom("oidc_payloads").where("model", "=", row.model).where("id", "=", row.id).execute();
+    }
+    if (grantIds.size > 0) {
+      await trx
         .deleteFrom("oidc_payloads")
-        .where("model", "=", "Client")
-        .where("id", "=", oidcKey(clientId))
-        .executeTakeFirst();
-      return Number(deleted.numDeletedRows) + Number(client.numDeletedRows) > 0;
-    });
+        .where("grant_id", "in", [...grantIds])
+        .execute();
+    }
+    const client = await trx
+      .deleteFrom("oidc_payloads")
+      .where("model", "=", "Client")
+      .where("id", "=", oidcKey(clientId))
+      .executeTakeFirst();
+    return Number(deleted.numDeletedRows) + Number(client.numDeletedRows) > 0;
+  });
 }
 
 /** Deletes the registered clients that never completed a sign-in within `ttlSeconds`; returns their ids. */
@@ -145,7 +119,7 @@ export async function expireUnusedRegisteredClients(
   ttlSeconds: number,
   now: number = Date.now(),
 ): Promise<string[]> {
-  const rows = await tables(db)
+  const rows = await db
     .selectFrom("registered_clients")
     .select("client_id")
     .where("last_used_at", "is", null)

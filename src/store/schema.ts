@@ -257,6 +257,129 @@ export interface GateEvaluationsTable {
   doc: string;
 }
 
+/** Users of the embedded identity provider (migration 003). */
+export interface UsersTable {
+  id: string;
+  username: string;
+  password_hash: string;
+  /** JSON array of role names. */
+  roles: string;
+  /** JSON array of application names. */
+  applications: string;
+  created_at: string;
+  updated_at: string;
+  /** 1 disabled, 0 enabled. */
+  disabled: number;
+}
+
+/** Tables of migration 004: CIMD client profiles, policies and the clients `imaging cimd add` created. */
+export interface CimdProfilesTable {
+  name: string;
+  executor: string;
+  allow_http_scheme: number;
+  restrict_same_domain: number;
+  only_allow_confidential_client: number;
+  /** JSON array of strings. */
+  trusted_domains: string;
+  updated_at: string;
+}
+export interface CimdPoliciesTable {
+  name: string;
+  condition: string;
+  uri_schemes: string;
+  trusted_domains: string;
+  /** JSON array of profile names ("Associated client profiles"). */
+  profiles: string;
+  enabled: number;
+  updated_at: string;
+}
+export interface CimdClientsTable {
+  client: string;
+  client_id: string;
+  profile: string;
+  policy: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Rows of migration 014. */
+export interface ConsoleSignInsTable {
+  state_hash: string;
+  code_verifier: string;
+  nonce: string;
+  return_to: string;
+  expires_at: number;
+}
+
+export interface ConsoleSessionsTable {
+  id_hash: string;
+  username: string;
+  csrf_token: string;
+  access_token: string;
+  access_expires_at: number;
+  refresh_token: string | null;
+  id_token: string | null;
+  created_at: number;
+  expires_at: number;
+}
+
+/** Rows of migration 008. */
+export interface RegisteredClientsTable {
+  client_id: string;
+  client_name: string | null;
+  /** JSON array of strings. */
+  redirect_uris: string;
+  source_address: string;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+/** Rows of migration 013: failed sign-ins per account or address (`account:<name>`, `address:<ip>`). */
+export interface SignInFailuresTable {
+  key: string;
+  failures: number;
+  last_failure: number;
+  locked_until: number;
+}
+
+/** Rows of migration 013. */
+export interface ServiceSecretsTable {
+  name: string;
+  /** `v1.<base64url(iv | tag | ciphertext)>`, AES-256-GCM with the row's name as associated data. */
+  sealed: string;
+  /** Fingerprint of the key that sealed the row, so a wrong key is told apart from a damaged row. */
+  key_id: string;
+  version: number;
+  updated_at: number;
+}
+
+/** Rows of migration 011: the functions an advisory names as vulnerable. */
+export interface AffectedFunctionsTable {
+  id: Generated<number>;
+  record_id: string;
+  vulnerability_id: number;
+  package_id: number;
+  function: string;
+  member: string;
+}
+
+/** Rows of migration 005: one per oidc-provider model instance. */
+export interface OidcPayloadsTable {
+  model: string;
+  /** oidcKey(the instance's id): never the id itself (a refresh token, code or session id). */
+  id: string;
+  /** The model's JSON, without the fields whose value is the id (see ID_FIELDS). */
+  payload: string;
+  grant_id: string | null;
+  uid: string | null;
+  /** oidcKey(the device flow's user code). */
+  user_code: string | null;
+  /** Epoch milliseconds; null: never expires. */
+  expires_at: number | null;
+  /** Epoch milliseconds of the one-time use (authorization codes, rotated refresh tokens...). */
+  consumed_at: number | null;
+}
+
 export interface Database {
   applications: ApplicationsTable;
   analyses: AnalysesTable;
@@ -281,4 +404,15 @@ export interface Database {
   gate_evaluations: GateEvaluationsTable;
   api_keys: ApiKeysTable;
   gate_rules: GateRulesTable;
+  users: UsersTable;
+  cimd_profiles: CimdProfilesTable;
+  cimd_policies: CimdPoliciesTable;
+  cimd_clients: CimdClientsTable;
+  console_sign_ins: ConsoleSignInsTable;
+  console_sessions: ConsoleSessionsTable;
+  registered_clients: RegisteredClientsTable;
+  sign_in_failures: SignInFailuresTable;
+  service_secrets: ServiceSecretsTable;
+  affected_functions: AffectedFunctionsTable;
+  oidc_payloads: OidcPayloadsTable;
 }

@@ -1,21 +1,6 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
 import type { Kysely } from "kysely";
-import type { Database } from "./schema.ts";
-
-/** Rows of migration 013. */
-export interface ServiceSecretsTable {
-  name: string;
-  /** `v1.<base64url(iv | tag | ciphertext)>`, AES-256-GCM with the row's name as associated data. */
-  sealed: string;
-  /** Fingerprint of the key that sealed the row, so a wrong key is told apart from a damaged row. */
-  key_id: string;
-  version: number;
-  updated_at: number;
-}
-
-type SecretsDb = Kysely<Database & { service_secrets: ServiceSecretsTable }>;
-const tables = (db: Kysely<Database>) =>
-  db.withTables<{ service_secrets: ServiceSecretsTable }>() as SecretsDb;
+import type { Database, ServiceSecretsTable } from "./schema.ts";
 
 /** A sealed secret that this process cannot open: one line naming the fix, never the secret. */
 export class SecretsKeyError extends Error {}
@@ -84,7 +69,7 @@ export interface StoredSecret {
 }
 
 export async function readServiceSecret(vault: SecretVault, name: string): Promise<StoredSecret | undefined> {
-  const row = await tables(vault.db)
+  const row = await vault.db
     .selectFrom("service_secrets")
     .select(["sealed", "key_id", "version"])
     .where("name", "=", name)
@@ -94,7 +79,7 @@ export async function readServiceSecret(vault: SecretVault, name: string): Promi
 
 /** The version of a secret (a rotation increments it), without opening it: what replicas poll. */
 export async function serviceSecretVersion(db: Kysely<Database>, name: string): Promise<number | undefined> {
-  const row = await tables(db)
+  const row = await db
     .selectFrom("service_secrets")
     .select("version")
     .where("name", "=", name)
@@ -114,7 +99,7 @@ export async function ensureServiceSecret(
   const existing = await readServiceSecret(vault, name);
   if (existing) return existing.value;
   const value = await initial();
-  await tables(vault.db)
+  await vault.db
     .insertInto("service_secrets")
     .values({
       name,
@@ -140,7 +125,7 @@ export async function replaceServiceSecret(
   expectedVersion: number,
   value: string,
 ): Promise<boolean> {
-  const result = await tables(vault.db)
+  const result = await vault.db
     .updateTable("service_secrets")
     .set({
       sealed: vault.cipher.seal(name, value),

@@ -1,23 +1,11 @@
 import { type Kysely, PostgresAdapter } from "kysely";
-import type { Database } from "./schema.ts";
-
-/** Rows of migration 013: failed sign-ins per account or address (`account:<name>`, `address:<ip>`). */
-export interface SignInFailuresTable {
-  key: string;
-  failures: number;
-  last_failure: number;
-  locked_until: number;
-}
+import type { Database, SignInFailuresTable } from "./schema.ts";
 
 export interface SignInFailures {
   failures: number;
   lastFailure: number;
   lockedUntil: number;
 }
-
-type FailuresDb = Kysely<Database & { sign_in_failures: SignInFailuresTable }>;
-const tables = (db: Kysely<Database>) =>
-  db.withTables<{ sign_in_failures: SignInFailuresTable }>() as FailuresDb;
 
 const toEntry = (row: Omit<SignInFailuresTable, "key">): SignInFailures => ({
   failures: Number(row.failures),
@@ -31,7 +19,7 @@ const toEntry = (row: Omit<SignInFailuresTable, "key">): SignInFailures => ({
  * replicas at once both count. Rows past `forgetAfterMs` without a lock are purged.
  */
 export function storeThrottleState(db: Kysely<Database>) {
-  const t = tables(db);
+  const t = db;
   const rowLocks = db.getExecutor().adapter instanceof PostgresAdapter;
   return {
     async get(key: string): Promise<SignInFailures | undefined> {

@@ -38,6 +38,7 @@
  * CLI's shebang line, as the installed `imaging` command does.
  * A quick try: BENCH_GATEWAY_SECONDS=3 BENCH_GATEWAY_ROUNDS=1 BENCH_GATEWAY_SOAK_SECONDS=5 npm run bench:gateway
  */
+
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { Agent, request as httpRequest } from "node:http";
@@ -48,8 +49,8 @@ import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { issuerMetadata } from "../../src/auth/issuer-metadata.ts";
 import { createTokenExchanger, type TokenExchanger } from "../../src/auth/token-exchange.ts";
+import { createUser } from "../../src/domain/users.ts";
 import { openStore } from "../../src/store/database.ts";
-import { createUser } from "../../src/store/users.ts";
 import { PLATFORM_AUDIENCE } from "../../src/version.ts";
 import {
   authorize,

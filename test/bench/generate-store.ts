@@ -19,6 +19,7 @@
  * CLI: node --max-old-space-size=8192 test/bench/generate-store.ts <sqlite|postgres> [--force]
  * prints progress on stderr and one line `BENCH_STORE <json>` on stdout.
  */
+
 import { createHash } from "node:crypto";
 import {
   existsSync,
@@ -34,6 +35,9 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type LogEvent, sql } from "kysely";
 import pg from "pg";
+import { ingestAnalysis, loadAdvisory, loadPublishedVersions } from "../../src/domain/package-facts.ts";
+import { type AffectedRange, isAffected } from "../../src/domain/versions/index.ts";
+import { openStore, type StoreHandle } from "../../src/store/database.ts";
 import type {
   AdvisoryInput,
   AnalysisInput,
@@ -41,11 +45,7 @@ import type {
   ExternalObjectInput,
   PublishedVersionInput,
   ReferenceInput,
-} from "../../src/scanner/analysis.ts";
-import { type AffectedRange, isAffected } from "../../src/scanner/versions/index.ts";
-import { loadAdvisory, loadPublishedVersions } from "../../src/store/catalog.ts";
-import { openStore, type StoreHandle } from "../../src/store/database.ts";
-import { ingestAnalysis } from "../../src/store/ingest.ts";
+} from "../../src/store/input-records.ts";
 
 /** Bump whenever the data set or the way it is written changes: caches keyed by it are regenerated. */
 export const GENERATOR_VERSION = 2;
@@ -89,6 +89,7 @@ export const ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
  */
 const WRITE_PATH = [
   "src/store/batch.ts",
+  "src/store/clock.ts",
   "src/store/catalog.ts",
   "src/store/database.ts",
   "src/store/ingest.ts",
@@ -97,8 +98,10 @@ const WRITE_PATH = [
   "src/store/node-sqlite-dialect.ts",
   "src/store/schema.ts",
   "src/store/migrations",
-  "src/scanner/analysis.ts",
-  "src/scanner/versions",
+  "src/store/input-records.ts",
+  "src/store/package-facts.ts",
+  "src/domain/package-facts.ts",
+  "src/domain/versions",
   "test/bench/generate-store.ts",
 ];
 

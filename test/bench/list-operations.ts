@@ -2,11 +2,13 @@
  * Issue 13 point 5: the REST API's other list operations on the occurrences benchmark's store, in-process
  * (what each endpoint does once the caller is authenticated and the analysis resolved), limit 100.
  */
+
 import { performance } from "node:perf_hooks";
 import type { Kysely } from "kysely";
+import { findApplication } from "../../src/store/applications.ts";
 import { compareAnalysesPage, compareFromIntervals } from "../../src/store/compare.ts";
 import { evaluateAnalysis } from "../../src/store/gates.ts";
-import { findApplication, listCveInsights } from "../../src/store/insights.ts";
+import { listCveInsights } from "../../src/store/insights.ts";
 import {
   findUsedPackages,
   listInteractions,

@@ -12,13 +12,10 @@
  * this on its tiny stores).
  */
 import { loadavg } from "node:os";
+import { findApplication, resolveAnalysis } from "../../src/store/applications.ts";
 import { openStore } from "../../src/store/database.ts";
-import {
-  findApplication,
-  findVulnerability,
-  listOccurrencesJson,
-  resolveAnalysis,
-} from "../../src/store/insights.ts";
+import { listOccurrencesJson } from "../../src/store/insights.ts";
+import { findVulnerability } from "../../src/store/vulnerabilities.ts";
 import { occurrencesByObjectRowsJson } from "../support/occurrences-baseline.ts";
 import { serverBackends, serverCpuMs } from "./pg-server-cpu.ts";
 

@@ -33,15 +33,11 @@ import { loadSettings } from "../../src/config/load-config.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
 import { startService } from "../../src/service.ts";
 import { createApiKey } from "../../src/store/api-keys.ts";
+import { findApplication, resolveAnalysis } from "../../src/store/applications.ts";
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
-import {
-  type CvePackageRecord,
-  findApplication,
-  findVulnerability,
-  listOccurrencesJson,
-  resolveAnalysis,
-} from "../../src/store/insights.ts";
+import { type CvePackageRecord, listOccurrencesJson } from "../../src/store/insights.ts";
 import type { Database } from "../../src/store/schema.ts";
+import { findVulnerability } from "../../src/store/vulnerabilities.ts";
 import { occurrencesBySingleQuery } from "../support/occurrences-baseline.ts";
 import {
   BENCH_DATA_DIR,

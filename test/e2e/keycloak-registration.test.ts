@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type Browser, chromium } from "playwright-core";
-import type { Check } from "../../src/cli/doctor/check.ts";
+import type { Check } from "../../src/doctor/check.ts";
 import {
   provisionRegistrationPolicies,
   REGISTERED_CLIENTS_POLICY,

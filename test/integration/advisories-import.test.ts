@@ -5,9 +5,9 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { Zip, ZipDeflate, zipSync } from "fflate";
-import { loadPublishedVersions } from "../../src/store/catalog.ts";
+import { loadPublishedVersions } from "../../src/domain/package-facts.ts";
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
-import { findVulnerability } from "../../src/store/insights.ts";
+import { findVulnerability } from "../../src/store/vulnerabilities.ts";
 import { runCli } from "../support/cli.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 

@@ -6,7 +6,7 @@ import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { zipSync } from "fflate";
 import { openStore } from "../../src/store/database.ts";
-import { findVulnerability } from "../../src/store/insights.ts";
+import { findVulnerability } from "../../src/store/vulnerabilities.ts";
 import { runCli } from "../support/cli.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 

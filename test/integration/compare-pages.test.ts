@@ -1,12 +1,11 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { sql } from "kysely";
-import type { AnalysisInput } from "../../src/scanner/analysis.ts";
-import { loadAdvisory, loadPublishedVersions } from "../../src/store/catalog.ts";
+import { ingestAnalysis, loadAdvisory, loadPublishedVersions } from "../../src/domain/package-facts.ts";
+import { findApplication } from "../../src/store/applications.ts";
 import { type Comparison, compareAnalysesPage, compareFromIntervals } from "../../src/store/compare.ts";
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
-import { ingestAnalysis } from "../../src/store/ingest.ts";
-import { findApplication } from "../../src/store/insights.ts";
+import type { AnalysisInput } from "../../src/store/input-records.ts";
 import { GATE_FACT_TABLES } from "../../src/store/migrations/017-compare-and-gate-models.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
-import type { AnalysisInput } from "../../src/scanner/analysis.ts";
+import { ingestAnalysis } from "../../src/domain/package-facts.ts";
 import { DEMO_LABEL, demoLoadPending, loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import type { RunningService } from "../../src/service.ts";
 import { createApiKey } from "../../src/store/api-keys.ts";
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
-import { ingestAnalysis } from "../../src/store/ingest.ts";
+import type { AnalysisInput } from "../../src/store/input-records.ts";
 import { startTestService } from "../support/service.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 

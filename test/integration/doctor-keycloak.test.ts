@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type ClientPolicyRepresentation from "@keycloak/keycloak-admin-client/lib/defs/clientPolicyRepresentation.js";
 import type ClientProfileRepresentation from "@keycloak/keycloak-admin-client/lib/defs/clientProfileRepresentation.js";
-import type { Check } from "../../src/cli/doctor/check.ts";
+import type { Check } from "../../src/doctor/check.ts";
 import { runCli } from "../support/cli.ts";
 import { type KeycloakService, startKeycloakService } from "../support/keycloak-service.ts";
 

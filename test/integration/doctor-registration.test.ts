@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import type { Check } from "../../src/cli/doctor/check.ts";
+import type { Check } from "../../src/doctor/check.ts";
 import { runCli } from "../support/cli.ts";
 import { type IdpService, startIdpService } from "../support/idp-flow.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";

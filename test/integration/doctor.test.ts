@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import type { Check } from "../../src/cli/doctor/check.ts";
+import type { Check } from "../../src/doctor/check.ts";
 import { deleteCimdProfile } from "../../src/store/cimd.ts";
 import { openStore } from "../../src/store/database.ts";
 import { runCli } from "../support/cli.ts";

@@ -1,12 +1,11 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import type { AnalysisInput, OsvRecordInput } from "../../src/scanner/analysis.ts";
-import { applyOsvRecords, recomputeTouched } from "../../src/store/advisories.ts";
-import { loadPublishedVersions } from "../../src/store/catalog.ts";
+import { ingestAnalysis, loadPublishedVersions, recomputeTouched } from "../../src/domain/package-facts.ts";
+import { applyOsvRecords } from "../../src/store/advisories.ts";
+import { findApplication } from "../../src/store/applications.ts";
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
 import { evaluateAnalysis, updateGateRule } from "../../src/store/gates.ts";
-import { ingestAnalysis } from "../../src/store/ingest.ts";
-import { findApplication } from "../../src/store/insights.ts";
+import type { AnalysisInput, OsvRecordInput } from "../../src/store/input-records.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 
 const day = (d: string) => `${d}T00:00:00.000Z`;

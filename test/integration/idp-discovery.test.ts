@@ -5,9 +5,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { Agent, fetch as undiciFetch } from "undici";
+import { verifyCredentials } from "../../src/domain/users.ts";
 import { readStoredSecret } from "../../src/idp/stored-secrets.ts";
 import { openStore } from "../../src/store/database.ts";
-import { listUsers, verifyCredentials } from "../../src/store/users.ts";
+import { listUsers } from "../../src/store/users.ts";
 import { runCli, spawnService } from "../support/cli.ts";
 import {
   type CimdDocumentServer,

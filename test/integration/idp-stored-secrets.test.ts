@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { openStore } from "../../src/store/database.ts";
-import { ID_FIELDS, type OidcPayloadsTable, oidcKey } from "../../src/store/oidc-adapter.ts";
+import { ID_FIELDS, oidcKey } from "../../src/store/oidc-adapter.ts";
+import type { OidcPayloadsTable } from "../../src/store/schema.ts";
 import {
   authorize,
   type CimdDocumentServer,

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { generateKeyPair, importJWK, type JWK, SignJWT } from "jose";
+import { grantUser, setUserDisabled } from "../../src/domain/users.ts";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
-import { grantUser, setUserDisabled } from "../../src/store/users.ts";
 import {
   authorize,
   type CimdDocumentServer,

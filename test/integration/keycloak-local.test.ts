@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { networkInterfaces } from "node:os";
 import { after, before, describe, it } from "node:test";
-import type { Check } from "../../src/cli/doctor/check.ts";
+import type { Check } from "../../src/doctor/check.ts";
 import { runCli, spawnService } from "../support/cli.ts";
 import {
   connectTestAdmin,

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
-import type { Check } from "../../src/cli/doctor/check.ts";
+import type { Check } from "../../src/doctor/check.ts";
 import { connectKeycloakAdmin } from "../../src/idp/keycloak/admin.ts";
 import { runCli, runCliWithStdin } from "../support/cli.ts";
 import {

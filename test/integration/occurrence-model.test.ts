@@ -1,20 +1,19 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { sql } from "kysely";
-import type { AnalysisInput, OsvRecordInput } from "../../src/scanner/analysis.ts";
-import { applyOsvRecords, recomputeTouched } from "../../src/store/advisories.ts";
-import { loadAdvisory, loadPublishedVersions } from "../../src/store/catalog.ts";
-import { migrateToLatest, openStore, type StoreHandle } from "../../src/store/database.ts";
-import { ingestAnalysis } from "../../src/store/ingest.ts";
 import {
-  findApplication,
-  findVulnerability,
-  listCveInsights,
-  listOccurrences,
-  listOccurrencesJson,
-  resolveAnalysis,
-} from "../../src/store/insights.ts";
+  ingestAnalysis,
+  loadAdvisory,
+  loadPublishedVersions,
+  recomputeTouched,
+} from "../../src/domain/package-facts.ts";
+import { applyOsvRecords } from "../../src/store/advisories.ts";
+import { findApplication, resolveAnalysis } from "../../src/store/applications.ts";
+import { migrateToLatest, openStore, type StoreHandle } from "../../src/store/database.ts";
+import type { AnalysisInput, OsvRecordInput } from "../../src/store/input-records.ts";
+import { listCveInsights, listOccurrences, listOccurrencesJson } from "../../src/store/insights.ts";
 import { buildObjectLists, buildOccurrenceModel } from "../../src/store/occurrence-model.ts";
+import { findVulnerability } from "../../src/store/vulnerabilities.ts";
 import {
   cveInsightsByJoins,
   occurrencesByObjectRowsJson,

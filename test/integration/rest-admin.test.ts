@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { verifyCredentials } from "../../src/domain/users.ts";
 import type { RunningService } from "../../src/service.ts";
-import { verifyCredentials } from "../../src/store/users.ts";
 import { runCli } from "../support/cli.ts";
 import { loadPortalFixture } from "../support/fixture.ts";
 import { startTestService } from "../support/service.ts";

@@ -4,6 +4,7 @@
  * inputs storing nothing new, one-line errors that record nothing, the analysis document (--output)
  * and the upload to a platform (--server, against a local HTTP server standing in for the platform).
  */
+
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server } from "node:http";
@@ -11,10 +12,10 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import type { AdvisoryInput } from "../../src/scanner/analysis.ts";
+import { loadAdvisory } from "../../src/domain/package-facts.ts";
 import { createApiKey } from "../../src/store/api-keys.ts";
-import { loadAdvisory } from "../../src/store/catalog.ts";
 import { openStore } from "../../src/store/database.ts";
+import type { AdvisoryInput } from "../../src/store/input-records.ts";
 import { runCli } from "../support/cli.ts";
 import { type FirebaseSubject, firebaseTools, treePackages } from "../support/scan-subjects.ts";
 import { startTestService } from "../support/service.ts";

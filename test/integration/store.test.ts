@@ -1,16 +1,12 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import type { AnalysisInput } from "../../src/scanner/analysis.ts";
-import { loadAdvisory, loadPublishedVersions } from "../../src/store/catalog.ts";
+import { ingestAnalysis, loadAdvisory, loadPublishedVersions } from "../../src/domain/package-facts.ts";
+import { findApplication, resolveAnalysis } from "../../src/store/applications.ts";
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
-import { IngestError, ingestAnalysis } from "../../src/store/ingest.ts";
-import {
-  findApplication,
-  findVulnerability,
-  listCveInsights,
-  listOccurrences,
-  resolveAnalysis,
-} from "../../src/store/insights.ts";
+import { IngestError } from "../../src/store/ingest.ts";
+import type { AnalysisInput } from "../../src/store/input-records.ts";
+import { listCveInsights, listOccurrences } from "../../src/store/insights.ts";
+import { findVulnerability } from "../../src/store/vulnerabilities.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 
 const versions = [

@@ -32,7 +32,7 @@ describe("imaging users", () => {
   const signIn = async (username: string, password: string) => {
     // The CLI has no sign-in command: check through the store API on the same files.
     const { openStore } = await import("../../src/store/database.ts");
-    const { verifyCredentials } = await import("../../src/store/users.ts");
+    const { verifyCredentials } = await import("../../src/domain/users.ts");
     const handle = await openStore({ sqliteFile: store.sqliteFile });
     try {
       return await verifyCredentials(handle.db, username, password);

@@ -1,23 +1,20 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { Kysely } from "kysely";
-import { hashParameters, needsRehash } from "../../src/idp/passwords.ts";
-import { openStore, type StoreHandle } from "../../src/store/database.ts";
-import type { Database } from "../../src/store/schema.ts";
+import { hashParameters, needsRehash } from "../../src/domain/passwords.ts";
 import {
   createUser,
   ensureAdminUser,
-  findUserById,
-  findUserByName,
   grantUser,
-  listUsers,
   removeUser,
   setPassword,
   setUserDisabled,
   UserError,
-  type UserRecord,
   verifyCredentials,
-} from "../../src/store/users.ts";
+} from "../../src/domain/users.ts";
+import { openStore, type StoreHandle } from "../../src/store/database.ts";
+import type { Database } from "../../src/store/schema.ts";
+import { findUserById, findUserByName, listUsers, type UserRecord } from "../../src/store/users.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 
 const PASSWORD = "a long enough passphrase";

@@ -1,7 +1,6 @@
 import type { Kysely } from "kysely";
-import type { AnalysisInput, ExternalObjectInput, ReferenceInput } from "../../src/scanner/analysis.ts";
-import { loadAdvisory, loadPublishedVersions } from "../../src/store/catalog.ts";
-import { ingestAnalysis } from "../../src/store/ingest.ts";
+import { ingestAnalysis, loadAdvisory, loadPublishedVersions } from "../../src/domain/package-facts.ts";
+import type { AnalysisInput, ExternalObjectInput, ReferenceInput } from "../../src/store/input-records.ts";
 import type { Database } from "../../src/store/schema.ts";
 
 /**

@@ -9,13 +9,13 @@ import * as oauth from "oauth4webapi";
 import { loadSettings } from "../../src/config/load-config.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
 import type { Settings } from "../../src/config/settings.ts";
+import { createUser } from "../../src/domain/users.ts";
 import { CIMD_CONDITION, CIMD_EXECUTOR, policyNameOf, profileNameOf } from "../../src/idp/cimd/model.ts";
 import type { EmbeddedIdpStartOptions } from "../../src/idp/provider/index.ts";
 import { type RunningService, startService } from "../../src/service.ts";
 import { createCimdClient } from "../../src/store/cimd.ts";
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
 import type { Database } from "../../src/store/schema.ts";
-import { createUser } from "../../src/store/users.ts";
 import { freePort, internalPortsBeside } from "./service.ts";
 import type { TestStore } from "./stores.ts";
 

@@ -4,16 +4,17 @@
  * database. The benchmark's baseline (the best single query on the schema before migration 012) and the
  * tests' oracle for the read model: both must give the same answers.
  */
+
 import { type Kysely, SqliteAdapter, sql } from "kysely";
 import {
   type CveInsight,
   type CvePackageRecord,
   type ExternalObjectRecord,
-  severitySqlRank,
   toUtcSeconds,
 } from "../../src/store/insights.ts";
 import type { Database } from "../../src/store/schema.ts";
 import { liveAt, referredAt } from "../../src/store/sql-helpers.ts";
+import { severitySqlRank } from "../../src/store/vulnerabilities.ts";
 
 export async function occurrencesBySingleQuery(
   db: Kysely<Database>,

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { AnalysisInput } from "../../src/scanner/analysis.ts";
 import {
   analysisDocumentJsonSchema,
   analysisDocumentOf,
   analysisInputOf,
   parseAnalysisDocument,
 } from "../../src/scanner/analysis-document.ts";
+import type { AnalysisInput } from "../../src/store/input-records.ts";
 
 const input: AnalysisInput = {
   analyzedAt: "2024-06-01T00:00:00Z",

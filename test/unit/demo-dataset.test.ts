@@ -5,18 +5,18 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
-import type {
-  AdvisoryInput,
-  AnalysisInput,
-  ExternalObjectInput,
-  PublishedVersionInput,
-} from "../../src/scanner/analysis.ts";
 import {
   compareVersions,
   type Ecosystem,
   isAffected,
   isPrerelease,
-} from "../../src/scanner/versions/index.ts";
+} from "../../src/domain/versions/index.ts";
+import type {
+  AdvisoryInput,
+  AnalysisInput,
+  ExternalObjectInput,
+  PublishedVersionInput,
+} from "../../src/store/input-records.ts";
 
 interface DemoApplication {
   name: string;

@@ -1,10 +1,10 @@
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
+import type { Ecosystem } from "../../domain/versions/index.ts";
 import { type ImportResult, importAdvisories, summary } from "../../scanner/advisories/import.ts";
 import { AdvisorySourceError } from "../../scanner/advisories/sources.ts";
 import { syncAdvisories } from "../../scanner/advisories/sync.ts";
 import { createRegistryFetcher } from "../../scanner/registry/cached-fetch.ts";
-import type { Ecosystem } from "../../scanner/versions/index.ts";
 import { settingsFrom, withStore } from "../context.ts";
 import { CliError, emit } from "../output.ts";
 

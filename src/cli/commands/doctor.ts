@@ -1,11 +1,7 @@
 import { existsSync } from "node:fs";
 import type { Command } from "commander";
 import { type RuntimeConfig, sqliteFileIn } from "../../config/runtime-config.ts";
-import { loadSecretsCipher } from "../../idp/secrets-key.ts";
-import { readStoredSecret } from "../../idp/stored-secrets.ts";
-import { openStore, type StoreHandle } from "../../store/database.ts";
-import { type DeploymentOptions, deploymentOptions, STARTED_LOCAL_HELP, settingsFrom } from "../context.ts";
-import { type Check, summarize } from "../doctor/check.ts";
+import { type Check, summarize } from "../../doctor/check.ts";
 import {
   type DoctorReport,
   type DoctorSources,
@@ -13,7 +9,11 @@ import {
   probeBaseFrom,
   runDoctor,
   UnknownCimdClientError,
-} from "../doctor/run.ts";
+} from "../../doctor/run.ts";
+import { loadSecretsCipher } from "../../idp/secrets-key.ts";
+import { readStoredSecret } from "../../idp/stored-secrets.ts";
+import { openStore, type StoreHandle } from "../../store/database.ts";
+import { type DeploymentOptions, deploymentOptions, STARTED_LOCAL_HELP, settingsFrom } from "../context.ts";
 import { knownProfileNames, withCimdRepository, withKeycloakAdmin } from "../idp-context.ts";
 import { CliError, emit } from "../output.ts";
 

@@ -5,7 +5,7 @@ import type { Command } from "commander";
 import { parseApplicationName, parseDateTime } from "../../rest/params.ts";
 import { buildCycloneDx } from "../../scanner/sbom/cyclonedx.ts";
 import { readAnalysisExport } from "../../store/analysis-export.ts";
-import { findApplication, resolveAnalysis } from "../../store/insights.ts";
+import { findApplication, resolveAnalysis } from "../../store/applications.ts";
 import { VERSION } from "../../version.ts";
 import { withStore } from "../context.ts";
 import { CliError } from "../output.ts";

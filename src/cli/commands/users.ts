@@ -1,7 +1,8 @@
 import type { Command } from "commander";
-import { generatePassword, passwordProblem } from "../../idp/passwords.ts";
+import { generatePassword, passwordProblem } from "../../domain/passwords.ts";
+import { UserError, usernameProblem } from "../../domain/users.ts";
 import type { UserProfileDetails } from "../../idp/user-directory.ts";
-import { ROLES, type Role, UserError, type UserRecord, usernameProblem } from "../../store/users.ts";
+import { ROLES, type Role, type UserRecord } from "../../store/users.ts";
 import { idpConfigFrom, withUserDirectory } from "../idp-context.ts";
 import { CliError, emit, table } from "../output.ts";
 

@@ -5,48 +5,15 @@
  * identity provider enforces it with resolveCimdClient; the Keycloak provisioning writes it as JSON.
  */
 
-export const CIMD_EXECUTOR = "client-id-metadata-document";
-export const CIMD_CONDITION = "client-id-uri";
-
-export interface CimdProfile {
-  name: string;
-  executor: typeof CIMD_EXECUTOR;
-  /** Allow http client_ids and non-loopback http URLs in the document (development only). */
-  allowHttpScheme: boolean;
-  /** Redirect URIs must be on the client_id's host or one of its subdomains. */
-  restrictSameDomain: boolean;
-  /** Refuse public clients (token_endpoint_auth_method "none"). */
-  onlyAllowConfidentialClient: boolean;
-  /** Where documents may be fetched from, and the hosts every URL of a document may use. */
-  trustedDomains: string[];
-}
-
-export interface CimdPolicy {
-  name: string;
-  condition: typeof CIMD_CONDITION;
-  /** client_id schemes the condition matches: ["https"], or ["https", "http"]. */
-  uriSchemes: string[];
-  /** Hosts the condition matches: only the client_id's host is compared with them. */
-  trustedDomains: string[];
-  /** Names of the associated client profiles; without one the policy has no effect. */
-  profiles: string[];
-  enabled: boolean;
-}
-
-/** What one `imaging cimd add` created: the client_id it was given and its profile and policy. */
-export interface CimdClient {
-  client: string;
-  clientId: string;
-  profile: string;
-  policy: string;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface CimdConfig {
-  profiles: CimdProfile[];
-  policies: CimdPolicy[];
-}
+// The records the store keeps are declared with the store (store/cimd.ts); this model is their meaning.
+export {
+  CIMD_CONDITION,
+  CIMD_EXECUTOR,
+  type CimdClient,
+  type CimdConfig,
+  type CimdPolicy,
+  type CimdProfile,
+} from "../../store/cimd.ts";
 
 export const profileNameOf = (client: string) => `cimd-profile-${client}`;
 export const policyNameOf = (client: string) => `cimd-policy-${client}`;

@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from "node:util";
 import type ClientPolicyRepresentation from "@keycloak/keycloak-admin-client/lib/defs/clientPolicyRepresentation.js";
 import type ClientProfileRepresentation from "@keycloak/keycloak-admin-client/lib/defs/clientProfileRepresentation.js";
-import { nowIso } from "../../store/batch.ts";
 import { type CimdClientState, CimdStoreError } from "../../store/cimd.ts";
+import { nowIso } from "../../store/clock.ts";
 import {
   fromKeycloakPolicy,
   fromKeycloakProfile,

@@ -1,9 +1,9 @@
 import type { Kysely } from "kysely";
 import { MCP_SCOPES } from "../../auth/mcp-access.ts";
 import type { RuntimeConfig } from "../../config/runtime-config.ts";
+import { ensureAdminUser } from "../../domain/users.ts";
 import { loadCimdConfig } from "../../store/cimd.ts";
 import type { Database } from "../../store/schema.ts";
-import { ensureAdminUser } from "../../store/users.ts";
 import { type CaOption, createCimdFetcher } from "../cimd/fetcher.ts";
 import { resolveCimdClient } from "../cimd/resolve.ts";
 import { parseTrustedHosts } from "../registration/policy.ts";

@@ -1,8 +1,9 @@
 import type { Kysely } from "kysely";
 import type { Interaction, InteractionResults, KoaContextWithOIDC, Provider } from "oidc-provider";
+import { verifyCredentials } from "../../domain/users.ts";
 import { signIns } from "../../observability/metrics.ts";
 import type { Database } from "../../store/schema.ts";
-import { findUserById, verifyCredentials } from "../../store/users.ts";
+import { findUserById } from "../../store/users.ts";
 import { SCOPE_DESCRIPTIONS } from "../scope-descriptions.ts";
 import { isUrlClientId } from "./cimd-clients.ts";
 import { CSRF_COOKIE, crossSiteProblem, csrfToken, csrfTokenValid, newCsrfCookieValue } from "./csrf.ts";

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply } from "fastify";
+import { generatePassword, passwordProblem } from "../../domain/passwords.ts";
+import { usernameProblem } from "../../domain/users.ts";
 import type { IdentityAdministration } from "../../idp/administration.ts";
-import { generatePassword, passwordProblem } from "../../idp/passwords.ts";
-import { ROLES, type Role, type UserRecord, usernameProblem } from "../../store/users.ts";
+import { ROLES, type Role, type UserRecord } from "../../store/users.ts";
 import {
   administratorsOnly,
   bodyObject,

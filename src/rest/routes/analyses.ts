@@ -1,13 +1,16 @@
 import type { FastifyError, FastifyInstance } from "fastify";
-import type { PackageRef } from "../../scanner/analysis.ts";
+import { ingestAnalysis } from "../../domain/package-facts.ts";
 import {
   analysisDocumentJsonSchema,
   analysisInputOf,
   parseAnalysisDocument,
 } from "../../scanner/analysis-document.ts";
-import { IngestError, ingestAnalysis } from "../../store/ingest.ts";
-import { countAnalysis, findApplication, toUtcSeconds } from "../../store/insights.ts";
-import { adminOnly, REPLIED, type RestDeps, take } from "../context.ts";
+import { countAnalysis, findApplication } from "../../store/applications.ts";
+import { IngestError } from "../../store/ingest.ts";
+import type { PackageRef } from "../../store/input-records.ts";
+import { toUtcSeconds } from "../../store/insights.ts";
+import { adminOnly } from "../authorization.ts";
+import { REPLIED, type RestDeps, take } from "../context.ts";
 import { paramSchemas, parseApplicationName } from "../params.ts";
 import { sendProblem } from "../problem.ts";
 import { errorResponses } from "../schemas.ts";

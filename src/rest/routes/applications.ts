@@ -1,8 +1,11 @@
 import type { FastifyInstance } from "fastify";
 import { readableApplications } from "../../auth/principal.ts";
 import { analysisHistory } from "../../store/analysis-history.ts";
-import { countAnalysis, listAnalyses, listApplications, toUtcSeconds } from "../../store/insights.ts";
-import { applicationAt, REPLIED, type RestDeps, readableApplication, readPaging, take } from "../context.ts";
+import { countAnalysis, listAnalyses, listApplications } from "../../store/applications.ts";
+import { toUtcSeconds } from "../../store/insights.ts";
+import { applicationAt, readableApplication } from "../authorization.ts";
+import { REPLIED, type RestDeps, take } from "../context.ts";
+import { readPaging } from "../paging.ts";
 import { paramSchemas, parseApplicationName, parseLimit, parseSkip } from "../params.ts";
 import { errorResponses } from "../schemas.ts";
 

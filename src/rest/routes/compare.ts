@@ -1,7 +1,9 @@
 import type { FastifyInstance } from "fastify";
 import { compareAnalysesPage } from "../../store/compare.ts";
 import { toUtcSeconds } from "../../store/insights.ts";
-import { analysisAt, REPLIED, type RestDeps, readableApplication, readPaging, take } from "../context.ts";
+import { analysisAt, readableApplication } from "../authorization.ts";
+import { REPLIED, type RestDeps, take } from "../context.ts";
+import { readPaging } from "../paging.ts";
 import { paramSchemas, parseApplicationName, parseDateTime } from "../params.ts";
 import { sendProblem } from "../problem.ts";
 import { errorResponses } from "../schemas.ts";

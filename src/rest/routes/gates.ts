@@ -8,16 +8,10 @@ import {
   updateGateRule,
 } from "../../store/gates.ts";
 import { toUtcSeconds } from "../../store/insights.ts";
-import {
-  adminOnly,
-  applicationAt,
-  REPLIED,
-  type RestDeps,
-  readableApplication,
-  readPaging,
-  take,
-} from "../context.ts";
+import { adminOnly, applicationAt, readableApplication } from "../authorization.ts";
+import { REPLIED, type RestDeps, take } from "../context.ts";
 import { gateRuleUpdateSchema } from "../gate-schemas.ts";
+import { readPaging } from "../paging.ts";
 import { paramSchemas, parseApplicationName, parseGateRuleId, parseGateRuleUpdate } from "../params.ts";
 import { sendProblem } from "../problem.ts";
 import { errorResponses } from "../schemas.ts";

@@ -1,7 +1,9 @@
 import type { FastifyInstance } from "fastify";
-import { findVulnerability, listCveInsights, SEVERITIES } from "../../store/insights.ts";
+import { listCveInsights } from "../../store/insights.ts";
 import { listOccurrencesPage } from "../../store/read-task-runner.ts";
-import { applicationAt, REPLIED, type RestDeps, take } from "../context.ts";
+import { findVulnerability, SEVERITIES } from "../../store/vulnerabilities.ts";
+import { applicationAt } from "../authorization.ts";
+import { REPLIED, type RestDeps, take } from "../context.ts";
 import { paramSchemas, parseCveReference, parseLimit, parseSeverities, parseSkip } from "../params.ts";
 import { errorResponses, pagingQuery } from "../schemas.ts";
 

@@ -6,7 +6,9 @@ import {
   listPackages,
   searchExternalObjects,
 } from "../../store/packages.ts";
-import { applicationAt, REPLIED, type RestDeps, readPaging, take } from "../context.ts";
+import { applicationAt } from "../authorization.ts";
+import { REPLIED, type RestDeps, take } from "../context.ts";
+import { readPaging } from "../paging.ts";
 import {
   ECOSYSTEMS,
   paramSchemas,

@@ -4,10 +4,12 @@
  * records touched, so what is committed is always consistent. A malformed record is reported (file and
  * field) and skipped; the rest goes on.
  */
+
 import type { Kysely } from "kysely";
-import { applyOsvRecords, recomputeTouched } from "../../store/advisories.ts";
+import { recomputeTouched } from "../../domain/package-facts.ts";
+import { applyOsvRecords } from "../../store/advisories.ts";
+import type { OsvRecordInput } from "../../store/input-records.ts";
 import type { Database } from "../../store/schema.ts";
-import type { OsvRecordInput } from "../analysis.ts";
 import { readOsvRecord } from "./osv-record.ts";
 import { readSources, type SourceFile } from "./sources.ts";
 

@@ -5,10 +5,10 @@
  */
 import cvss from "ae-cvss-calculator";
 import { z } from "zod";
-import type { AdvisoryInput, OsvRecordInput } from "../analysis.ts";
-import type { AffectedRange, Ecosystem } from "../versions/index.ts";
-import { isAffected } from "../versions/index.ts";
-import { type OsvEvent, spansOfOsvRange } from "../versions/osv-range.ts";
+import type { AffectedRange, Ecosystem } from "../../domain/versions/index.ts";
+import { isAffected } from "../../domain/versions/index.ts";
+import { type OsvEvent, spansOfOsvRange } from "../../domain/versions/osv-range.ts";
+import type { AdvisoryInput, OsvRecordInput } from "../../store/input-records.ts";
 
 const text = z.string().trim().min(1);
 const instant = z.string().refine((s) => !Number.isNaN(Date.parse(s)), "expected an RFC 3339 date-time");

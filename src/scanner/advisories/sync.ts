@@ -7,9 +7,9 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Kysely } from "kysely";
+import type { Ecosystem } from "../../domain/versions/index.ts";
 import type { Database } from "../../store/schema.ts";
 import { type RegistryFetcher, redactUrl } from "../registry/cached-fetch.ts";
-import type { Ecosystem } from "../versions/index.ts";
 import { type ImportOptions, type ImportResult, importAdvisories } from "./import.ts";
 import { AdvisorySourceError } from "./sources.ts";
 

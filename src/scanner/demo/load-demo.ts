@@ -1,16 +1,15 @@
 import { readFileSync } from "node:fs";
 import type { Kysely } from "kysely";
-import { applyOsvRecord, recomputeTouched } from "../../store/advisories.ts";
-import { loadPublishedVersions } from "../../store/catalog.ts";
-import { ingestAnalysis } from "../../store/ingest.ts";
-import type { Database } from "../../store/schema.ts";
-import { readOsvRecord } from "../advisories/osv-record.ts";
+import { ingestAnalysis, loadPublishedVersions, recomputeTouched } from "../../domain/package-facts.ts";
+import { applyOsvRecord } from "../../store/advisories.ts";
 import {
   type AdvisoryInput,
   type AnalysisInput,
   type PublishedVersionInput,
   parsePackageKey,
-} from "../analysis.ts";
+} from "../../store/input-records.ts";
+import type { Database } from "../../store/schema.ts";
+import { readOsvRecord } from "../advisories/osv-record.ts";
 import { demoOsvRecord } from "./osv-records.ts";
 
 interface DemoApplication {

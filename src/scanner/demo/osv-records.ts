@@ -4,7 +4,7 @@
  * `imaging advisories import`: OSV validation, the OSV range algorithm, alias indexing, record revisions.
  * The dataset keeps no CVSS vectors, so each record states its score in `database_specific.cvss_score`.
  */
-import type { AdvisoryInput } from "../analysis.ts";
+import type { AdvisoryInput } from "../../store/input-records.ts";
 
 const GHSA_SEVERITY: Record<string, string> = { MEDIUM: "MODERATE" };
 

@@ -4,11 +4,12 @@
  * which recomputes the facts (version order, affected versions, safer/safest versions, cadence).
  * Registry requests run concurrently (bounded); the store is written one package at a time.
  */
+
 import type { Kysely } from "kysely";
-import { loadPublishedVersions } from "../../store/catalog.ts";
+import { loadPublishedVersions } from "../../domain/package-facts.ts";
+import type { Ecosystem } from "../../domain/versions/index.ts";
 import type { Database } from "../../store/schema.ts";
 import type { RegistryFetcher } from "../registry/cached-fetch.ts";
-import type { Ecosystem } from "../versions/index.ts";
 import type { VersionsLookup } from "./lookup.ts";
 import { mavenVersions } from "./maven.ts";
 import { npmVersions } from "./npm.ts";

@@ -1,4 +1,4 @@
-import type { PublishedVersionInput } from "../analysis.ts";
+import type { PublishedVersionInput } from "../../store/input-records.ts";
 import type { FetchOutcome } from "../registry/cached-fetch.ts";
 
 /** What a registry says about one package: its published versions, or why it could not say. */

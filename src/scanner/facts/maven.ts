@@ -7,7 +7,7 @@
  */
 import { XMLParser } from "fast-xml-parser";
 import { readSignature } from "openpgp";
-import type { PublishedVersionInput } from "../analysis.ts";
+import type { PublishedVersionInput } from "../../store/input-records.ts";
 import type { RegistryFetcher } from "../registry/cached-fetch.ts";
 import type { VersionsLookup } from "./lookup.ts";
 

@@ -2,7 +2,7 @@
  * npm: the packument (`<registry>/<name>`) lists the published versions and, in `time`, when each was
  * published. Read as served: a registry mirror that writes its own copy times there gives copy times.
  */
-import type { PublishedVersionInput } from "../analysis.ts";
+import type { PublishedVersionInput } from "../../store/input-records.ts";
 import type { RegistryFetcher } from "../registry/cached-fetch.ts";
 import type { VersionsLookup } from "./lookup.ts";
 

@@ -10,7 +10,7 @@
  *   winner takes the widest scope among all the places it appears, or the direct dependency's own.
  * Levels are resolved one at a time, every POM of a level fetched concurrently.
  */
-import { compareMavenVersions } from "../versions/maven-version.ts";
+import { compareMavenVersions } from "../../domain/versions/maven-version.ts";
 import {
   artifactOf,
   conflictKey,

@@ -5,7 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
-import { compareMavenVersions } from "../versions/maven-version.ts";
+import { compareMavenVersions } from "../../domain/versions/maven-version.ts";
 import type { RawActivation, RawProfile } from "./pom-xml.ts";
 import { parseVersionRange, rangeContains } from "./version-range.ts";
 

@@ -1,6 +1,6 @@
 /** Package URLs (purl) of npm and Maven packages, parsed by packageurl-js. */
 import { PackageURL } from "packageurl-js";
-import type { Ecosystem } from "../versions/index.ts";
+import type { Ecosystem } from "../../domain/versions/index.ts";
 
 export type PurlPackage =
   | { kind: "package"; ecosystem: Ecosystem; name: string; version: string }

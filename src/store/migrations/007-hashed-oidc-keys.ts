@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
-import { type AdapterPayload, type OidcPayloadsTable, oidcKey, storedPayload } from "../oidc-adapter.ts";
+import { type AdapterPayload, oidcKey, storedPayload } from "../oidc-adapter.ts";
+import type { OidcPayloadsTable } from "../schema.ts";
 
 type OidcDb = Kysely<{ oidc_payloads: OidcPayloadsTable }>;
 

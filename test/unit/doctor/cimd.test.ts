@@ -5,7 +5,7 @@ import {
   cimdClientChecks,
   noCimdClientCheck,
   requiredProfileDomains,
-} from "../../../src/cli/doctor/cimd.ts";
+} from "../../../src/doctor/cimd.ts";
 import type { CimdClientState } from "../../../src/idp/cimd/repository.ts";
 import { CLAUDE_CODE_ID } from "../cimd/fixtures.ts";
 

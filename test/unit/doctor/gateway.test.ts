@@ -10,7 +10,7 @@ import {
   MCP_ROUTES,
   type McpRoute,
   resourceMetadataCheck,
-} from "../../../src/cli/doctor/gateway.ts";
+} from "../../../src/doctor/gateway.ts";
 import { answered, unanswered } from "./observations.ts";
 
 const BASE = "https://gw.example.com";

@@ -5,7 +5,7 @@ import {
   idpCimdCheck,
   rebase,
   tokenExchangeCheck,
-} from "../../../src/cli/doctor/identity-provider.ts";
+} from "../../../src/doctor/identity-provider.ts";
 import { answered, unanswered } from "./observations.ts";
 
 const ISSUER = "http://gw.example.com:8090/auth/realms/imaging";

@@ -1,4 +1,4 @@
-import type { Answered, Observation } from "../../../src/cli/doctor/http.ts";
+import type { Answered, Observation } from "../../../src/doctor/http.ts";
 
 /** What doctor's probe would have recorded for an answer: plain data, as the checks receive it. */
 export function answered(

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { type DoctorSources, probeBaseFrom, runDoctor } from "../../../src/cli/doctor/run.ts";
 import { loadSettings } from "../../../src/config/load-config.ts";
+import { type DoctorSources, probeBaseFrom, runDoctor } from "../../../src/doctor/run.ts";
 import { storeCimdRepository } from "../../../src/idp/cimd/repository.ts";
 import { openStore, type StoreHandle } from "../../../src/store/database.ts";
 import { createTestStore, type TestStore } from "../../support/stores.ts";

@@ -1,10 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import {
-  internalBindCheck,
-  isLoopbackAddress,
-  windowsPublicUrlCheck,
-} from "../../../src/cli/doctor/setup.ts";
+import { internalBindCheck, isLoopbackAddress, windowsPublicUrlCheck } from "../../../src/doctor/setup.ts";
 
 describe("windows-public-url: Windows installation accessed over http", () => {
   it("fails on Windows over http without PUBLIC_URL, with the specification's fix", () => {

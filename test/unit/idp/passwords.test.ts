@@ -9,7 +9,7 @@ import {
   needsRehash,
   passwordProblem,
   verifyPassword,
-} from "../../../src/idp/passwords.ts";
+} from "../../../src/domain/passwords.ts";
 
 const PASSWORD = "correct horse battery staple";
 

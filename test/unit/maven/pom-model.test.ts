@@ -1,12 +1,12 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: Maven ${...} expressions are the literal text under test
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { compareMavenVersions } from "../../../src/domain/versions/maven-version.ts";
 import { artifactOf, conflictKey, excludes } from "../../../src/scanner/maven/coordinates.ts";
 import { activeProfiles, DEFAULT_ENVIRONMENT } from "../../../src/scanner/maven/environment.ts";
 import { interpolateString } from "../../../src/scanner/maven/model-builder.ts";
 import { PomSyntaxError, parsePom } from "../../../src/scanner/maven/pom-xml.ts";
 import { parseVersionRange, rangeContains } from "../../../src/scanner/maven/version-range.ts";
-import { compareMavenVersions } from "../../../src/scanner/versions/maven-version.ts";
 
 test("POM text: versions stay strings, a property written twice keeps the last value, <relativePath/> is none", () => {
   const raw = parsePom(`<?xml version="1.0"?>

@@ -5,7 +5,7 @@ import {
   compareVersions,
   isAffected,
   isPrerelease,
-} from "../../../src/scanner/versions/index.ts";
+} from "../../../src/domain/versions/index.ts";
 
 describe("compareVersions / isPrerelease", () => {
   it("dispatches on the ecosystem", () => {

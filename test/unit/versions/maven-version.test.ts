@@ -5,7 +5,7 @@ import {
   isMavenPrerelease,
   mavenMajorMinor,
   parseMavenVersion,
-} from "../../../src/scanner/versions/maven-version.ts";
+} from "../../../src/domain/versions/maven-version.ts";
 
 /** Every earlier entry must sort strictly before every later one, in both argument orders. */
 function assertAscending(versions: readonly string[]): void {

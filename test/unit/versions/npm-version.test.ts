@@ -5,7 +5,7 @@ import {
   isNpmPrerelease,
   npmMajorMinor,
   parseNpmVersion,
-} from "../../../src/scanner/versions/npm-version.ts";
+} from "../../../src/domain/versions/npm-version.ts";
 
 function assertAscending(versions: readonly string[]): void {
   for (let i = 0; i < versions.length; i++) {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { compareVersions, type Ecosystem, isAffected } from "../../../src/scanner/versions/index.ts";
-import { type OsvEvent, spansOfOsvRange } from "../../../src/scanner/versions/osv-range.ts";
+import { compareVersions, type Ecosystem, isAffected } from "../../../src/domain/versions/index.ts";
+import { type OsvEvent, spansOfOsvRange } from "../../../src/domain/versions/osv-range.ts";
 
 /**
  * The OSV schema's evaluation pseudocode, transcribed literally ("Evaluation" in ossf/osv-schema):

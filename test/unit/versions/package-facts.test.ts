@@ -6,7 +6,7 @@ import {
   type PackageFacts,
   type PublishedVersion,
   type VersionFacts,
-} from "../../../src/scanner/versions/index.ts";
+} from "../../../src/domain/versions/index.ts";
 
 const undated = (...versions: string[]): PublishedVersion[] =>
   versions.map((version) => ({ version, releasedAt: null }));

@@ -9,7 +9,11 @@
  */
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
-import type { ApplicationObjectInput, ExternalObjectInput, ReferenceInput } from "../../analysis.ts";
+import type {
+  ApplicationObjectInput,
+  ExternalObjectInput,
+  ReferenceInput,
+} from "../../../store/input-records.ts";
 import type { InventoryPackage, InventoryWarning } from "../../inventory.ts";
 import { type ClassFileInput, findApplicationClasses } from "./application-classes.ts";
 import type { MemberUse } from "./class-file.ts";

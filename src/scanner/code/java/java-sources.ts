@@ -9,7 +9,7 @@ import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { Language, type Node, Parser } from "web-tree-sitter";
-import type { ExternalObjectInput, ReferenceInput } from "../../analysis.ts";
+import type { ExternalObjectInput, ReferenceInput } from "../../../store/input-records.ts";
 import type { InventoryWarning } from "../../inventory.ts";
 import { applicationClass, externalObject, SOURCE_CLASS_TYPE } from "./objects.ts";
 

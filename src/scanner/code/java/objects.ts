@@ -5,7 +5,7 @@
  * analysis to the next (the store diffs analyses by id).
  */
 import { createHash } from "node:crypto";
-import type { ApplicationObjectInput, ExternalObjectInput } from "../../analysis.ts";
+import type { ApplicationObjectInput, ExternalObjectInput } from "../../../store/input-records.ts";
 import type { MemberUse } from "./class-file.ts";
 import { binaryName, methodMangling } from "./descriptor.ts";
 

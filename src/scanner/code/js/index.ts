@@ -6,7 +6,7 @@
  *   importing file (lockfile) ─► objects + references
  */
 import { createHash } from "node:crypto";
-import type { ExternalObjectInput, ReferenceInput } from "../../analysis.ts";
+import type { ExternalObjectInput, ReferenceInput } from "../../../store/input-records.ts";
 import type { InventoryPackage, InventoryWarning } from "../../inventory.ts";
 import { defaultWorkerCount, type ExtractOptions, extractFiles } from "./extract-files.ts";
 import type { ApplicationScope, FileFacts, ImportedValue, UseKind } from "./facts.ts";

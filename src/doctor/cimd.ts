@@ -1,8 +1,8 @@
-import { checkClientIdUrl } from "../../idp/cimd/client-id.ts";
-import { hostTrusted, normalizeHost } from "../../idp/cimd/model.ts";
-import { CIMD_PRESETS } from "../../idp/cimd/presets.ts";
-import type { CimdClientState } from "../../idp/cimd/repository.ts";
-import { UNKNOWN_CLIENT_ID } from "../../idp/keycloak/cimd-repository.ts";
+import { checkClientIdUrl } from "../idp/cimd/client-id.ts";
+import { hostTrusted, normalizeHost } from "../idp/cimd/model.ts";
+import { CIMD_PRESETS } from "../idp/cimd/presets.ts";
+import type { CimdClientState } from "../idp/cimd/repository.ts";
+import { UNKNOWN_CLIENT_ID } from "../idp/keycloak/cimd-repository.ts";
 import { type Check, type CheckDefinition, fail, notApplicable, pass, warn } from "./check.ts";
 import type { IdpKind } from "./identity-provider.ts";
 

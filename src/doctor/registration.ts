@@ -1,4 +1,4 @@
-import type { RegistrationMode } from "../../idp/registration/policy.ts";
+import type { RegistrationMode } from "../idp/registration/policy.ts";
 import { type Check, type CheckDefinition, fail, pass } from "./check.ts";
 import { describeAnswer, jsonObject, type Observation } from "./http.ts";
 import type { IdpKind } from "./identity-provider.ts";

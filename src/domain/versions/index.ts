@@ -2,6 +2,9 @@
  * Version facts for software-composition analysis: ordering, prerelease detection, advisory ranges and the
  * per-package facts (safest version, safer closest version, release cadence). Pure functions, no I/O.
  */
+
+import type { AffectedRange, Ecosystem, PublishedVersionInput } from "../../store/input-records.ts";
+import type { PackageAdvisory, PackageFacts } from "../../store/package-facts.ts";
 import {
   compareParsedMavenVersions,
   isParsedMavenPrerelease,
@@ -15,45 +18,9 @@ import {
   parseNpmVersion,
 } from "./npm-version.ts";
 
-export type Ecosystem = "npm" | "maven";
-
-/**
- * One span of affected versions, in OSV's terms: from `introduced` ("0" or missing: from the beginning)
- * up to below `fixed`, or up to and including `lastAffected` (neither: no upper bound), and below `limit`
- * when one is given. `version` instead names one explicitly listed affected version (OSV `versions`),
- * matched by exact string as OSV's evaluation does; the other fields are then ignored.
- * An OSV range with several events becomes several spans (see osv-range.ts).
- */
-export interface AffectedRange {
-  introduced?: string | null;
-  fixed?: string | null;
-  lastAffected?: string | null;
-  limit?: string | null;
-  version?: string | null;
-}
-export interface PublishedVersion {
-  version: string;
-  /** ISO 8601 UTC */
-  releasedAt: string | null;
-}
-export interface PackageAdvisory {
-  id: string;
-  ranges: readonly AffectedRange[];
-}
-export interface VersionFacts {
-  version: string;
-  rank: number;
-  releasedAt: string | null;
-  prerelease: boolean;
-  affectedBy: string[];
-  saferClosestVersion: string | null;
-}
-export interface PackageFacts {
-  releasesPerYear: number | null;
-  safestVersion: string | null;
-  /** ascending order, rank = 0..n-1 */
-  versions: VersionFacts[];
-}
+export type { AffectedRange, Ecosystem } from "../../store/input-records.ts";
+export type { PackageAdvisory, PackageFacts, VersionFacts } from "../../store/package-facts.ts";
+export type PublishedVersion = PublishedVersionInput;
 
 /** String-level operations of one ecosystem; parsed forms are memoised for the lifetime of the object. */
 interface VersionOps {

@@ -1,5 +1,21 @@
 /** What a scan produces and the store ingests: the contract between scanner and store. */
-import type { AffectedRange, Ecosystem } from "./versions/index.ts";
+
+export type Ecosystem = "npm" | "maven";
+
+/**
+ * One span of affected versions, in OSV's terms: from `introduced` ("0" or missing: from the beginning)
+ * up to below `fixed`, or up to and including `lastAffected` (neither: no upper bound), and below `limit`
+ * when one is given. `version` instead names one explicitly listed affected version (OSV `versions`),
+ * matched by exact string as OSV's evaluation does; the other fields are then ignored.
+ * An OSV range with several events becomes several spans (see src/domain/versions/osv-range.ts).
+ */
+export interface AffectedRange {
+  introduced?: string | null;
+  fixed?: string | null;
+  lastAffected?: string | null;
+  limit?: string | null;
+  version?: string | null;
+}
 
 export interface PackageRef {
   ecosystem: Ecosystem;

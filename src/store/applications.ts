@@ -1,0 +1,125 @@
+/** Applications and their analyses: lookup, listing, the analysis a `date` selects, and its counts. */
+import { type Kysely, sql } from "kysely";
+import type { Database } from "./schema.ts";
+import { liveAt } from "./sql-helpers.ts";
+
+export interface ApplicationRow {
+  id: number;
+  name: string;
+  description: string;
+  demo: boolean;
+}
+
+export interface AnalysisRef {
+  seq: number;
+  analyzedAt: string;
+}
+
+export interface ApplicationSummary {
+  name: string;
+  description: string;
+  demo: boolean;
+  analysisCount: number;
+  latestAnalysisAt: string | null;
+}
+
+type Db = Kysely<Database>;
+
+export async function listApplications(
+  db: Db,
+  options: { names: readonly string[] | null; limit: number; skip: number },
+): Promise<ApplicationSummary[]> {
+  if (options.names && options.names.length === 0) return [];
+  let query = db
+    .selectFrom("applications as a")
+    .leftJoin("analyses as an", "an.application_id", "a.id")
+    .select((eb) => [
+      "a.name",
+      "a.description",
+      "a.demo",
+      eb.fn.count<number>("an.id").as("analysis_count"),
+      eb.fn.max("an.analyzed_at").as("latest"),
+    ])
+    .groupBy(["a.id", "a.name", "a.description", "a.demo"])
+    .orderBy("a.name")
+    .limit(options.limit)
+    .offset(options.skip);
+  if (options.names) query = query.where("a.name", "in", options.names);
+  const rows = await query.execute();
+  return rows.map((r) => ({
+    name: r.name,
+    description: r.description,
+    demo: Number(r.demo) === 1,
+    analysisCount: Number(r.analysis_count),
+    latestAnalysisAt: (r.latest as string | null) ?? null,
+  }));
+}
+
+export async function findApplication(db: Db, name: string): Promise<ApplicationRow | undefined> {
+  const row = await db
+    .selectFrom("applications")
+    .select(["id", "name", "description", "demo"])
+    .where("name", "=", name)
+    .executeTakeFirst();
+  return row && { ...row, demo: row.demo === 1 };
+}
+
+export async function listAnalyses(db: Db, applicationId: number): Promise<AnalysisRef[]> {
+  const rows = await db
+    .selectFrom("analyses")
+    .select(["seq", "analyzed_at"])
+    .where("application_id", "=", applicationId)
+    .orderBy("seq")
+    .execute();
+  return rows.map((r) => ({ seq: r.seq, analyzedAt: r.analyzed_at }));
+}
+
+/** The latest analysis at or before `date` (an ISO instant), or the latest one without a date. */
+export async function resolveAnalysis(
+  db: Db,
+  applicationId: number,
+  date?: string,
+): Promise<AnalysisRef | undefined> {
+  let query = db
+    .selectFrom("analyses")
+    .select(["seq", "analyzed_at"])
+    .where("application_id", "=", applicationId)
+    .orderBy("analyzed_at", "desc")
+    .limit(1);
+  if (date) query = query.where("analyzed_at", "<=", date);
+  const row = await query.executeTakeFirst();
+  return row && { seq: row.seq, analyzedAt: row.analyzed_at };
+}
+
+export interface AnalysisCounts {
+  packages: number;
+  vulnerablePackages: number;
+  vulnerabilities: number;
+  externalObjects: number;
+  references: number;
+}
+
+export async function countAnalysis(db: Db, applicationId: number, seq: number): Promise<AnalysisCounts> {
+  const count = async (table: "application_packages" | "external_objects" | "object_references") => {
+    const { rows } = await sql<{ n: number }>`select count(*) as n from ${sql.table(table)}
+      where application_id = ${applicationId} and from_seq <= ${seq} and to_seq > ${seq}`.execute(db);
+    return Number(rows[0]?.n ?? 0);
+  };
+  const vulnerable = await db
+    .selectFrom("application_packages as ap")
+    .innerJoin("version_vulnerabilities as vv", "vv.package_version_id", "ap.package_version_id")
+    .select((eb) => [
+      eb.fn.count<number>("ap.package_version_id").distinct().as("packages"),
+      eb.fn.count<number>("vv.vulnerability_id").distinct().as("vulnerabilities"),
+    ])
+    .where("ap.application_id", "=", applicationId)
+    .where(liveAt("ap", seq))
+    .executeTakeFirstOrThrow();
+  return {
+    packages: await count("application_packages"),
+    vulnerablePackages: Number(vulnerable.packages),
+    vulnerabilities: Number(vulnerable.vulnerabilities),
+    externalObjects: await count("external_objects"),
+    references: await count("object_references"),
+  };
+}
