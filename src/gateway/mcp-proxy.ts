@@ -67,6 +67,15 @@ export async function mcpProxy(app: FastifyInstance, options: McpProxyOptions): 
     headersTimeout: 300_000,
     bodyTimeout: 0,
   });
+  // 2025-era GET event streams hold their connection until the client leaves: in the bounded pool, 128 of
+  // them would leave every tool call waiting in undici's queue. They get their own pool, one connection each.
+  const streamUpstream = new Pool(resource.upstreamUrl, {
+    connections: null,
+    pipelining: 1,
+    keepAliveTimeout: 60_000,
+    headersTimeout: 300_000,
+    bodyTimeout: 0,
+  });
   const upstreamHost = new URL(resource.upstreamUrl).host;
   // Open GET event streams (2025 sessions): they never end by themselves, so a stop ends them.
   const streams = new Set<() => void>();
@@ -77,7 +86,7 @@ export async function mcpProxy(app: FastifyInstance, options: McpProxyOptions): 
   });
   // After the listener has closed (every client connection gone): the upstream connections go too.
   app.addHook("onClose", async () => {
-    await upstream.destroy();
+    await Promise.all([upstream.destroy(), streamUpstream.destroy()]);
   });
   // The body goes upstream byte for byte: the MCP server parses it and answers JSON-RPC errors itself.
   keepRawBodies(app);
@@ -204,7 +213,7 @@ export async function mcpProxy(app: FastifyInstance, options: McpProxyOptions): 
       headers["x-forwarded-host"] = forwardedHost;
       headers.traceparent = upstreamTraceparent(request.id, request.headers.traceparent);
       const forwarded = forwardStreaming(
-        upstream,
+        request.method === "GET" ? streamUpstream : upstream,
         {
           method: request.method,
           path: request.url,

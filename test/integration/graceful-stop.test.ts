@@ -246,6 +246,81 @@ describe("graceful stop of imaging start (SIGTERM / SIGINT)", { timeout: 180_000
     }
   });
 
+  it("140 held 2025 GET streams (more than the gateway's 128 pooled upstream connections) do not hold up a tool call, and the stop ends them", async () => {
+    const service = await start({ SHUTDOWN_TIMEOUT: "5" });
+    const token = await issuer.signMcp("alice", service.mcp);
+    const readers: Promise<unknown>[] = [];
+    const streamsOpen = new AbortController();
+    try {
+      for (let i = 0; i < 140; i++) {
+        const initialize = await fetch(service.mcp, {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+            authorization: `Bearer ${token}`,
+          },
+          body: JSON.stringify({
+            jsonrpc: "2.0",
+            id: 1,
+            method: "initialize",
+            params: {
+              protocolVersion: "2025-06-18",
+              capabilities: {},
+              clientInfo: { name: `held-${i}`, version: "1" },
+            },
+          }),
+        });
+        assert.equal(initialize.status, 200);
+        await initialize.text();
+        const session = {
+          authorization: `Bearer ${token}`,
+          "mcp-session-id": initialize.headers.get("mcp-session-id") ?? "",
+          "mcp-protocol-version": "2025-06-18",
+        };
+        const initialized = await fetch(service.mcp, {
+          method: "POST",
+          headers: {
+            ...session,
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+          },
+          body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+        });
+        assert.equal(initialized.status, 202);
+        const stream = await fetch(service.mcp, {
+          headers: { ...session, accept: "text/event-stream" },
+          signal: streamsOpen.signal,
+        });
+        assert.equal(stream.status, 200, `stream ${i} opened`);
+        const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
+        readers.push(
+          (async () => {
+            for (;;) if ((await reader.read()).done) return;
+          })().catch(() => undefined),
+        );
+      }
+      // Every stream holds an upstream connection; the call must not queue behind them.
+      const call = await fetch(service.mcp, {
+        method: "POST",
+        headers: modernHeaders(token),
+        body: TOOLS_CALL,
+        signal: AbortSignal.timeout(30_000),
+      });
+      assert.equal(call.status, 200);
+      assert.deepEqual(applicationNames(await call.text()), DEMO);
+
+      service.child.kill("SIGTERM");
+      const [code] = await exited(service.child);
+      assert.equal(code, 0, service.stderr());
+      // The stop ended every stream (the readers finish without the test aborting them).
+      await Promise.all(readers);
+    } finally {
+      streamsOpen.abort();
+      if (service.child.exitCode === null && service.child.signalCode === null) service.child.kill("SIGKILL");
+    }
+  });
+
   it("a request that never completes is cut when SHUTDOWN_TIMEOUT is nearly over, and the process exits 0", async () => {
     const service = await start({ SHUTDOWN_TIMEOUT: "2" });
     try {
