@@ -20,9 +20,11 @@
  * 3. Side by side: BENCH_GATEWAY_CONNECTIONS connections for BENCH_GATEWAY_SECONDS per run, alternated
  *    direct, gateway, nginx, nginx, gateway, direct... (BENCH_GATEWAY_ROUNDS rounds) to cancel drift; the
  *    CPU of each proxy per request it served.
- * 4. Soak: BENCH_GATEWAY_SOAK_CONNECTIONS connections for BENCH_GATEWAY_SOAK_SECONDS through the gateway;
- *    every non-2xx, error, timeout or unexpected body counts; the gateway child's VmRSS is sampled every
- *    second (and its VmHWM read at the end).
+ * 4. Soak: BENCH_GATEWAY_SOAK_CONNECTIONS connections for BENCH_GATEWAY_SOAK_SECONDS through the gateway
+ *    (then the same through the baseline gateway, when there is one); every non-2xx, error, timeout or
+ *    unexpected body counts; the gateway child's VmRSS is sampled every second (and its VmHWM read at the
+ *    end); where answers waited: the accept queues of the gateway's and the MCP server's ports, and per
+ *    client connection (test/bench/soak-trace-client.cjs).
  * 5. Stops the children with SIGTERM right after the soak and times their exit (graceful stop).
  * 6. Prints the report, writes .bench-data/gateway-last-run.json (or BENCH_GATEWAY_REPORT) and the results block of the "Gateway"
  *    section of docs/benchmarks.md (only with the default settings, or with BENCH_WRITE_DOCS=1).
@@ -34,7 +36,9 @@
  * child's STORE_READ_WORKERS, embedded mode), BENCH_GATEWAY_CPU_PROF=<dir> (children run
  * with --cpu-prof, profiles written there at exit), BENCH_GATEWAY_NODE_ARGS (extra Node.js flags for the
  * gateway child, for what-if runs), BENCH_GATEWAY_BASELINE=<another checkout, with node_modules> (its
- * gateway as a fourth path, for before/after ratios in one run), BENCH_GATEWAY_REPORT=<file>, BENCH_WRITE_DOCS=1. The children also get the Node.js flags of the
+ * gateway as a fourth path, for before/after ratios in one run), BENCH_GATEWAY_REPORT=<file>,
+ * BENCH_GATEWAY_SOAK_TRACE=<dir> (every soak answer's time, latency and connection, as float64 triples),
+ * BENCH_WRITE_DOCS=1. The children also get the Node.js flags of the
  * CLI's shebang line, as the installed `imaging` command does.
  * A quick try: BENCH_GATEWAY_SECONDS=3 BENCH_GATEWAY_ROUNDS=1 BENCH_GATEWAY_SOAK_SECONDS=5 npm run bench:gateway
  */
@@ -46,6 +50,7 @@ import { createServer } from "node:net";
 import os from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { BroadcastChannel } from "node:worker_threads";
 import autocannon from "autocannon";
 import { issuerMetadata } from "../../src/auth/issuer-metadata.ts";
 import { createTokenExchanger, type TokenExchanger } from "../../src/auth/token-exchange.ts";
@@ -62,9 +67,11 @@ import {
 import { storedSecret } from "../support/stored-secrets.ts";
 import { EXCHANGE_CLIENT_ID, startTestIssuer, type TestIssuer } from "../support/test-issuer.ts";
 import {
+  acceptQueue,
   cleanEnv,
   cpuSeconds,
   knob,
+  listenDrops,
   machineBusySeconds,
   round,
   sleep,
@@ -540,7 +547,30 @@ interface LoadResult {
   gatewayLogKinds: string;
   /** One VmRSS sample of the gateway per second (soak only). */
   rssSamplesMB?: number[];
+  /** Who waited, and where (soak only). */
+  queues?: SoakQueues;
 }
+
+/**
+ * Where a soak's answers waited (issue 18, point 5): the accept queues of the proxy's port and of the MCP
+ * server's port, sampled every 100 ms from /proc/net/tcp (connections the kernel completed that the process
+ * has not accepted yet), the kernel's listen-queue counters, and what each client connection got.
+ */
+interface SoakQueues {
+  acceptQueueMax: { proxy: number; mcp: number };
+  listenOverflows: number;
+  synRetransmits: number;
+  /** Answers traced (autocannon's total, when the trace is complete). */
+  answers: number;
+  /** Answers per client connection over the soak. */
+  perConnection: { min: number; median: number; max: number };
+  /** When the last connection to get its first answer got it, s after the start. */
+  lastFirstAnswerS: number;
+  /** The worst latency of the answers of each 5-second slice of the soak, ms. */
+  maxBySliceMs: number[];
+}
+
+const TRACE_CLIENT = join(ROOT, "test", "bench", "soak-trace-client.cjs");
 
 type CannonResult = Awaited<ReturnType<typeof autocannon>> & { mismatches?: number };
 
@@ -557,8 +587,9 @@ async function load(
     floor: ChildProcess;
     baseline: Child | undefined;
   },
-  keepSamples = false,
+  soak?: { mcpPort: number },
 ): Promise<LoadResult> {
+  const keepSamples = soak !== undefined;
   const pids: Pids = {
     gateway: processes.gateway.pid,
     baseline: processes.baseline?.pid,
@@ -573,6 +604,20 @@ async function load(
   const sample = () => samples.push(memoryMB(pids.gateway, "VmRSS"));
   sample();
   const sampler = setInterval(sample, 1000);
+  // The soak's per-answer trace (soak-trace-client.cjs in autocannon's worker) and queue samples.
+  const trace: Float64Array[] = [];
+  const channel = soak ? new BroadcastChannel("imaging-bench-soak-trace") : undefined;
+  if (channel) channel.onmessage = (event) => trace.push((event as { data: Float64Array }).data);
+  const proxyPort = Number(new URL(target.url).port);
+  const acceptQueueMax = { proxy: 0, mcp: 0 };
+  const queueSampler = soak
+    ? setInterval(() => {
+        acceptQueueMax.proxy = Math.max(acceptQueueMax.proxy, acceptQueue(proxyPort));
+        acceptQueueMax.mcp = Math.max(acceptQueueMax.mcp, acceptQueue(soak.mcpPort));
+      }, 100)
+    : undefined;
+  const kernelBefore = listenDrops();
+  const startedAt = Date.now();
   const before = cpuMark(pids);
   let result: CannonResult;
   try {
@@ -588,15 +633,29 @@ async function load(
       duration: seconds,
       workers: 1,
       timeout: REQUEST_TIMEOUT_S,
+      ...(soak ? { setupClient: TRACE_CLIENT } : {}),
     };
     result = (await autocannon(options)) as CannonResult;
   } finally {
     clearInterval(sampler);
+    clearInterval(queueSampler);
   }
   const after = cpuMark(pids);
   sample();
   // Requests cut short when autocannon closes its connections are logged just after the run.
   await sleep(1000);
+  channel?.close();
+  // BENCH_GATEWAY_SOAK_TRACE=<dir>: the raw trace (float64 triples: epoch ms, latency ms, connection).
+  if (soak && process.env.BENCH_GATEWAY_SOAK_TRACE) {
+    mkdirSync(process.env.BENCH_GATEWAY_SOAK_TRACE, { recursive: true });
+    writeFileSync(
+      join(process.env.BENCH_GATEWAY_SOAK_TRACE, `${target.key}-${startedAt}.f64`),
+      Buffer.concat(trace.map((b) => Buffer.from(b.buffer, b.byteOffset, b.byteLength))),
+    );
+  }
+  const queues = soak
+    ? soakQueues(trace, connections, startedAt, seconds, acceptQueueMax, kernelBefore)
+    : undefined;
   const proxyCpuSeconds =
     target.key === "gateway"
       ? after.gateway - before.gateway
@@ -630,6 +689,7 @@ async function load(
     gatewayLogs: logCount(processes.gateway) - logCountBefore,
     gatewayLogKinds: logKinds(processes.gateway, logsBefore),
     ...(keepSamples ? { rssSamplesMB: samples.map((s) => round(s, 1)) } : {}),
+    ...(queues ? { queues } : {}),
   };
   log(
     `${label.padEnd(28)} ${target.title.padEnd(8)} ${String(run.requestsPerSecond).padStart(8)} req/s  ` +
@@ -639,7 +699,54 @@ async function load(
       `${run.proxyCpuSeconds ? `proxy ${run.proxyCpuMsPerRequest} ms CPU/request  ` : ""}` +
       `gateway RSS max ${run.gatewayRssMaxMB} MB${run.gatewayLogs ? `  gateway logged ${run.gatewayLogKinds}` : ""}`,
   );
+  if (queues) {
+    log(
+      `${label} ${target.title}: accept queue max ${queues.acceptQueueMax.proxy} (proxy) / ${queues.acceptQueueMax.mcp} (MCP), ` +
+        `listen overflows ${queues.listenOverflows}, SYN retransmits ${queues.synRetransmits}; answers per connection ` +
+        `min ${queues.perConnection.min} median ${queues.perConnection.median} max ${queues.perConnection.max}; ` +
+        `last first answer at ${queues.lastFirstAnswerS} s; max latency per 5 s: ${queues.maxBySliceMs.join(" ")} ms`,
+    );
+  }
   return run;
+}
+
+function soakQueues(
+  trace: Float64Array[],
+  connections: number,
+  startedAt: number,
+  seconds: number,
+  acceptQueueMax: SoakQueues["acceptQueueMax"],
+  kernelBefore: ReturnType<typeof listenDrops>,
+): SoakQueues {
+  const answers = new Array<number>(connections).fill(0);
+  const firstAnswer = new Array<number>(connections).fill(Number.POSITIVE_INFINITY);
+  const maxBySlice = new Array<number>(Math.ceil(seconds / 5)).fill(0);
+  for (const batch of trace) {
+    for (let i = 0; i + 2 < batch.length; i += 3) {
+      const at = batch[i] as number;
+      const latency = batch[i + 1] as number;
+      const connection = batch[i + 2] as number;
+      answers[connection] = (answers[connection] ?? 0) + 1;
+      firstAnswer[connection] = Math.min(firstAnswer[connection] ?? at, at);
+      const slice = Math.min(maxBySlice.length - 1, Math.max(0, Math.floor((at - startedAt) / 5000)));
+      maxBySlice[slice] = Math.max(maxBySlice[slice] ?? 0, latency);
+    }
+  }
+  const sorted = [...answers].sort((a, b) => a - b);
+  const kernel = listenDrops();
+  return {
+    acceptQueueMax,
+    answers: sorted.reduce((a, b) => a + b, 0),
+    listenOverflows: kernel.overflows - kernelBefore.overflows,
+    synRetransmits: kernel.synRetransmits - kernelBefore.synRetransmits,
+    perConnection: {
+      min: sorted[0] ?? 0,
+      median: sorted[Math.floor(sorted.length / 2)] ?? 0,
+      max: sorted[sorted.length - 1] ?? 0,
+    },
+    lastFirstAnswerS: round((Math.max(...firstAnswer) - startedAt) / 1000, 2),
+    maxBySliceMs: maxBySlice.map((ms) => Math.round(ms)),
+  };
 }
 
 interface SequentialResult {
@@ -783,6 +890,8 @@ interface Report {
   /** Seconds from SIGTERM to exit, right after the soak. */
   stopSeconds: { gateway: number; backend: number };
   soak: LoadResult;
+  /** The same soak through the baseline gateway (BENCH_GATEWAY_BASELINE), right after. */
+  baselineSoak?: LoadResult;
   gatewayRss: { idleMB: number; soakMaxMB: number; hwmMB: number; endMB: number };
   exchanges: { gateway: number; bench: number };
   /** Which identity provider signed the MCP token and exchanged it (BENCH_GATEWAY_IDP). */
@@ -840,6 +949,10 @@ function renderResults(report: Report): string {
       `| ${r.label} | ${title(r.target)} | ${r.requestsPerSecond} | ${r.latencyP50Ms} / ${r.latencyP99Ms} | ${r.latencyMeanMs} | ` +
       `${perRequest(r.proxyCpuMsPerRequest)} | ${r.cpu.gateway} % | ${r.cpu.nginx} % | ${r.cpu.backend} % | ${r.cpu.bench} % | ${r.cpu.other} % | ${r.non2xx + r.errors + r.timeouts + r.mismatches} |`,
   );
+  const soaks: [string, LoadResult][] = [
+    ["current", soak],
+    ...(report.baselineSoak ? ([["baseline", report.baselineSoak]] as [string, LoadResult][]) : []),
+  ];
   const samples = soak.rssSamplesMB ?? [];
   const disturbed = [...report.sideBySide, soak]
     .filter((r) => r.cpu.other > DISTURBED_CPU)
@@ -919,9 +1032,26 @@ function renderResults(report: Report): string {
       : []),
     `#### Soak (${soak.connections} connections, ${soak.seconds} s, through the gateway)`,
     "",
-    "| requests | requests/s | latency p50 / p99 / max ms | non-2xx | errors | timeouts | wrong bodies | gateway CPU | backend CPU | bench CPU | other CPU |",
-    "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-    `| ${soak.total} | ${soak.requestsPerSecond} | ${soak.latencyP50Ms} / ${soak.latencyP99Ms} / ${soak.latencyMaxMs} | ${soak.non2xx} | ${soak.errors} | ${soak.timeouts} | ${soak.mismatches} | ${soak.cpu.gateway} % | ${soak.cpu.backend} % | ${soak.cpu.bench} % | ${soak.cpu.other} % |`,
+    "| gateway | requests | requests/s | latency p50 / p99 / max ms | non-2xx | errors | timeouts | wrong bodies | gateway CPU | backend CPU | bench CPU | other CPU |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ...soaks.map(
+      ([name, r]) =>
+        `| ${name} | ${r.total} | ${r.requestsPerSecond} | ${r.latencyP50Ms} / ${r.latencyP99Ms} / ${r.latencyMaxMs} | ${r.non2xx} | ${r.errors} | ${r.timeouts} | ${r.mismatches} | ${name === "baseline" ? r.cpu.baseline : r.cpu.gateway} % | ${r.cpu.backend} % | ${r.cpu.bench} % | ${r.cpu.other} % |`,
+    ),
+    "",
+    "Where the answers waited: the longest accept queue of the gateway's port and of the MCP server's port " +
+      "(sampled every 100 ms), the kernel's listen overflows and SYN retransmissions, the answers each client " +
+      "connection got, when the last connection got its first answer, and the worst latency of each 5 s of the soak.",
+    "",
+    "| gateway | accept queue max, gateway / MCP | listen overflows | SYN retransmits | answers per connection min / median / max | last first answer s | max latency per 5 s, ms |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | --- |",
+    ...soaks.flatMap(([name, r]) =>
+      r.queues
+        ? [
+            `| ${name} | ${r.queues.acceptQueueMax.proxy} / ${r.queues.acceptQueueMax.mcp} | ${r.queues.listenOverflows} | ${r.queues.synRetransmits} | ${r.queues.perConnection.min} / ${r.queues.perConnection.median} / ${r.queues.perConnection.max} | ${r.queues.lastFirstAnswerS} | ${r.queues.maxBySliceMs.join(", ")} |`,
+          ]
+        : [],
+    ),
     "",
     `Gateway RSS (MB = 10^6 bytes): ${report.gatewayRss.idleMB} idle after start-up, max ${report.gatewayRss.soakMaxMB} ` +
       `sampled during the soak, peak ${report.gatewayRss.hwmMB} (VmHWM, the kernel's high-water mark over the ` +
@@ -1217,7 +1347,8 @@ async function main(): Promise<void> {
       }
     }
 
-    // 4. Soak through the gateway.
+    // 4. Soak through the gateway (and then through the baseline gateway, under the same conditions).
+    const mcpPort = Number(new URL(backendSummary.mcp.analysis).port);
     const soak = await load(
       viaGateway,
       "soak",
@@ -1225,8 +1356,20 @@ async function main(): Promise<void> {
       SETTINGS.soakSeconds,
       directBody,
       processes,
-      true,
+      { mcpPort },
     );
+    const viaBaseline = targets.find((t) => t.key === "baseline");
+    const baselineSoak = viaBaseline
+      ? await load(
+          viaBaseline,
+          "soak",
+          SETTINGS.soakConnections,
+          SETTINGS.soakSeconds,
+          directBody,
+          processes,
+          { mcpPort },
+        )
+      : undefined;
     const hwm = round(memoryMB(gateway.pid, "VmHWM"), 1);
     const endRss = round(memoryMB(gateway.pid, "VmRSS"), 1);
     // Still right after the load.
@@ -1317,6 +1460,7 @@ async function main(): Promise<void> {
       sideBySide,
       summary,
       soak,
+      ...(baselineSoak ? { baselineSoak } : {}),
       gatewayRss: { idleMB: idleRss, soakMaxMB: soak.gatewayRssMaxMB, hwmMB: hwm, endMB: endRss },
       // The embedded identity provider counts no exchanges: -1.
       exchanges: { gateway: issuer ? issuer.exchanges - benchExchanges : -1, bench: benchExchanges },
@@ -1358,7 +1502,7 @@ const budgetMs =
     2 * SETTINGS.warmupSeconds +
     SETTINGS.rounds * (BASELINE_ROOT ? 5 : 4) * (SETTINGS.seconds + 1) +
     3 * SETTINGS.warmupSeconds +
-    SETTINGS.soakSeconds +
+    (BASELINE_ROOT ? 2 : 1) * (SETTINGS.soakSeconds + 2) +
     SETTINGS.sequential / 50);
 const watchdog = setTimeout(() => {
   log(`the run exceeded ${Math.round(budgetMs / 1000)} s: stopping`);

@@ -36,9 +36,11 @@ import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { startTestIssuer, type TestIssuer } from "../support/test-issuer.ts";
 import {
+  acceptQueue,
   cleanEnv,
   cpuSeconds,
   knob,
+  listenDrops,
   machineBusySeconds,
   round,
   sleep,
@@ -343,46 +345,6 @@ async function stopBackend(backend: Backend): Promise<void> {
 // ---------------------------------------------------------------------------------------------------
 // Measuring
 // ---------------------------------------------------------------------------------------------------
-
-/** The kernel's TCP listen-queue counters (this network namespace): a dropped SYN costs the client 1 s+. */
-function listenDrops(): { overflows: number; drops: number; synRetransmits: number } {
-  const text = readFileSync("/proc/net/netstat", "utf8").split("\n");
-  const counters = new Map<string, number>();
-  for (let i = 0; i + 1 < text.length; i += 2) {
-    const names = (text[i] ?? "").split(/\s+/);
-    const values = (text[i + 1] ?? "").split(/\s+/);
-    names.forEach((name, j) => {
-      if (j > 0) counters.set(name, Number(values[j]));
-    });
-  }
-  return {
-    overflows: counters.get("ListenOverflows") ?? 0,
-    drops: counters.get("ListenDrops") ?? 0,
-    synRetransmits: counters.get("TCPSynRetrans") ?? 0,
-  };
-}
-
-/**
- * The longest accept queue of a listening port (connections the kernel completed that the process has
- * not accepted yet), from /proc/net/tcp and /proc/net/tcp6: rx_queue of the LISTEN (0A) entry.
- */
-function acceptQueue(port: number): number {
-  let longest = 0;
-  for (const file of ["/proc/net/tcp", "/proc/net/tcp6"]) {
-    let text = "";
-    try {
-      text = readFileSync(file, "utf8");
-    } catch {
-      continue;
-    }
-    for (const line of text.split("\n").slice(1)) {
-      const fields = line.trim().split(/\s+/);
-      if (fields[3] !== "0A" || Number.parseInt(fields[1]?.split(":")[1] ?? "", 16) !== port) continue;
-      longest = Math.max(longest, Number.parseInt(fields[4]?.split(":")[1] ?? "0", 16));
-    }
-  }
-  return longest;
-}
 
 interface Run {
   label: string;

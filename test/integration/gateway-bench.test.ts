@@ -62,7 +62,14 @@ for (const idp of ["stand-in", "embedded"] as const)
       const report = JSON.parse(readFileSync(reportFile, "utf8")) as {
         nginxVersion: string;
         sideBySide: Run[];
-        soak: Run;
+        soak: Run & {
+          queues: {
+            answers: number;
+            perConnection: { min: number; median: number; max: number };
+            acceptQueueMax: { proxy: number; mcp: number };
+            maxBySliceMs: number[];
+          };
+        };
         sequential: { target: string; requests: number }[];
         summary: Record<"direct" | "gateway" | "nginx" | "floor", { proxyCpuMsPerRequest: number }>;
         stopSeconds: { gateway: number; backend: number };
@@ -80,6 +87,17 @@ for (const idp of ["stand-in", "embedded"] as const)
         assert.ok(run.total > 0, `${run.target}: requests were served`);
         assert.equal(run.non2xx + run.errors + run.timeouts + run.mismatches, 0, `${run.target}: no failure`);
       }
+      // Where the soak's answers waited: every answer traced, per connection, with the accept queues sampled.
+      const queues = report.soak.queues;
+      assert.equal(
+        queues.answers,
+        report.soak.total,
+        "every answer of the soak is in the per-connection trace",
+      );
+      assert.ok(queues.perConnection.min >= 1, "each of the 20 connections got answers");
+      assert.ok(queues.perConnection.max >= queues.perConnection.median);
+      assert.ok(queues.acceptQueueMax.proxy >= 0 && queues.acceptQueueMax.mcp >= 0);
+      assert.equal(queues.maxBySliceMs.length, 1);
       assert.ok(report.summary.gateway.proxyCpuMsPerRequest > 0, "the gateway's CPU per request is measured");
       assert.ok(report.summary.nginx.proxyCpuMsPerRequest > 0, "nginx's CPU per request is measured");
       assert.ok(
