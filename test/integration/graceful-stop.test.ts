@@ -93,6 +93,50 @@ function halfSentRequest(url: string, token: string) {
   return { response, finish: () => req.end(body.subarray(half)) };
 }
 
+/**
+ * A raw 2025-06-18 session (initialize, then notifications/initialized) and its GET event stream, as a
+ * client that holds the stream open: returns the stream's response (its status is the caller's to check).
+ */
+async function openHeldStream(
+  mcp: string,
+  token: string,
+  name: string,
+  signal?: AbortSignal,
+): Promise<Response> {
+  const initialize = await fetch(mcp, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      authorization: `Bearer ${token}`,
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name, version: "1" } },
+    }),
+  });
+  assert.equal(initialize.status, 200);
+  await initialize.text();
+  const session = {
+    authorization: `Bearer ${token}`,
+    "mcp-session-id": initialize.headers.get("mcp-session-id") ?? "",
+    "mcp-protocol-version": "2025-06-18",
+  };
+  const initialized = await fetch(mcp, {
+    method: "POST",
+    headers: {
+      ...session,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+  });
+  assert.equal(initialized.status, 202);
+  return fetch(mcp, { headers: { ...session, accept: "text/event-stream" }, signal });
+}
+
 /** Waits until the gateway has the request's headers (it then counts as in flight). */
 const settle = () => new Promise((r) => setTimeout(r, 300));
 
@@ -154,42 +198,7 @@ describe("graceful stop of imaging start (SIGTERM / SIGINT)", { timeout: 180_000
         clients.push(client);
       }
       // One more 2025 session whose GET stream this test reads itself, to see how it ends.
-      const initialize = await fetch(service.mcp, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          authorization: `Bearer ${token}`,
-        },
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method: "initialize",
-          params: {
-            protocolVersion: "2025-06-18",
-            capabilities: {},
-            clientInfo: { name: "raw-stream", version: "1" },
-          },
-        }),
-      });
-      assert.equal(initialize.status, 200);
-      await initialize.text();
-      const session = {
-        authorization: `Bearer ${token}`,
-        "mcp-session-id": initialize.headers.get("mcp-session-id") ?? "",
-        "mcp-protocol-version": "2025-06-18",
-      };
-      const initialized = await fetch(service.mcp, {
-        method: "POST",
-        headers: {
-          ...session,
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-        },
-        body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
-      });
-      assert.equal(initialized.status, 202);
-      const stream = await fetch(service.mcp, { headers: { ...session, accept: "text/event-stream" } });
+      const stream = await openHeldStream(service.mcp, token, "raw-stream");
       assert.equal(stream.status, 200);
       assert.match(stream.headers.get("content-type") ?? "", /^text\/event-stream/);
       const streamEnd = (async () => {
@@ -253,45 +262,7 @@ describe("graceful stop of imaging start (SIGTERM / SIGINT)", { timeout: 180_000
     const streamsOpen = new AbortController();
     try {
       for (let i = 0; i < 140; i++) {
-        const initialize = await fetch(service.mcp, {
-          method: "POST",
-          headers: {
-            "content-type": "application/json",
-            accept: "application/json, text/event-stream",
-            authorization: `Bearer ${token}`,
-          },
-          body: JSON.stringify({
-            jsonrpc: "2.0",
-            id: 1,
-            method: "initialize",
-            params: {
-              protocolVersion: "2025-06-18",
-              capabilities: {},
-              clientInfo: { name: `held-${i}`, version: "1" },
-            },
-          }),
-        });
-        assert.equal(initialize.status, 200);
-        await initialize.text();
-        const session = {
-          authorization: `Bearer ${token}`,
-          "mcp-session-id": initialize.headers.get("mcp-session-id") ?? "",
-          "mcp-protocol-version": "2025-06-18",
-        };
-        const initialized = await fetch(service.mcp, {
-          method: "POST",
-          headers: {
-            ...session,
-            "content-type": "application/json",
-            accept: "application/json, text/event-stream",
-          },
-          body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
-        });
-        assert.equal(initialized.status, 202);
-        const stream = await fetch(service.mcp, {
-          headers: { ...session, accept: "text/event-stream" },
-          signal: streamsOpen.signal,
-        });
+        const stream = await openHeldStream(service.mcp, token, `held-${i}`, streamsOpen.signal);
         assert.equal(stream.status, 200, `stream ${i} opened`);
         const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
         readers.push(
