@@ -4,16 +4,19 @@ import { UserError } from "../domain/users.ts";
 import { IdentityAdministrationError } from "../idp/administration.ts";
 import { CimdEditError } from "../idp/cimd/edit.ts";
 import { CimdStoreError } from "../store/cimd.ts";
-import { sendProblem } from "./problem.ts";
+import { assertThat, sendProblem } from "./problem.ts";
 
 /**
  * Route hook of every administration endpoint, reads included (they show who may sign in and which
  * clients are trusted): 403 unless the caller is an administrator, before any body is read.
  */
 export function administratorsOnly(what: string) {
-  return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
-    if (request.principal && isAdmin(request.principal)) return undefined;
-    return sendProblem(reply, 403, `Only administrators may manage ${what}`);
+  return async (request: FastifyRequest): Promise<void> => {
+    assertThat(
+      request.principal && isAdmin(request.principal),
+      403,
+      `Only administrators may manage ${what}`,
+    );
   };
 }
 

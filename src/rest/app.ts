@@ -30,7 +30,7 @@ import {
   interactionSchema,
   packageSchema,
 } from "./package-schemas.ts";
-import { problemSchema, sendProblem } from "./problem.ts";
+import { problemSchema, sendError, sendProblem } from "./problem.ts";
 import { adminApiKeyRoutes } from "./routes/admin-api-keys.ts";
 import { adminCimdRoutes, cimdClientSchema } from "./routes/admin-cimd.ts";
 import { adminUserRoutes, userSchema } from "./routes/admin-users.ts";
@@ -198,15 +198,7 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
   app.setNotFoundHandler((request, reply) =>
     sendProblem(reply, 404, `No such resource: ${request.method} ${request.url.split("?")[0]}`),
   );
-  app.setErrorHandler((error: { statusCode?: number; message: string }, request, reply) => {
-    const status =
-      error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
-    if (status === 500) request.log.error({ err: error }, "request failed");
-    return sendProblem(
-      reply,
-      status,
-      status === 500 ? "The server could not complete the request" : error.message,
-    );
-  });
+  // Every check a route or hook throws (ProblemError) and every other failure is answered here.
+  app.setErrorHandler((error, _request, reply) => sendError(reply, error));
   return app;
 }

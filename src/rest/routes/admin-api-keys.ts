@@ -11,7 +11,7 @@ import {
 } from "../admin-input.ts";
 import type { RestDeps } from "../context.ts";
 import { paramSchemas, parseApplicationName } from "../params.ts";
-import { sendProblem } from "../problem.ts";
+import { refuse } from "../problem.ts";
 
 const guard = administratorsOnly("API keys");
 const tags = ["administration"];
@@ -117,7 +117,7 @@ export function adminApiKeyRoutes(app: FastifyInstance, deps: RestDeps): void {
     },
     async (request, reply) => {
       if (!(await revokeApiKey(deps.db, request.params.id)))
-        return sendProblem(reply, 404, `No API key with id '${request.params.id}'`);
+        return refuse(404, `No API key with id '${request.params.id}'`);
       return reply.code(204).send();
     },
   );

@@ -15,7 +15,7 @@ import {
   optionalStringList,
   sendAdminError,
 } from "../admin-input.ts";
-import { sendProblem } from "../problem.ts";
+import { refuse } from "../problem.ts";
 
 const guard = administratorsOnly("CIMD client policies");
 const tags = ["administration"];
@@ -258,7 +258,7 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
           const state = await repository.getClientState(request.params.client);
           return state && clientJson(state, await knownProfileNames(repository));
         });
-        if (!found) return sendProblem(reply, 404, `No CIMD client named ${request.params.client}`);
+        if (!found) return refuse(404, `No CIMD client named ${request.params.client}`);
         return found;
       } catch (error) {
         return sendAdminError(reply, error);
@@ -381,7 +381,7 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
         const removed = await identity.withCimd((repository) =>
           repository.removeClient(request.params.client),
         );
-        if (!removed) return sendProblem(reply, 404, `No CIMD client named ${request.params.client}`);
+        if (!removed) return refuse(404, `No CIMD client named ${request.params.client}`);
         return reply.code(204).send();
       } catch (error) {
         return sendAdminError(reply, error);

@@ -13,7 +13,7 @@ import {
   sendAdminError,
 } from "../admin-input.ts";
 import { paramSchemas, parseApplicationName } from "../params.ts";
-import { sendProblem } from "../problem.ts";
+import { refuse, sendProblem } from "../problem.ts";
 
 const guard = administratorsOnly("users");
 const tags = ["administration"];
@@ -282,7 +282,7 @@ export function adminUserRoutes(app: FastifyInstance, identity: IdentityAdminist
       if (identity.idp === "keycloak") return readOnly(reply);
       try {
         const removed = await identity.withUsers((directory) => directory.remove(request.params.username));
-        if (!removed) return sendProblem(reply, 404, `No user named '${request.params.username}'`);
+        if (!removed) return refuse(404, `No user named '${request.params.username}'`);
         return reply.code(204).send();
       } catch (error) {
         return sendAdminError(reply, error);

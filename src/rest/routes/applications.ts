@@ -4,7 +4,7 @@ import { analysisHistory } from "../../store/analysis-history.ts";
 import { countAnalysis, listAnalyses, listApplications } from "../../store/applications.ts";
 import { toUtcSeconds } from "../../store/insights.ts";
 import { applicationAt, readableApplication } from "../authorization.ts";
-import { REPLIED, type RestDeps, take } from "../context.ts";
+import { type RestDeps, take } from "../context.ts";
 import { readPaging } from "../paging.ts";
 import { paramSchemas, parseApplicationName, parseLimit, parseSkip } from "../params.ts";
 import { errorResponses } from "../schemas.ts";
@@ -30,11 +30,9 @@ export function applicationRoutes(app: FastifyInstance, deps: RestDeps): void {
         },
       },
     },
-    async (request, reply) => {
-      const limit = take(reply, parseLimit(request.query.limit, { required: false, fallback: 100 }));
-      if (limit === REPLIED) return reply;
-      const skip = take(reply, parseSkip(request.query.skip));
-      if (skip === REPLIED) return reply;
+    async (request) => {
+      const limit = take(parseLimit(request.query.limit, { required: false, fallback: 100 }));
+      const skip = take(parseSkip(request.query.skip));
       const names = request.principal ? readableApplications(request.principal) : [];
       const rows = await listApplications(deps.db, { names, limit, skip });
       return rows.map((r) => ({
@@ -57,9 +55,8 @@ export function applicationRoutes(app: FastifyInstance, deps: RestDeps): void {
         response: { 200: { $ref: "ApplicationDetail#" }, ...errorResponses },
       },
     },
-    async (request, reply) => {
-      const found = await applicationAt(deps, { ...request, query: {} } as typeof request, reply);
-      if (found === REPLIED) return reply;
+    async (request) => {
+      const found = await applicationAt(deps, { ...request, query: {} } as typeof request);
       const { application, analysis } = found;
       const analyses = await listAnalyses(deps.db, application.id);
       return {
@@ -99,13 +96,10 @@ export function applicationRoutes(app: FastifyInstance, deps: RestDeps): void {
         response: { 200: { type: "array", items: { $ref: "AnalysisHistoryEntry#" } }, ...errorResponses },
       },
     },
-    async (request, reply) => {
-      const paging = readPaging(request.query, reply, 100);
-      if (paging === REPLIED) return reply;
-      const name = take(reply, parseApplicationName(request.params.name));
-      if (name === REPLIED) return reply;
-      const application = await readableApplication(deps, request, reply, name);
-      if (application === REPLIED) return reply;
+    async (request) => {
+      const paging = readPaging(request.query, 100);
+      const name = take(parseApplicationName(request.params.name));
+      const application = await readableApplication(deps, request, name);
       const entries = await analysisHistory(deps.db, application.id, paging);
       return entries.map((e) => ({
         analysis: { dateTime: toUtcSeconds(e.analyzedAt) },

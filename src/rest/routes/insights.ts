@@ -3,8 +3,9 @@ import { listCveInsights } from "../../store/insights.ts";
 import { listOccurrencesPage } from "../../store/read-task-runner.ts";
 import { findVulnerability, SEVERITIES } from "../../store/vulnerabilities.ts";
 import { applicationAt } from "../authorization.ts";
-import { REPLIED, type RestDeps, take } from "../context.ts";
-import { paramSchemas, parseCveReference, parseLimit, parseSeverities, parseSkip } from "../params.ts";
+import { type RestDeps, take } from "../context.ts";
+import { readPaging } from "../paging.ts";
+import { paramSchemas, parseCveReference, parseSeverities } from "../params.ts";
 import { errorResponses, pagingQuery } from "../schemas.ts";
 
 type NameParams = { Params: { name: string }; Querystring: Record<string, unknown> };
@@ -28,13 +29,10 @@ export function insightRoutes(app: FastifyInstance, deps: RestDeps): void {
         response: { 200: { type: "array", items: { $ref: "CveInsight#" } }, ...errorResponses },
       },
     },
-    async (request, reply) => {
-      const paging = readPaging(request.query, reply);
-      if (paging === REPLIED) return reply;
-      const severities = take(reply, parseSeverities(request.query.severity, [...SEVERITIES, "UNKNOWN"]));
-      if (severities === REPLIED) return reply;
-      const found = await applicationAt(deps, request, reply);
-      if (found === REPLIED) return reply;
+    async (request) => {
+      const paging = readPaging(request.query);
+      const severities = take(parseSeverities(request.query.severity, [...SEVERITIES, "UNKNOWN"]));
+      const found = await applicationAt(deps, request);
       return listCveInsights(deps.db, {
         applicationId: found.application.id,
         seq: found.analysis.seq,
@@ -67,12 +65,9 @@ export function insightRoutes(app: FastifyInstance, deps: RestDeps): void {
       },
     },
     async (request, reply) => {
-      const paging = readPaging(request.query, reply);
-      if (paging === REPLIED) return reply;
-      const cve = take(reply, parseCveReference(request.params.id));
-      if (cve === REPLIED) return reply;
-      const found = await applicationAt(deps, request, reply);
-      if (found === REPLIED) return reply;
+      const paging = readPaging(request.query);
+      const cve = take(parseCveReference(request.params.id));
+      const found = await applicationAt(deps, request);
       const vulnerability = await findVulnerability(deps.db, cve);
       // A well-formed CVE the platform has no advisory for affects none of the application's packages.
       if (!vulnerability) return [];
@@ -87,12 +82,4 @@ export function insightRoutes(app: FastifyInstance, deps: RestDeps): void {
       return reply.type("application/json; charset=utf-8").send(page);
     },
   );
-}
-
-function readPaging(query: Record<string, unknown>, reply: Parameters<typeof take>[0]) {
-  const limit = take(reply, parseLimit(query.limit, { required: true }));
-  if (limit === REPLIED) return REPLIED;
-  const skip = take(reply, parseSkip(query.skip));
-  if (skip === REPLIED) return REPLIED;
-  return { limit, skip };
 }

@@ -7,7 +7,7 @@ import {
   searchExternalObjects,
 } from "../../store/packages.ts";
 import { applicationAt } from "../authorization.ts";
-import { REPLIED, type RestDeps, take } from "../context.ts";
+import { type RestDeps, take } from "../context.ts";
 import { readPaging } from "../paging.ts";
 import {
   ECOSYSTEMS,
@@ -18,7 +18,7 @@ import {
   parseSearchText,
   parseTypeId,
 } from "../params.ts";
-import { sendProblem } from "../problem.ts";
+import { refuse } from "../problem.ts";
 import { errorResponses, pagingQuery } from "../schemas.ts";
 
 type NameParams = { Params: { name: string }; Querystring: Record<string, unknown> };
@@ -69,18 +69,13 @@ export function packageRoutes(app: FastifyInstance, deps: RestDeps): void {
         response: { 200: { type: "array", items: { $ref: "Package#" } }, ...errorResponses },
       },
     },
-    async (request, reply) => {
-      const paging = readPaging(request.query, reply);
-      if (paging === REPLIED) return reply;
-      const vulnerable = take(reply, parseBoolean(request.query.vulnerable, "vulnerable"));
-      if (vulnerable === REPLIED) return reply;
+    async (request) => {
+      const paging = readPaging(request.query);
+      const vulnerable = take(parseBoolean(request.query.vulnerable, "vulnerable"));
       const q = take(
-        reply,
         parseSearchText(request.query.q, { name: "q", required: false, what: "text of the package name" }),
       );
-      if (q === REPLIED) return reply;
-      const found = await applicationAt(deps, request, reply);
-      if (found === REPLIED) return reply;
+      const found = await applicationAt(deps, request);
       return listPackages(deps.db, {
         applicationId: found.application.id,
         seq: found.analysis.seq,
@@ -125,15 +120,11 @@ export function packageRoutes(app: FastifyInstance, deps: RestDeps): void {
         },
       },
     },
-    async (request, reply) => {
-      const paging = readPaging(request.query, reply, DEFAULT_LIMIT);
-      if (paging === REPLIED) return reply;
-      const name = take(reply, parsePackageName(request.query.package));
-      if (name === REPLIED) return reply;
-      const ecosystem = take(reply, parseEcosystem(request.query.ecosystem));
-      if (ecosystem === REPLIED) return reply;
-      const found = await applicationAt(deps, request, reply);
-      if (found === REPLIED) return reply;
+    async (request) => {
+      const paging = readPaging(request.query, DEFAULT_LIMIT);
+      const name = take(parsePackageName(request.query.package));
+      const ecosystem = take(parseEcosystem(request.query.ecosystem));
+      const found = await applicationAt(deps, request);
       const { application, analysis } = found;
       const packages = await findUsedPackages(deps.db, {
         applicationId: application.id,
@@ -143,16 +134,14 @@ export function packageRoutes(app: FastifyInstance, deps: RestDeps): void {
       });
       const used = packages[0];
       if (!used) {
-        return sendProblem(
-          reply,
+        return refuse(
           404,
           `Application '${application.name}' does not use ${ecosystem ? `${ecosystem} ` : ""}package '${name}' ` +
             `in its analysis of ${toUtcSeconds(analysis.analyzedAt)}`,
         );
       }
       if (packages.length > 1) {
-        return sendProblem(
-          reply,
+        return refuse(
           400,
           `Package name '${name}' is used in several ecosystems (${packages.map((p) => p.ecosystem).join(", ")}): ` +
             "add the query parameter 'ecosystem'",
@@ -189,22 +178,17 @@ export function packageRoutes(app: FastifyInstance, deps: RestDeps): void {
         response: { 200: { type: "array", items: { $ref: "ExternalObjectMatch#" } }, ...errorResponses },
       },
     },
-    async (request, reply) => {
-      const paging = readPaging(request.query, reply, DEFAULT_LIMIT);
-      if (paging === REPLIED) return reply;
+    async (request) => {
+      const paging = readPaging(request.query, DEFAULT_LIMIT);
       const q = take(
-        reply,
         parseSearchText(request.query.q, {
           name: "q",
           required: true,
           what: "text to find in the name, fullName, mangling or type of the objects",
         }),
       );
-      if (q === REPLIED) return reply;
-      const typeId = take(reply, parseTypeId(request.query.type));
-      if (typeId === REPLIED) return reply;
-      const found = await applicationAt(deps, request, reply);
-      if (found === REPLIED) return reply;
+      const typeId = take(parseTypeId(request.query.type));
+      const found = await applicationAt(deps, request);
       return searchExternalObjects(deps.db, {
         applicationId: found.application.id,
         seq: found.analysis.seq,
