@@ -50,6 +50,7 @@ import {
   cvePackageSchema,
   externalObjectSchema,
 } from "./schemas.ts";
+import { passThrough, validateParameters } from "./validation.ts";
 
 export interface RestAppOptions {
   db: Kysely<Database>;
@@ -84,7 +85,7 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
     // The MCP tools' in-process calls (Fastify inject, src/mcp/rest-client.ts) get no access-log lines: the
     // MCP request that makes them has its own (the gateway's); failures are still logged (setErrorHandler).
     logController: new LogController({ disableRequestLogging: isInjected }),
-    // Parameter rules live in params.ts so each 400 names the rule; schemas document and serialize.
+    // Parameters are checked by validation.ts (the rules of params.ts, chosen by each route's schema).
     ajv: { customOptions: { strict: false } },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
     // Malformed percent-encoding (400) or an over-long path parameter (414): problem+json too.
@@ -95,7 +96,7 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
   });
   recordHttpMetrics(app, "rest");
   const methods = allowedMethods(app);
-  app.setValidatorCompiler(() => (data) => ({ value: data }));
+  app.setValidatorCompiler(passThrough);
 
   for (const schema of [
     problemSchema,
@@ -148,9 +149,10 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
       problemResponses("openapiObject" in document ? document.openapiObject : {}),
   });
 
-  // Both act on the routes declared after them.
+  // These act on the routes declared after them.
   await compressAnswers(app);
   streamLargePages(app);
+  validateParameters(app);
 
   const authenticate = createAuthenticator({ db: options.db, verifier: options.verifier });
   app.addHook("onRequest", async (request, reply) => {

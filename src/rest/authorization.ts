@@ -10,22 +10,19 @@ import {
   findApplication,
   resolveAnalysis,
 } from "../store/applications.ts";
-import { type RestDeps, take } from "./context.ts";
-import { parseApplicationName, parseDateTime } from "./params.ts";
+import type { AtDate, NameParams, RestDeps } from "./context.ts";
 import { assertThat } from "./problem.ts";
 
 /**
  * The application named in the path, readable by the caller, and the analysis selected by `date`:
- * 400 for a bad name or date, 404 unknown, 403 not readable, 404 no analysis at or before the date.
+ * (the name and date checked by validation.ts), 404 unknown, 403 not readable, 404 no analysis at or before the date.
  */
 export async function applicationAt(
   deps: RestDeps,
-  request: FastifyRequest<{ Params: { name: string }; Querystring: Record<string, unknown> }>,
+  request: FastifyRequest<{ Params: NameParams; Querystring: AtDate }>,
 ): Promise<{ application: ApplicationRow; analysis: AnalysisRef }> {
-  const name = take(parseApplicationName(request.params.name));
-  const date = take(parseDateTime(request.query.date));
-  const application = await readableApplication(deps, request, name);
-  const analysis = await analysisAt(deps, application, date);
+  const application = await readableApplication(deps, request, request.params.name);
+  const analysis = await analysisAt(deps, application, request.query.date);
   return { application, analysis };
 }
 

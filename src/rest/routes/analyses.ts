@@ -10,8 +10,8 @@ import { IngestError } from "../../store/ingest.ts";
 import type { PackageRef } from "../../store/input-records.ts";
 import { toUtcSeconds } from "../../store/insights.ts";
 import { adminOnly } from "../authorization.ts";
-import { type RestDeps, take } from "../context.ts";
-import { paramSchemas, parseApplicationName } from "../params.ts";
+import type { RestDeps } from "../context.ts";
+import { paramSchemas } from "../params.ts";
 import { refuse, sendError, sendProblem } from "../problem.ts";
 import { errorResponses } from "../schemas.ts";
 
@@ -123,7 +123,7 @@ export function analysisRoutes(app: FastifyInstance, deps: RestDeps, options: An
       },
     },
     async (request, reply) => {
-      const name = take(parseApplicationName(request.params.name));
+      const { name } = request.params;
       const parsed = parseAnalysisDocument(request.body);
       // A document of the schema's shape whose cross-references do not hold conflicts with itself (409,
       // as other schema-valid requests that contradict the platform's rules): no JSON Schema states them.

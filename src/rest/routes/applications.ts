@@ -4,13 +4,12 @@ import { analysisHistory } from "../../store/analysis-history.ts";
 import { countAnalysis, listAnalyses, listApplications } from "../../store/applications.ts";
 import { toUtcSeconds } from "../../store/insights.ts";
 import { applicationAt, readableApplication } from "../authorization.ts";
-import { type RestDeps, take } from "../context.ts";
-import { readPaging } from "../paging.ts";
-import { paramSchemas, parseApplicationName, parseLimit, parseSkip } from "../params.ts";
+import type { AtDate, NameParams, Paging, RestDeps } from "../context.ts";
+import { paramSchemas } from "../params.ts";
 import { errorResponses } from "../schemas.ts";
 
 export function applicationRoutes(app: FastifyInstance, deps: RestDeps): void {
-  app.get<{ Querystring: Record<string, unknown> }>(
+  app.get<{ Querystring: Paging }>(
     "/rest/applications",
     {
       schema: {
@@ -31,8 +30,7 @@ export function applicationRoutes(app: FastifyInstance, deps: RestDeps): void {
       },
     },
     async (request) => {
-      const limit = take(parseLimit(request.query.limit, { required: false, fallback: 100 }));
-      const skip = take(parseSkip(request.query.skip));
+      const { limit, skip } = request.query;
       const names = request.principal ? readableApplications(request.principal) : [];
       const rows = await listApplications(deps.db, { names, limit, skip });
       return rows.map((r) => ({
@@ -45,7 +43,7 @@ export function applicationRoutes(app: FastifyInstance, deps: RestDeps): void {
     },
   );
 
-  app.get<{ Params: { name: string }; Querystring: Record<string, unknown> }>(
+  app.get<{ Params: NameParams; Querystring: AtDate }>(
     "/rest/applications/:name",
     {
       schema: {
@@ -70,7 +68,7 @@ export function applicationRoutes(app: FastifyInstance, deps: RestDeps): void {
     },
   );
 
-  app.get<{ Params: { name: string }; Querystring: Record<string, unknown> }>(
+  app.get<{ Params: NameParams; Querystring: Paging }>(
     "/rest/applications/:name/analyses",
     {
       schema: {
@@ -97,10 +95,9 @@ export function applicationRoutes(app: FastifyInstance, deps: RestDeps): void {
       },
     },
     async (request) => {
-      const paging = readPaging(request.query, 100);
-      const name = take(parseApplicationName(request.params.name));
-      const application = await readableApplication(deps, request, name);
-      const entries = await analysisHistory(deps.db, application.id, paging);
+      const { limit, skip } = request.query;
+      const application = await readableApplication(deps, request, request.params.name);
+      const entries = await analysisHistory(deps.db, application.id, { limit, skip });
       return entries.map((e) => ({
         analysis: { dateTime: toUtcSeconds(e.analyzedAt) },
         counts: e.counts,

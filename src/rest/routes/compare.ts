@@ -2,17 +2,15 @@ import type { FastifyInstance } from "fastify";
 import { compareAnalysesPage } from "../../store/compare.ts";
 import { toUtcSeconds } from "../../store/insights.ts";
 import { analysisAt, readableApplication } from "../authorization.ts";
-import { type RestDeps, take } from "../context.ts";
-import { readPaging } from "../paging.ts";
-import { paramSchemas, parseApplicationName, parseDateTime } from "../params.ts";
-import { refuse } from "../problem.ts";
+import type { NameParams, Paging, RestDeps } from "../context.ts";
+import { paramSchemas } from "../params.ts";
 import { errorResponses } from "../schemas.ts";
 
 /** Items of each list when `limit` is absent, as the other lists with an optional limit. */
 const DEFAULT_LIMIT = 100;
 
 export function compareRoutes(app: FastifyInstance, deps: RestDeps): void {
-  app.get<{ Params: { name: string }; Querystring: Record<string, unknown> }>(
+  app.get<{ Params: NameParams; Querystring: Paging & { from: string; to?: string | undefined } }>(
     "/rest/applications/:name/compare",
     {
       schema: {
@@ -51,17 +49,8 @@ export function compareRoutes(app: FastifyInstance, deps: RestDeps): void {
       },
     },
     async (request) => {
-      const paging = readPaging(request.query, DEFAULT_LIMIT);
-      const name = take(parseApplicationName(request.params.name));
-      const from = take(parseDateTime(request.query.from, "from"));
-      if (from === undefined) {
-        return refuse(
-          400,
-          "Query parameter 'from' is required: an ISO 8601 date-time such as 2024-03-01T00:00:00Z",
-        );
-      }
-      const to = take(parseDateTime(request.query.to, "to"));
-      const application = await readableApplication(deps, request, name);
+      const { limit, skip, from, to } = request.query;
+      const application = await readableApplication(deps, request, request.params.name);
       const fromAnalysis = await analysisAt(deps, application, from, "from");
       const toAnalysis = await analysisAt(deps, application, to, "to");
       const comparison = await compareAnalysesPage(
@@ -69,7 +58,7 @@ export function compareRoutes(app: FastifyInstance, deps: RestDeps): void {
         application.id,
         fromAnalysis.seq,
         toAnalysis.seq,
-        paging,
+        { limit, skip },
       );
       return {
         from: { dateTime: toUtcSeconds(fromAnalysis.analyzedAt) },

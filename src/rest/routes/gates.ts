@@ -9,14 +9,13 @@ import {
 } from "../../store/gates.ts";
 import { toUtcSeconds } from "../../store/insights.ts";
 import { adminOnly, applicationAt, readableApplication } from "../authorization.ts";
-import { type RestDeps, take } from "../context.ts";
+import { type AtDate, type NameParams as Name, type Paging, type RestDeps, take } from "../context.ts";
 import { gateRuleUpdateSchema } from "../gate-schemas.ts";
-import { readPaging } from "../paging.ts";
-import { paramSchemas, parseApplicationName, parseGateRuleId, parseGateRuleUpdate } from "../params.ts";
+import { paramSchemas, parseGateRuleUpdate } from "../params.ts";
 import { refuse } from "../problem.ts";
 import { errorResponses } from "../schemas.ts";
 
-type NameParams = { Params: { name: string }; Querystring: Record<string, unknown> };
+type NameParams = { Params: Name; Querystring: Paging & AtDate };
 
 const nameParams = {
   type: "object",
@@ -69,7 +68,7 @@ export function gateRoutes(app: FastifyInstance, deps: RestDeps): void {
       },
     },
     async (request) => {
-      const id = take(parseGateRuleId(request.params.id));
+      const { id } = request.params;
       const rule = await findGateRule(deps.db, id);
       if (!rule) return refuse(404, `No quality gate rule with id '${id}'`);
       const update = take(parseGateRuleUpdate(request.body));
@@ -125,9 +124,12 @@ export function gateRoutes(app: FastifyInstance, deps: RestDeps): void {
       },
     },
     async (request) => {
-      const paging = readPaging(request.query, 100);
+      const { limit, skip } = request.query;
       const found = await applicationAt(deps, request);
-      const evaluation = await evaluateAnalysis(deps.db, found.application.id, found.analysis.seq, paging);
+      const evaluation = await evaluateAnalysis(deps.db, found.application.id, found.analysis.seq, {
+        limit,
+        skip,
+      });
       return {
         analysis: { dateTime: toUtcSeconds(found.analysis.analyzedAt) },
         application: found.application.name,
@@ -164,10 +166,9 @@ export function gateRoutes(app: FastifyInstance, deps: RestDeps): void {
       },
     },
     async (request) => {
-      const paging = readPaging(request.query, 100);
-      const name = take(parseApplicationName(request.params.name));
-      const application = await readableApplication(deps, request, name);
-      const entries = await gateHistory(deps.db, application.id, paging);
+      const { limit, skip } = request.query;
+      const application = await readableApplication(deps, request, request.params.name);
+      const entries = await gateHistory(deps.db, application.id, { limit, skip });
       return entries.map((e) => ({
         analysis: { dateTime: toUtcSeconds(e.analyzedAt) },
         failedRules: e.failedRules,

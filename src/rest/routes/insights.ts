@@ -1,15 +1,14 @@
 import type { FastifyInstance } from "fastify";
 import { listCveInsights } from "../../store/insights.ts";
 import { listOccurrencesPage } from "../../store/read-task-runner.ts";
-import { findVulnerability, SEVERITIES } from "../../store/vulnerabilities.ts";
+import { findVulnerability } from "../../store/vulnerabilities.ts";
 import { applicationAt } from "../authorization.ts";
-import { type RestDeps, take } from "../context.ts";
-import { readPaging } from "../paging.ts";
-import { paramSchemas, parseCveReference, parseSeverities } from "../params.ts";
+import type { AtDate, NameParams as Name, Paging, RestDeps } from "../context.ts";
+import { paramSchemas } from "../params.ts";
 import { errorResponses, pagingQuery } from "../schemas.ts";
 
-type NameParams = { Params: { name: string }; Querystring: Record<string, unknown> };
-type CveParams = { Params: { name: string; id: string }; Querystring: Record<string, unknown> };
+type NameParams = { Params: Name; Querystring: Paging & AtDate & { severity: string[] } };
+type CveParams = { Params: Name & { id: string }; Querystring: Paging & AtDate };
 
 export function insightRoutes(app: FastifyInstance, deps: RestDeps): void {
   app.get<NameParams>(
@@ -30,13 +29,13 @@ export function insightRoutes(app: FastifyInstance, deps: RestDeps): void {
       },
     },
     async (request) => {
-      const paging = readPaging(request.query);
-      const severities = take(parseSeverities(request.query.severity, [...SEVERITIES, "UNKNOWN"]));
+      const { limit, skip, severity: severities } = request.query;
       const found = await applicationAt(deps, request);
       return listCveInsights(deps.db, {
         applicationId: found.application.id,
         seq: found.analysis.seq,
-        ...paging,
+        limit,
+        skip,
         severities,
       });
     },
@@ -65,10 +64,9 @@ export function insightRoutes(app: FastifyInstance, deps: RestDeps): void {
       },
     },
     async (request, reply) => {
-      const paging = readPaging(request.query);
-      const cve = take(parseCveReference(request.params.id));
+      const { limit, skip } = request.query;
       const found = await applicationAt(deps, request);
-      const vulnerability = await findVulnerability(deps.db, cve);
+      const vulnerability = await findVulnerability(deps.db, request.params.id);
       // A well-formed CVE the platform has no advisory for affects none of the application's packages.
       if (!vulnerability) return [];
       // Already JSON (the read model's objects spliced as stored), assembled by a reader thread on SQLite:
@@ -77,7 +75,8 @@ export function insightRoutes(app: FastifyInstance, deps: RestDeps): void {
         applicationId: found.application.id,
         seq: found.analysis.seq,
         vulnerabilityId: vulnerability.id,
-        ...paging,
+        limit,
+        skip,
       });
       return reply.type("application/json; charset=utf-8").send(page);
     },

@@ -7,21 +7,13 @@ import {
   searchExternalObjects,
 } from "../../store/packages.ts";
 import { applicationAt } from "../authorization.ts";
-import { type RestDeps, take } from "../context.ts";
-import { readPaging } from "../paging.ts";
-import {
-  ECOSYSTEMS,
-  paramSchemas,
-  parseBoolean,
-  parseEcosystem,
-  parsePackageName,
-  parseSearchText,
-  parseTypeId,
-} from "../params.ts";
+import type { AtDate, NameParams as Name, Paging, RestDeps } from "../context.ts";
+import { ECOSYSTEMS, paramSchemas } from "../params.ts";
 import { refuse } from "../problem.ts";
 import { errorResponses, pagingQuery } from "../schemas.ts";
+import { SEARCH_PURPOSE } from "../validation.ts";
 
-type NameParams = { Params: { name: string }; Querystring: Record<string, unknown> };
+type NameParams<Query> = { Params: Name; Querystring: Paging & AtDate & Query };
 
 /** Lists without a required `limit` return this many items. */
 const DEFAULT_LIMIT = 100;
@@ -42,7 +34,7 @@ const optionalPaging = (what: string) => {
 };
 
 export function packageRoutes(app: FastifyInstance, deps: RestDeps): void {
-  app.get<NameParams>(
+  app.get<NameParams<{ vulnerable?: boolean | undefined; q?: string | undefined }>>(
     "/rest/applications/:name/packages",
     {
       schema: {
@@ -70,23 +62,20 @@ export function packageRoutes(app: FastifyInstance, deps: RestDeps): void {
       },
     },
     async (request) => {
-      const paging = readPaging(request.query);
-      const vulnerable = take(parseBoolean(request.query.vulnerable, "vulnerable"));
-      const q = take(
-        parseSearchText(request.query.q, { name: "q", required: false, what: "text of the package name" }),
-      );
+      const { limit, skip, vulnerable, q } = request.query;
       const found = await applicationAt(deps, request);
       return listPackages(deps.db, {
         applicationId: found.application.id,
         seq: found.analysis.seq,
-        ...paging,
+        limit,
+        skip,
         vulnerable,
         q,
       });
     },
   );
 
-  app.get<NameParams>(
+  app.get<NameParams<{ package: string; ecosystem?: (typeof ECOSYSTEMS)[number] | undefined }>>(
     "/rest/applications/:name/interactions",
     {
       schema: {
@@ -121,9 +110,7 @@ export function packageRoutes(app: FastifyInstance, deps: RestDeps): void {
       },
     },
     async (request) => {
-      const paging = readPaging(request.query, DEFAULT_LIMIT);
-      const name = take(parsePackageName(request.query.package));
-      const ecosystem = take(parseEcosystem(request.query.ecosystem));
+      const { limit, skip, package: name, ecosystem } = request.query;
       const found = await applicationAt(deps, request);
       const { application, analysis } = found;
       const packages = await findUsedPackages(deps.db, {
@@ -151,12 +138,13 @@ export function packageRoutes(app: FastifyInstance, deps: RestDeps): void {
         applicationId: application.id,
         seq: analysis.seq,
         packageId: used.id,
-        ...paging,
+        limit,
+        skip,
       });
     },
   );
 
-  app.get<NameParams>(
+  app.get<NameParams<{ q: string; type?: string | undefined }>>(
     "/rest/applications/:name/objects",
     {
       schema: {
@@ -170,7 +158,11 @@ export function packageRoutes(app: FastifyInstance, deps: RestDeps): void {
           ...optionalPaging("objects"),
           properties: {
             ...optionalPaging("objects").properties,
-            q: { ...paramSchemas.searchText, description: "Text to look for (any case)" },
+            q: {
+              ...paramSchemas.searchText,
+              description: "Text to look for (any case)",
+              [SEARCH_PURPOSE]: "text to find in the name, fullName, mangling or type of the objects",
+            },
             type: { ...paramSchemas.typeId, description: "Exact typeId to keep, e.g. JS_FUNCTION" },
           },
           required: ["q"],
@@ -179,22 +171,15 @@ export function packageRoutes(app: FastifyInstance, deps: RestDeps): void {
       },
     },
     async (request) => {
-      const paging = readPaging(request.query, DEFAULT_LIMIT);
-      const q = take(
-        parseSearchText(request.query.q, {
-          name: "q",
-          required: true,
-          what: "text to find in the name, fullName, mangling or type of the objects",
-        }),
-      );
-      const typeId = take(parseTypeId(request.query.type));
+      const { limit, skip, q, type: typeId } = request.query;
       const found = await applicationAt(deps, request);
       return searchExternalObjects(deps.db, {
         applicationId: found.application.id,
         seq: found.analysis.seq,
-        q: q as string,
+        q,
         typeId,
-        ...paging,
+        limit,
+        skip,
       });
     },
   );
