@@ -11,6 +11,7 @@ import { type IdentityAdministration, storeAdministration } from "../idp/adminis
 import { recordHttpMetrics } from "../observability/http-metrics.ts";
 import { requestIdOf } from "../observability/trace-context.ts";
 import type { Database } from "../store/schema.ts";
+import { adminProblem } from "./admin-input.ts";
 import { allowedMethods } from "./allowed-methods.ts";
 import { createAuthenticator } from "./authenticate.ts";
 import { compressAnswers } from "./compression.ts";
@@ -201,6 +202,6 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
     sendProblem(reply, 404, `No such resource: ${request.method} ${request.url.split("?")[0]}`),
   );
   // Every check a route or hook throws (ProblemError) and every other failure is answered here.
-  app.setErrorHandler((error, _request, reply) => sendError(reply, error));
+  app.setErrorHandler((error, _request, reply) => sendError(reply, adminProblem(error) ?? error));
   return app;
 }
