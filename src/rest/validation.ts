@@ -5,7 +5,9 @@
  * ProblemError carrying the rule's own sentence, rendered by the app's one error handler.
  *
  * Why rules and not Ajv's own checks: Ajv coerces query strings loosely ("1e2", " 5" and "0x10" are the
- * integer `limit`), and each 400 must keep naming exactly what was wrong, as params.ts does.
+ * integer `limit`), and each 400 must keep naming exactly what was wrong, as params.ts does. Why one
+ * step for path and query, not Fastify's per-part validators: those check the path before the query,
+ * and the API has always named a bad `limit` before a bad name.
  */
 import type { FastifyInstance, FastifyRequest, FastifySchemaCompiler } from "fastify";
 import { SEVERITIES } from "../store/vulnerabilities.ts";
@@ -41,7 +43,11 @@ interface PropertySchema {
 
 type Rule = (raw: unknown) => Parsed<unknown>;
 
-/** The rule a declared parameter names by its schema; undefined for a plain string (passed as it is). */
+/**
+ * The rule a declared parameter names by its schema; undefined for a string with no rule's pattern (the
+ * administration routes' user and client names, which their handlers judge). Anything else without a
+ * rule is refused when the route is declared, so no parameter goes unchecked by mistake.
+ */
 function ruleOf(key: string, schema: PropertySchema, required: boolean): Rule | undefined {
   switch (schema.pattern) {
     case paramSchemas.applicationName.pattern:
@@ -114,8 +120,14 @@ const isDateTime = ([, key]: Check, schema: unknown) =>
  */
 export function validateParameters(app: FastifyInstance): void {
   app.addHook("onRoute", (route) => {
-    const query = checksOf("query", route.schema?.querystring);
-    const params = checksOf("params", route.schema?.params);
+    let query: Check[];
+    let params: Check[];
+    try {
+      query = checksOf("query", route.schema?.querystring);
+      params = checksOf("params", route.schema?.params);
+    } catch (error) {
+      throw new Error(`${String(route.method)} ${route.url}: ${(error as Error).message}`);
+    }
     const checks = [
       ...query.filter((c) => !isDateTime(c, route.schema?.querystring)),
       ...params.filter(([, key]) => key !== "name"),
