@@ -1,19 +1,22 @@
-import type { FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyRequest } from "fastify";
 import { isAdmin } from "../auth/principal.ts";
 import { UserError } from "../domain/users.ts";
 import { IdentityAdministrationError } from "../idp/administration.ts";
 import { CimdEditError } from "../idp/cimd/edit.ts";
 import { CimdStoreError } from "../store/cimd.ts";
-import { sendProblem } from "./problem.ts";
+import { assertThat, ProblemError } from "./problem.ts";
 
 /**
  * Route hook of every administration endpoint, reads included (they show who may sign in and which
  * clients are trusted): 403 unless the caller is an administrator, before any body is read.
  */
 export function administratorsOnly(what: string) {
-  return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
-    if (request.principal && isAdmin(request.principal)) return undefined;
-    return sendProblem(reply, 403, `Only administrators may manage ${what}`);
+  return async (request: FastifyRequest): Promise<void> => {
+    assertThat(
+      request.principal && isAdmin(request.principal),
+      403,
+      `Only administrators may manage ${what}`,
+    );
   };
 }
 
@@ -72,22 +75,23 @@ export function optionalStringList(body: Record<string, unknown>, field: string)
 }
 
 /**
- * The answer to an error the administration work threw: bad input 400 naming the rule, unknown 404,
- * taken 409, Keycloak unreachable or refusing 502; anything else is rethrown (500, logged).
+ * The problem an error of the administration work stands for: bad input 400 naming the rule, unknown
+ * 404, taken 409, Keycloak unreachable or refusing 502; undefined for any other error (500, logged).
+ * The app's error handler renders it, so the routes just let these errors through.
  */
-export function sendAdminError(reply: FastifyReply, error: unknown): FastifyReply {
+export function adminProblem(error: unknown): ProblemError | undefined {
   if (error instanceof InputError || error instanceof CimdEditError)
-    return sendProblem(reply, 400, `${error.message} (rule ${error.rule})`, {
+    return new ProblemError(400, `${error.message} (rule ${error.rule})`, {
       rule: error.rule,
       ...(error.field ? { field: error.field } : {}),
     });
   if (error instanceof CimdStoreError)
-    return sendProblem(reply, error.code === "exists" ? 409 : 404, error.message);
+    return new ProblemError(error.code === "exists" ? 409 : 404, error.message);
   if (error instanceof UserError) {
-    if (error.code === "unknown") return sendProblem(reply, 404, error.message);
-    if (error.code === "duplicate") return sendProblem(reply, 409, error.message);
-    return sendProblem(reply, 400, `${error.message} (rule ${error.code})`, { rule: error.code });
+    if (error.code === "unknown") return new ProblemError(404, error.message);
+    if (error.code === "duplicate") return new ProblemError(409, error.message);
+    return new ProblemError(400, `${error.message} (rule ${error.code})`, { rule: error.code });
   }
-  if (error instanceof IdentityAdministrationError) return sendProblem(reply, 502, error.message);
-  throw error;
+  if (error instanceof IdentityAdministrationError) return new ProblemError(502, error.message);
+  return undefined;
 }

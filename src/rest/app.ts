@@ -11,6 +11,7 @@ import { type IdentityAdministration, storeAdministration } from "../idp/adminis
 import { recordHttpMetrics } from "../observability/http-metrics.ts";
 import { requestIdOf } from "../observability/trace-context.ts";
 import type { Database } from "../store/schema.ts";
+import { adminProblem } from "./admin-input.ts";
 import { allowedMethods } from "./allowed-methods.ts";
 import { createAuthenticator } from "./authenticate.ts";
 import { compressAnswers } from "./compression.ts";
@@ -30,7 +31,7 @@ import {
   interactionSchema,
   packageSchema,
 } from "./package-schemas.ts";
-import { problemSchema, sendProblem } from "./problem.ts";
+import { problemSchema, sendError, sendProblem } from "./problem.ts";
 import { adminApiKeyRoutes } from "./routes/admin-api-keys.ts";
 import { adminCimdRoutes, cimdClientSchema } from "./routes/admin-cimd.ts";
 import { adminUserRoutes, userSchema } from "./routes/admin-users.ts";
@@ -50,6 +51,7 @@ import {
   cvePackageSchema,
   externalObjectSchema,
 } from "./schemas.ts";
+import { passThrough, validateParameters } from "./validation.ts";
 
 export interface RestAppOptions {
   db: Kysely<Database>;
@@ -84,7 +86,7 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
     // The MCP tools' in-process calls (Fastify inject, src/mcp/rest-client.ts) get no access-log lines: the
     // MCP request that makes them has its own (the gateway's); failures are still logged (setErrorHandler).
     logController: new LogController({ disableRequestLogging: isInjected }),
-    // Parameter rules live in params.ts so each 400 names the rule; schemas document and serialize.
+    // Parameters are checked by validation.ts (the rules of params.ts, chosen by each route's schema).
     ajv: { customOptions: { strict: false } },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
     // Malformed percent-encoding (400) or an over-long path parameter (414): problem+json too.
@@ -95,7 +97,7 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
   });
   recordHttpMetrics(app, "rest");
   const methods = allowedMethods(app);
-  app.setValidatorCompiler(() => (data) => ({ value: data }));
+  app.setValidatorCompiler(passThrough);
 
   for (const schema of [
     problemSchema,
@@ -148,9 +150,10 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
       problemResponses("openapiObject" in document ? document.openapiObject : {}),
   });
 
-  // Both act on the routes declared after them.
+  // These act on the routes declared after them.
   await compressAnswers(app);
   streamLargePages(app);
+  validateParameters(app);
 
   const authenticate = createAuthenticator({ db: options.db, verifier: options.verifier });
   app.addHook("onRequest", async (request, reply) => {
@@ -198,15 +201,7 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
   app.setNotFoundHandler((request, reply) =>
     sendProblem(reply, 404, `No such resource: ${request.method} ${request.url.split("?")[0]}`),
   );
-  app.setErrorHandler((error: { statusCode?: number; message: string }, request, reply) => {
-    const status =
-      error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
-    if (status === 500) request.log.error({ err: error }, "request failed");
-    return sendProblem(
-      reply,
-      status,
-      status === 500 ? "The server could not complete the request" : error.message,
-    );
-  });
+  // Every check a route or hook throws (ProblemError) and every other failure is answered here.
+  app.setErrorHandler((error, _request, reply) => sendError(reply, adminProblem(error) ?? error));
   return app;
 }

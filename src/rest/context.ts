@@ -1,10 +1,9 @@
-/** What every REST route is given (RestDeps), and the verdict-unwrapping the routes share (take, REPLIED). */
-import type { FastifyReply } from "fastify";
+/** What every REST route is given (RestDeps), and the verdict-unwrapping the routes share (take). */
 import type { Kysely } from "kysely";
 import type { Principal } from "../auth/principal.ts";
 import type { Database } from "../store/schema.ts";
 import type { Parsed } from "./params.ts";
-import { sendProblem } from "./problem.ts";
+import { refuse } from "./problem.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -16,10 +15,20 @@ export interface RestDeps {
   db: Kysely<Database>;
 }
 
-/** Unwraps a parameter verdict, answering 400 with its reason when it failed. */
-export function take<T>(reply: FastifyReply, parsed: Parsed<T>): T | typeof REPLIED {
-  if (parsed.ok) return parsed.value;
-  sendProblem(reply, 400, parsed.detail);
-  return REPLIED;
+/** `limit` and `skip` of a list operation, as validation.ts hands them over (checked, numbers). */
+export interface Paging {
+  limit: number;
+  skip: number;
 }
-export const REPLIED: unique symbol = Symbol("replied");
+
+/** The path of an application's resources, checked. */
+export type NameParams = { name: string };
+
+/** The query of a read "as of" an instant: `date`, checked and in the store's form (or absent). */
+export type AtDate = { date?: string | undefined };
+
+/** Unwraps a parameter verdict; a failed one stops the request with 400 and its reason. */
+export function take<T>(parsed: Parsed<T>): T {
+  if (parsed.ok) return parsed.value;
+  return refuse(400, parsed.detail);
+}

@@ -23,6 +23,37 @@ export function problem(status: number, detail: string, instance?: string): Prob
   };
 }
 
+/**
+ * A refusal a route throws: the one error handler of the REST app (app.ts) renders it as problem+json,
+ * so a check is one line and no route has to stop after answering.
+ */
+export class ProblemError extends Error {
+  readonly status: number;
+  readonly detail: string;
+  readonly extra: Pick<Problem, "rule" | "field"> | undefined;
+  constructor(status: number, detail: string, extra?: Pick<Problem, "rule" | "field">) {
+    super(detail);
+    this.name = "ProblemError";
+    this.status = status;
+    this.detail = detail;
+    this.extra = extra;
+  }
+}
+
+/** Stops the request with this problem (thrown; rendered by the app's error handler). */
+export function refuse(status: number, detail: string, extra?: Pick<Problem, "rule" | "field">): never {
+  throw new ProblemError(status, detail, extra);
+}
+
+/** Stops the request with this problem unless `condition` holds (as Logto's `assertThat`). */
+export function assertThat(
+  condition: unknown,
+  status: number,
+  detail: string | (() => string),
+): asserts condition {
+  if (!condition) refuse(status, typeof detail === "function" ? detail() : detail);
+}
+
 export function sendProblem(
   reply: FastifyReply,
   status: number,
@@ -31,6 +62,25 @@ export function sendProblem(
 ): FastifyReply {
   const body = { ...problem(status, detail, reply.request.url.split("?")[0]), ...extra };
   return reply.code(status).type("application/problem+json").send(JSON.stringify(body));
+}
+
+/**
+ * The one rendering of a thrown error: a ProblemError as it says, another 4xx error (Fastify's own, e.g.
+ * an unsupported media type) with its message, anything else 500 with `failure`, logged, no detail.
+ */
+export function sendError(
+  reply: FastifyReply,
+  error: unknown,
+  options: { failure: string; log: string } = {
+    failure: "The server could not complete the request",
+    log: "request failed",
+  },
+): FastifyReply {
+  if (error instanceof ProblemError) return sendProblem(reply, error.status, error.detail, error.extra);
+  const { statusCode, message } = error as { statusCode?: number; message?: string };
+  const status = statusCode && statusCode >= 400 && statusCode < 500 ? statusCode : 500;
+  if (status === 500) reply.log.error({ err: error }, options.log);
+  return sendProblem(reply, status, status === 500 ? options.failure : String(message));
 }
 
 export const problemSchema = {

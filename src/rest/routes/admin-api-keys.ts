@@ -7,11 +7,10 @@ import {
   onlyKnown,
   optionalString,
   optionalStringList,
-  sendAdminError,
 } from "../admin-input.ts";
 import type { RestDeps } from "../context.ts";
 import { paramSchemas, parseApplicationName } from "../params.ts";
-import { sendProblem } from "../problem.ts";
+import { refuse } from "../problem.ts";
 
 const guard = administratorsOnly("API keys");
 const tags = ["administration"];
@@ -78,25 +77,21 @@ export function adminApiKeyRoutes(app: FastifyInstance, deps: RestDeps): void {
       },
     },
     async (request, reply) => {
-      try {
-        const body = bodyObject(request.body);
-        onlyKnown(body, ["user", "role", "applications"]);
-        const user = (optionalString(body, "user") ?? "").trim();
-        if (user === "" || user.length > 256)
-          throw new InputError("user", "invalid-user", "user must be 1 to 256 characters, not only spaces");
-        const role = optionalString(body, "role") ?? "viewer";
-        if (!ROLES.includes(role as Role))
-          throw new InputError("role", "invalid-role", `role must be ${ROLES.join(" or ")}, got '${role}'`);
-        const applications = optionalStringList(body, "applications") ?? [];
-        for (const name of applications) {
-          const parsed = parseApplicationName(name);
-          if (!parsed.ok) throw new InputError("applications", "invalid-application", parsed.detail);
-        }
-        const created = await createApiKey(deps.db, { user, role: role as Role, applications });
-        return reply.code(201).send(created);
-      } catch (error) {
-        return sendAdminError(reply, error);
+      const body = bodyObject(request.body);
+      onlyKnown(body, ["user", "role", "applications"]);
+      const user = (optionalString(body, "user") ?? "").trim();
+      if (user === "" || user.length > 256)
+        throw new InputError("user", "invalid-user", "user must be 1 to 256 characters, not only spaces");
+      const role = optionalString(body, "role") ?? "viewer";
+      if (!ROLES.includes(role as Role))
+        throw new InputError("role", "invalid-role", `role must be ${ROLES.join(" or ")}, got '${role}'`);
+      const applications = optionalStringList(body, "applications") ?? [];
+      for (const name of applications) {
+        const parsed = parseApplicationName(name);
+        if (!parsed.ok) throw new InputError("applications", "invalid-application", parsed.detail);
       }
+      const created = await createApiKey(deps.db, { user, role: role as Role, applications });
+      return reply.code(201).send(created);
     },
   );
 
@@ -117,7 +112,7 @@ export function adminApiKeyRoutes(app: FastifyInstance, deps: RestDeps): void {
     },
     async (request, reply) => {
       if (!(await revokeApiKey(deps.db, request.params.id)))
-        return sendProblem(reply, 404, `No API key with id '${request.params.id}'`);
+        return refuse(404, `No API key with id '${request.params.id}'`);
       return reply.code(204).send();
     },
   );

@@ -13,9 +13,8 @@ import {
   optionalBoolean,
   optionalString,
   optionalStringList,
-  sendAdminError,
 } from "../admin-input.ts";
-import { sendProblem } from "../problem.ts";
+import { refuse } from "../problem.ts";
 
 const guard = administratorsOnly("CIMD client policies");
 const tags = ["administration"];
@@ -156,26 +155,22 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
         },
       },
     },
-    async (_request, reply) => {
-      try {
-        return await identity.withCimd(async (repository) => {
-          const clients = await repository.listClients();
-          const config = await repository.loadConfig();
-          const known = await knownProfileNames(repository);
-          return clients.map((client) =>
-            clientJson(
-              {
-                client,
-                profile: config.profiles.find((p) => p.name === client.profile),
-                policy: config.policies.find((p) => p.name === client.policy),
-              },
-              known,
-            ),
-          );
-        });
-      } catch (error) {
-        return sendAdminError(reply, error);
-      }
+    async (_request) => {
+      return await identity.withCimd(async (repository) => {
+        const clients = await repository.listClients();
+        const config = await repository.loadConfig();
+        const known = await knownProfileNames(repository);
+        return clients.map((client) =>
+          clientJson(
+            {
+              client,
+              profile: config.profiles.find((p) => p.name === client.profile),
+              policy: config.policies.find((p) => p.name === client.policy),
+            },
+            known,
+          ),
+        );
+      });
     },
   );
 
@@ -215,25 +210,21 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
       },
     },
     async (request, reply) => {
-      try {
-        const body = bodyObject(request.body);
-        onlyKnown(body, CREATE_FIELDS);
-        const planned = planNewCimdClient({
-          client: optionalString(body, "client"),
-          preset: optionalString(body, "preset"),
-          clientId: optionalString(body, "clientId"),
-          trustedDomains: optionalStringList(body, "trustedDomains"),
-          policyDomains: optionalStringList(body, "policyDomains"),
-          http: optionalBoolean(body, "http"),
-        });
-        const state = await identity.withCimd(async (repository) => {
-          const client = await repository.createClient(planned);
-          return { client, profile: planned.profile, policy: planned.policy };
-        });
-        return reply.code(201).send(clientJson(state));
-      } catch (error) {
-        return sendAdminError(reply, error);
-      }
+      const body = bodyObject(request.body);
+      onlyKnown(body, CREATE_FIELDS);
+      const planned = planNewCimdClient({
+        client: optionalString(body, "client"),
+        preset: optionalString(body, "preset"),
+        clientId: optionalString(body, "clientId"),
+        trustedDomains: optionalStringList(body, "trustedDomains"),
+        policyDomains: optionalStringList(body, "policyDomains"),
+        http: optionalBoolean(body, "http"),
+      });
+      const state = await identity.withCimd(async (repository) => {
+        const client = await repository.createClient(planned);
+        return { client, profile: planned.profile, policy: planned.policy };
+      });
+      return reply.code(201).send(clientJson(state));
     },
   );
 
@@ -252,17 +243,13 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
         },
       },
     },
-    async (request, reply) => {
-      try {
-        const found = await identity.withCimd(async (repository) => {
-          const state = await repository.getClientState(request.params.client);
-          return state && clientJson(state, await knownProfileNames(repository));
-        });
-        if (!found) return sendProblem(reply, 404, `No CIMD client named ${request.params.client}`);
-        return found;
-      } catch (error) {
-        return sendAdminError(reply, error);
-      }
+    async (request) => {
+      const found = await identity.withCimd(async (repository) => {
+        const state = await repository.getClientState(request.params.client);
+        return state && clientJson(state, await knownProfileNames(repository));
+      });
+      if (!found) return refuse(404, `No CIMD client named ${request.params.client}`);
+      return found;
     },
   );
 
@@ -297,32 +284,28 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
         },
       },
     },
-    async (request, reply) => {
-      try {
-        const body = bodyObject(request.body);
-        onlyKnown(body, CHANGE_FIELDS);
-        const trusted = optionalStringList(body, "trustedDomains");
-        const policyDomains = optionalStringList(body, "policyDomains");
-        const switches = {
-          clientId: optionalString(body, "clientId"),
-          trustedDomains: trusted && checkedDomains("trustedDomains", trusted),
-          policyDomains: policyDomains && checkedDomains("policyDomains", policyDomains),
-          http: optionalBoolean(body, "http"),
-          enabled: optionalBoolean(body, "enabled"),
-          restrictSameDomain: optionalBoolean(body, "restrictSameDomain"),
-          onlyAllowConfidentialClient: optionalBoolean(body, "onlyAllowConfidentialClient"),
-        };
-        if (Object.values(switches).every((v) => v === undefined))
-          throw new InputError("", "nothing-to-change", "Nothing to change: give at least one setting");
-        return await identity.withCimd(async (repository) => {
-          const state = await repository.updateClient(request.params.client, (current) =>
-            planCimdChange(current, switches),
-          );
-          return clientJson(state, await knownProfileNames(repository));
-        });
-      } catch (error) {
-        return sendAdminError(reply, error);
-      }
+    async (request) => {
+      const body = bodyObject(request.body);
+      onlyKnown(body, CHANGE_FIELDS);
+      const trusted = optionalStringList(body, "trustedDomains");
+      const policyDomains = optionalStringList(body, "policyDomains");
+      const switches = {
+        clientId: optionalString(body, "clientId"),
+        trustedDomains: trusted && checkedDomains("trustedDomains", trusted),
+        policyDomains: policyDomains && checkedDomains("policyDomains", policyDomains),
+        http: optionalBoolean(body, "http"),
+        enabled: optionalBoolean(body, "enabled"),
+        restrictSameDomain: optionalBoolean(body, "restrictSameDomain"),
+        onlyAllowConfidentialClient: optionalBoolean(body, "onlyAllowConfidentialClient"),
+      };
+      if (Object.values(switches).every((v) => v === undefined))
+        throw new InputError("", "nothing-to-change", "Nothing to change: give at least one setting");
+      return await identity.withCimd(async (repository) => {
+        const state = await repository.updateClient(request.params.client, (current) =>
+          planCimdChange(current, switches),
+        );
+        return clientJson(state, await knownProfileNames(repository));
+      });
     },
   );
 
@@ -345,18 +328,14 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
           },
         },
       },
-      async (request, reply) => {
-        try {
-          return await identity.withCimd(async (repository) => {
-            const state =
-              action === "link"
-                ? await repository.linkClient(request.params.client)
-                : await repository.unlinkClient(request.params.client);
-            return clientJson(state, await knownProfileNames(repository));
-          });
-        } catch (error) {
-          return sendAdminError(reply, error);
-        }
+      async (request) => {
+        return await identity.withCimd(async (repository) => {
+          const state =
+            action === "link"
+              ? await repository.linkClient(request.params.client)
+              : await repository.unlinkClient(request.params.client);
+          return clientJson(state, await knownProfileNames(repository));
+        });
       },
     );
   }
@@ -377,15 +356,9 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
       },
     },
     async (request, reply) => {
-      try {
-        const removed = await identity.withCimd((repository) =>
-          repository.removeClient(request.params.client),
-        );
-        if (!removed) return sendProblem(reply, 404, `No CIMD client named ${request.params.client}`);
-        return reply.code(204).send();
-      } catch (error) {
-        return sendAdminError(reply, error);
-      }
+      const removed = await identity.withCimd((repository) => repository.removeClient(request.params.client));
+      if (!removed) return refuse(404, `No CIMD client named ${request.params.client}`);
+      return reply.code(204).send();
     },
   );
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyInstance } from "fastify";
 import { generatePassword, passwordProblem } from "../../domain/passwords.ts";
 import { usernameProblem } from "../../domain/users.ts";
 import type { IdentityAdministration } from "../../idp/administration.ts";
@@ -10,10 +10,9 @@ import {
   onlyKnown,
   optionalString,
   optionalStringList,
-  sendAdminError,
 } from "../admin-input.ts";
 import { paramSchemas, parseApplicationName } from "../params.ts";
-import { sendProblem } from "../problem.ts";
+import { refuse } from "../problem.ts";
 
 const guard = administratorsOnly("users");
 const tags = ["administration"];
@@ -75,9 +74,8 @@ const rightsSchema = {
  * Keycloak's admin console, where users are managed.
  */
 export function adminUserRoutes(app: FastifyInstance, identity: IdentityAdministration): void {
-  const readOnly = (reply: FastifyReply) =>
-    sendProblem(
-      reply,
+  const readOnly = (): never =>
+    refuse(
       409,
       `Users are managed in Keycloak's admin console with IDP=keycloak: ${identity.usersConsoleUrl ?? ""}`,
     );
@@ -107,18 +105,14 @@ export function adminUserRoutes(app: FastifyInstance, identity: IdentityAdminist
         },
       },
     },
-    async (_request, reply) => {
-      try {
-        const users = await identity.withUsers((directory) => directory.list());
-        return {
-          idp: identity.idp,
-          readOnly: identity.idp === "keycloak",
-          users: users.map(userJson),
-          usersConsoleUrl: identity.usersConsoleUrl ?? null,
-        };
-      } catch (error) {
-        return sendAdminError(reply, error);
-      }
+    async (_request) => {
+      const users = await identity.withUsers((directory) => directory.list());
+      return {
+        idp: identity.idp,
+        readOnly: identity.idp === "keycloak",
+        users: users.map(userJson),
+        usersConsoleUrl: identity.usersConsoleUrl ?? null,
+      };
     },
   );
 
@@ -155,25 +149,21 @@ export function adminUserRoutes(app: FastifyInstance, identity: IdentityAdminist
       },
     },
     async (request, reply) => {
-      if (identity.idp === "keycloak") return readOnly(reply);
-      try {
-        const body = bodyObject(request.body);
-        onlyKnown(body, ["username", "password", "role", "applications"]);
-        const username = optionalString(body, "username") ?? "";
-        const nameProblem = usernameProblem(username);
-        if (nameProblem) throw new InputError("username", "invalid-username", nameProblem);
-        const grantedRole = role(body);
-        const applications = applicationsOf(body);
-        const { password, generated } = passwordOf(body);
-        const user = await identity.withUsers((directory) =>
-          directory.create({ username, password, role: grantedRole, applications }),
-        );
-        return reply
-          .code(201)
-          .send({ ...userJson(user), ...(generated ? { generatedPassword: password } : {}) });
-      } catch (error) {
-        return sendAdminError(reply, error);
-      }
+      if (identity.idp === "keycloak") readOnly();
+      const body = bodyObject(request.body);
+      onlyKnown(body, ["username", "password", "role", "applications"]);
+      const username = optionalString(body, "username") ?? "";
+      const nameProblem = usernameProblem(username);
+      if (nameProblem) throw new InputError("username", "invalid-username", nameProblem);
+      const grantedRole = role(body);
+      const applications = applicationsOf(body);
+      const { password, generated } = passwordOf(body);
+      const user = await identity.withUsers((directory) =>
+        directory.create({ username, password, role: grantedRole, applications }),
+      );
+      return reply
+        .code(201)
+        .send({ ...userJson(user), ...(generated ? { generatedPassword: password } : {}) });
     },
   );
 
@@ -195,20 +185,16 @@ export function adminUserRoutes(app: FastifyInstance, identity: IdentityAdminist
         },
       },
     },
-    async (request, reply) => {
-      if (identity.idp === "keycloak") return readOnly(reply);
-      try {
-        const body = bodyObject(request.body);
-        onlyKnown(body, ["role", "applications"]);
-        const grantedRole = role(body);
-        const applications = applicationsOf(body);
-        const user = await identity.withUsers((directory) =>
-          directory.grant(request.params.username, { role: grantedRole, applications }),
-        );
-        return userJson(user);
-      } catch (error) {
-        return sendAdminError(reply, error);
-      }
+    async (request) => {
+      if (identity.idp === "keycloak") readOnly();
+      const body = bodyObject(request.body);
+      onlyKnown(body, ["role", "applications"]);
+      const grantedRole = role(body);
+      const applications = applicationsOf(body);
+      const user = await identity.withUsers((directory) =>
+        directory.grant(request.params.username, { role: grantedRole, applications }),
+      );
+      return userJson(user);
     },
   );
 
@@ -242,23 +228,19 @@ export function adminUserRoutes(app: FastifyInstance, identity: IdentityAdminist
         },
       },
     },
-    async (request, reply) => {
-      if (identity.idp === "keycloak") return readOnly(reply);
-      try {
-        const body = bodyObject(request.body);
-        onlyKnown(body, ["password"]);
-        const { password, generated } = passwordOf(body);
-        const user = await identity.withUsers((directory) =>
-          directory.setPassword(request.params.username, password),
-        );
-        return {
-          ...(generated ? { generatedPassword: password } : {}),
-          passwordChanged: true,
-          username: user.username,
-        };
-      } catch (error) {
-        return sendAdminError(reply, error);
-      }
+    async (request) => {
+      if (identity.idp === "keycloak") readOnly();
+      const body = bodyObject(request.body);
+      onlyKnown(body, ["password"]);
+      const { password, generated } = passwordOf(body);
+      const user = await identity.withUsers((directory) =>
+        directory.setPassword(request.params.username, password),
+      );
+      return {
+        ...(generated ? { generatedPassword: password } : {}),
+        passwordChanged: true,
+        username: user.username,
+      };
     },
   );
 
@@ -279,14 +261,10 @@ export function adminUserRoutes(app: FastifyInstance, identity: IdentityAdminist
       },
     },
     async (request, reply) => {
-      if (identity.idp === "keycloak") return readOnly(reply);
-      try {
-        const removed = await identity.withUsers((directory) => directory.remove(request.params.username));
-        if (!removed) return sendProblem(reply, 404, `No user named '${request.params.username}'`);
-        return reply.code(204).send();
-      } catch (error) {
-        return sendAdminError(reply, error);
-      }
+      if (identity.idp === "keycloak") readOnly();
+      const removed = await identity.withUsers((directory) => directory.remove(request.params.username));
+      if (!removed) return refuse(404, `No user named '${request.params.username}'`);
+      return reply.code(204).send();
     },
   );
 }

@@ -10,9 +10,9 @@ import { IngestError } from "../../store/ingest.ts";
 import type { PackageRef } from "../../store/input-records.ts";
 import { toUtcSeconds } from "../../store/insights.ts";
 import { adminOnly } from "../authorization.ts";
-import { REPLIED, type RestDeps, take } from "../context.ts";
-import { paramSchemas, parseApplicationName } from "../params.ts";
-import { sendProblem } from "../problem.ts";
+import type { RestDeps } from "../context.ts";
+import { paramSchemas } from "../params.ts";
+import { refuse, sendError, sendProblem } from "../problem.ts";
 import { errorResponses } from "../schemas.ts";
 
 /** Package facts for packages the store knows nothing about yet (see scanner/facts). */
@@ -78,6 +78,7 @@ export function analysisRoutes(app: FastifyInstance, deps: RestDeps, options: An
     {
       bodyLimit: options.maxBytes,
       onRequest: adminOnly("analyses"),
+      // Its own 413 and 500 sentences; every other refusal is rendered as the app renders it.
       errorHandler: (error: FastifyError, _request, reply) => {
         if (error.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
           return sendProblem(
@@ -86,14 +87,10 @@ export function analysisRoutes(app: FastifyInstance, deps: RestDeps, options: An
             `The analysis document is larger than the ${options.maxBytes} bytes this server accepts (ANALYSIS_UPLOAD_MAX_BYTES)`,
           );
         }
-        const status =
-          error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
-        if (status === 500) reply.log.error({ err: error }, "analysis upload failed");
-        return sendProblem(
-          reply,
-          status,
-          status === 500 ? "The server could not record the analysis" : error.message,
-        );
+        return sendError(reply, error, {
+          failure: "The server could not record the analysis",
+          log: "analysis upload failed",
+        });
       },
       schema: {
         summary: "Record an analysis produced by a scanner elsewhere (administrators)",
@@ -126,24 +123,18 @@ export function analysisRoutes(app: FastifyInstance, deps: RestDeps, options: An
       },
     },
     async (request, reply) => {
-      const name = take(reply, parseApplicationName(request.params.name));
-      if (name === REPLIED) return reply;
+      const { name } = request.params;
       const parsed = parseAnalysisDocument(request.body);
       // A document of the schema's shape whose cross-references do not hold conflicts with itself (409,
       // as other schema-valid requests that contradict the platform's rules): no JSON Schema states them.
       if (!parsed.ok) {
-        return sendProblem(
-          reply,
-          parsed.inconsistent ? 409 : 400,
-          `Invalid analysis document: ${parsed.detail}`,
-        );
+        return refuse(parsed.inconsistent ? 409 : 400, `Invalid analysis document: ${parsed.detail}`);
       }
       const document = parsed.document;
       // A well-formed document about another application conflicts with this resource (409): no JSON
       // Schema can say "equal to the path parameter", so the contract states it as a conflict.
       if (document.application !== name) {
-        return sendProblem(
-          reply,
+        return refuse(
           409,
           `The document analyzes '${document.application}' but was sent to application '${name}'`,
         );
@@ -158,8 +149,7 @@ export function analysisRoutes(app: FastifyInstance, deps: RestDeps, options: An
           .limit(1)
           .executeTakeFirst();
         if (latest && latest.analyzed_at >= new Date(document.analyzedAt).toISOString()) {
-          return sendProblem(
-            reply,
+          return refuse(
             409,
             `Application '${name}' already has an analysis at ${toUtcSeconds(latest.analyzed_at)}: ` +
               `an analysis dated ${toUtcSeconds(document.analyzedAt)} must come later`,
@@ -173,7 +163,7 @@ export function analysisRoutes(app: FastifyInstance, deps: RestDeps, options: An
         recorded = await ingestAnalysis(deps.db, name, analysisInputOf(document));
       } catch (error) {
         if (error instanceof IngestError) {
-          return sendProblem(reply, error.reason === "out-of-order" ? 409 : 400, error.message);
+          return refuse(error.reason === "out-of-order" ? 409 : 400, error.message);
         }
         throw error;
       }

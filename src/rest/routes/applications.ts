@@ -4,13 +4,12 @@ import { analysisHistory } from "../../store/analysis-history.ts";
 import { countAnalysis, listAnalyses, listApplications } from "../../store/applications.ts";
 import { toUtcSeconds } from "../../store/insights.ts";
 import { applicationAt, readableApplication } from "../authorization.ts";
-import { REPLIED, type RestDeps, take } from "../context.ts";
-import { readPaging } from "../paging.ts";
-import { paramSchemas, parseApplicationName, parseLimit, parseSkip } from "../params.ts";
+import type { AtDate, NameParams, Paging, RestDeps } from "../context.ts";
+import { paramSchemas } from "../params.ts";
 import { errorResponses } from "../schemas.ts";
 
 export function applicationRoutes(app: FastifyInstance, deps: RestDeps): void {
-  app.get<{ Querystring: Record<string, unknown> }>(
+  app.get<{ Querystring: Paging }>(
     "/rest/applications",
     {
       schema: {
@@ -30,11 +29,8 @@ export function applicationRoutes(app: FastifyInstance, deps: RestDeps): void {
         },
       },
     },
-    async (request, reply) => {
-      const limit = take(reply, parseLimit(request.query.limit, { required: false, fallback: 100 }));
-      if (limit === REPLIED) return reply;
-      const skip = take(reply, parseSkip(request.query.skip));
-      if (skip === REPLIED) return reply;
+    async (request) => {
+      const { limit, skip } = request.query;
       const names = request.principal ? readableApplications(request.principal) : [];
       const rows = await listApplications(deps.db, { names, limit, skip });
       return rows.map((r) => ({
@@ -47,7 +43,7 @@ export function applicationRoutes(app: FastifyInstance, deps: RestDeps): void {
     },
   );
 
-  app.get<{ Params: { name: string }; Querystring: Record<string, unknown> }>(
+  app.get<{ Params: NameParams; Querystring: AtDate }>(
     "/rest/applications/:name",
     {
       schema: {
@@ -57,9 +53,8 @@ export function applicationRoutes(app: FastifyInstance, deps: RestDeps): void {
         response: { 200: { $ref: "ApplicationDetail#" }, ...errorResponses },
       },
     },
-    async (request, reply) => {
-      const found = await applicationAt(deps, { ...request, query: {} } as typeof request, reply);
-      if (found === REPLIED) return reply;
+    async (request) => {
+      const found = await applicationAt(deps, { ...request, query: {} } as typeof request);
       const { application, analysis } = found;
       const analyses = await listAnalyses(deps.db, application.id);
       return {
@@ -73,7 +68,7 @@ export function applicationRoutes(app: FastifyInstance, deps: RestDeps): void {
     },
   );
 
-  app.get<{ Params: { name: string }; Querystring: Record<string, unknown> }>(
+  app.get<{ Params: NameParams; Querystring: Paging }>(
     "/rest/applications/:name/analyses",
     {
       schema: {
@@ -99,14 +94,10 @@ export function applicationRoutes(app: FastifyInstance, deps: RestDeps): void {
         response: { 200: { type: "array", items: { $ref: "AnalysisHistoryEntry#" } }, ...errorResponses },
       },
     },
-    async (request, reply) => {
-      const paging = readPaging(request.query, reply, 100);
-      if (paging === REPLIED) return reply;
-      const name = take(reply, parseApplicationName(request.params.name));
-      if (name === REPLIED) return reply;
-      const application = await readableApplication(deps, request, reply, name);
-      if (application === REPLIED) return reply;
-      const entries = await analysisHistory(deps.db, application.id, paging);
+    async (request) => {
+      const { limit, skip } = request.query;
+      const application = await readableApplication(deps, request, request.params.name);
+      const entries = await analysisHistory(deps.db, application.id, { limit, skip });
       return entries.map((e) => ({
         analysis: { dateTime: toUtcSeconds(e.analyzedAt) },
         counts: e.counts,

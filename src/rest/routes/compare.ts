@@ -2,17 +2,15 @@ import type { FastifyInstance } from "fastify";
 import { compareAnalysesPage } from "../../store/compare.ts";
 import { toUtcSeconds } from "../../store/insights.ts";
 import { analysisAt, readableApplication } from "../authorization.ts";
-import { REPLIED, type RestDeps, take } from "../context.ts";
-import { readPaging } from "../paging.ts";
-import { paramSchemas, parseApplicationName, parseDateTime } from "../params.ts";
-import { sendProblem } from "../problem.ts";
+import type { NameParams, Paging, RestDeps } from "../context.ts";
+import { paramSchemas } from "../params.ts";
 import { errorResponses } from "../schemas.ts";
 
 /** Items of each list when `limit` is absent, as the other lists with an optional limit. */
 const DEFAULT_LIMIT = 100;
 
 export function compareRoutes(app: FastifyInstance, deps: RestDeps): void {
-  app.get<{ Params: { name: string }; Querystring: Record<string, unknown> }>(
+  app.get<{ Params: NameParams; Querystring: Paging & { from: string; to?: string | undefined } }>(
     "/rest/applications/:name/compare",
     {
       schema: {
@@ -50,34 +48,17 @@ export function compareRoutes(app: FastifyInstance, deps: RestDeps): void {
         response: { 200: { $ref: "Comparison#" }, ...errorResponses },
       },
     },
-    async (request, reply) => {
-      const paging = readPaging(request.query, reply, DEFAULT_LIMIT);
-      if (paging === REPLIED) return reply;
-      const name = take(reply, parseApplicationName(request.params.name));
-      if (name === REPLIED) return reply;
-      const from = take(reply, parseDateTime(request.query.from, "from"));
-      if (from === REPLIED) return reply;
-      if (from === undefined) {
-        return sendProblem(
-          reply,
-          400,
-          "Query parameter 'from' is required: an ISO 8601 date-time such as 2024-03-01T00:00:00Z",
-        );
-      }
-      const to = take(reply, parseDateTime(request.query.to, "to"));
-      if (to === REPLIED) return reply;
-      const application = await readableApplication(deps, request, reply, name);
-      if (application === REPLIED) return reply;
-      const fromAnalysis = await analysisAt(deps, reply, application, from, "from");
-      if (fromAnalysis === REPLIED) return reply;
-      const toAnalysis = await analysisAt(deps, reply, application, to, "to");
-      if (toAnalysis === REPLIED) return reply;
+    async (request) => {
+      const { limit, skip, from, to } = request.query;
+      const application = await readableApplication(deps, request, request.params.name);
+      const fromAnalysis = await analysisAt(deps, application, from, "from");
+      const toAnalysis = await analysisAt(deps, application, to, "to");
       const comparison = await compareAnalysesPage(
         deps.db,
         application.id,
         fromAnalysis.seq,
         toAnalysis.seq,
-        paging,
+        { limit, skip },
       );
       return {
         from: { dateTime: toUtcSeconds(fromAnalysis.analyzedAt) },

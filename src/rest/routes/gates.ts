@@ -9,14 +9,13 @@ import {
 } from "../../store/gates.ts";
 import { toUtcSeconds } from "../../store/insights.ts";
 import { adminOnly, applicationAt, readableApplication } from "../authorization.ts";
-import { REPLIED, type RestDeps, take } from "../context.ts";
+import { type AtDate, type NameParams as Name, type Paging, type RestDeps, take } from "../context.ts";
 import { gateRuleUpdateSchema } from "../gate-schemas.ts";
-import { readPaging } from "../paging.ts";
-import { paramSchemas, parseApplicationName, parseGateRuleId, parseGateRuleUpdate } from "../params.ts";
-import { sendProblem } from "../problem.ts";
+import { paramSchemas, parseGateRuleUpdate } from "../params.ts";
+import { refuse } from "../problem.ts";
 import { errorResponses } from "../schemas.ts";
 
-type NameParams = { Params: { name: string }; Querystring: Record<string, unknown> };
+type NameParams = { Params: Name; Querystring: Paging & AtDate };
 
 const nameParams = {
   type: "object",
@@ -68,20 +67,18 @@ export function gateRoutes(app: FastifyInstance, deps: RestDeps): void {
         },
       },
     },
-    async (request, reply) => {
-      const id = take(reply, parseGateRuleId(request.params.id));
-      if (id === REPLIED) return reply;
+    async (request) => {
+      const { id } = request.params;
       const rule = await findGateRule(deps.db, id);
-      if (!rule) return sendProblem(reply, 404, `No quality gate rule with id '${id}'`);
-      const update = take(reply, parseGateRuleUpdate(request.body));
-      if (update === REPLIED) return reply;
+      if (!rule) return refuse(404, `No quality gate rule with id '${id}'`);
+      const update = take(parseGateRuleUpdate(request.body));
       let parameters: Record<string, unknown> | undefined;
       if (update.parameters !== undefined) {
         const merged = mergeGateParameters(rule.kind, rule.parameters, update.parameters);
         if (!merged.ok) {
           // Valid parameters of another kind conflict with this rule's kind; anything else is malformed.
           const status = parametersOfSomeKind(update.parameters) ? 409 : 400;
-          return sendProblem(reply, status, merged.detail);
+          return refuse(status, merged.detail);
         }
         parameters = merged.value;
       }
@@ -126,12 +123,13 @@ export function gateRoutes(app: FastifyInstance, deps: RestDeps): void {
         response: { 200: { $ref: "GateEvaluation#" }, ...errorResponses },
       },
     },
-    async (request, reply) => {
-      const paging = readPaging(request.query, reply, 100);
-      if (paging === REPLIED) return reply;
-      const found = await applicationAt(deps, request, reply);
-      if (found === REPLIED) return reply;
-      const evaluation = await evaluateAnalysis(deps.db, found.application.id, found.analysis.seq, paging);
+    async (request) => {
+      const { limit, skip } = request.query;
+      const found = await applicationAt(deps, request);
+      const evaluation = await evaluateAnalysis(deps.db, found.application.id, found.analysis.seq, {
+        limit,
+        skip,
+      });
       return {
         analysis: { dateTime: toUtcSeconds(found.analysis.analyzedAt) },
         application: found.application.name,
@@ -167,14 +165,10 @@ export function gateRoutes(app: FastifyInstance, deps: RestDeps): void {
         response: { 200: { type: "array", items: { $ref: "GateHistoryEntry#" } }, ...errorResponses },
       },
     },
-    async (request, reply) => {
-      const paging = readPaging(request.query, reply, 100);
-      if (paging === REPLIED) return reply;
-      const name = take(reply, parseApplicationName(request.params.name));
-      if (name === REPLIED) return reply;
-      const application = await readableApplication(deps, request, reply, name);
-      if (application === REPLIED) return reply;
-      const entries = await gateHistory(deps.db, application.id, paging);
+    async (request) => {
+      const { limit, skip } = request.query;
+      const application = await readableApplication(deps, request, request.params.name);
+      const entries = await gateHistory(deps.db, application.id, { limit, skip });
       return entries.map((e) => ({
         analysis: { dateTime: toUtcSeconds(e.analyzedAt) },
         failedRules: e.failedRules,

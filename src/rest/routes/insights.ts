@@ -1,14 +1,14 @@
 import type { FastifyInstance } from "fastify";
 import { listCveInsights } from "../../store/insights.ts";
 import { listOccurrencesPage } from "../../store/read-task-runner.ts";
-import { findVulnerability, SEVERITIES } from "../../store/vulnerabilities.ts";
+import { findVulnerability } from "../../store/vulnerabilities.ts";
 import { applicationAt } from "../authorization.ts";
-import { REPLIED, type RestDeps, take } from "../context.ts";
-import { paramSchemas, parseCveReference, parseLimit, parseSeverities, parseSkip } from "../params.ts";
+import type { AtDate, NameParams as Name, Paging, RestDeps } from "../context.ts";
+import { paramSchemas } from "../params.ts";
 import { errorResponses, pagingQuery } from "../schemas.ts";
 
-type NameParams = { Params: { name: string }; Querystring: Record<string, unknown> };
-type CveParams = { Params: { name: string; id: string }; Querystring: Record<string, unknown> };
+type NameParams = { Params: Name; Querystring: Paging & AtDate & { severity: string[] } };
+type CveParams = { Params: Name & { id: string }; Querystring: Paging & AtDate };
 
 export function insightRoutes(app: FastifyInstance, deps: RestDeps): void {
   app.get<NameParams>(
@@ -28,17 +28,14 @@ export function insightRoutes(app: FastifyInstance, deps: RestDeps): void {
         response: { 200: { type: "array", items: { $ref: "CveInsight#" } }, ...errorResponses },
       },
     },
-    async (request, reply) => {
-      const paging = readPaging(request.query, reply);
-      if (paging === REPLIED) return reply;
-      const severities = take(reply, parseSeverities(request.query.severity, [...SEVERITIES, "UNKNOWN"]));
-      if (severities === REPLIED) return reply;
-      const found = await applicationAt(deps, request, reply);
-      if (found === REPLIED) return reply;
+    async (request) => {
+      const { limit, skip, severity: severities } = request.query;
+      const found = await applicationAt(deps, request);
       return listCveInsights(deps.db, {
         applicationId: found.application.id,
         seq: found.analysis.seq,
-        ...paging,
+        limit,
+        skip,
         severities,
       });
     },
@@ -67,13 +64,9 @@ export function insightRoutes(app: FastifyInstance, deps: RestDeps): void {
       },
     },
     async (request, reply) => {
-      const paging = readPaging(request.query, reply);
-      if (paging === REPLIED) return reply;
-      const cve = take(reply, parseCveReference(request.params.id));
-      if (cve === REPLIED) return reply;
-      const found = await applicationAt(deps, request, reply);
-      if (found === REPLIED) return reply;
-      const vulnerability = await findVulnerability(deps.db, cve);
+      const { limit, skip } = request.query;
+      const found = await applicationAt(deps, request);
+      const vulnerability = await findVulnerability(deps.db, request.params.id);
       // A well-formed CVE the platform has no advisory for affects none of the application's packages.
       if (!vulnerability) return [];
       // Already JSON (the read model's objects spliced as stored), assembled by a reader thread on SQLite:
@@ -82,17 +75,10 @@ export function insightRoutes(app: FastifyInstance, deps: RestDeps): void {
         applicationId: found.application.id,
         seq: found.analysis.seq,
         vulnerabilityId: vulnerability.id,
-        ...paging,
+        limit,
+        skip,
       });
       return reply.type("application/json; charset=utf-8").send(page);
     },
   );
-}
-
-function readPaging(query: Record<string, unknown>, reply: Parameters<typeof take>[0]) {
-  const limit = take(reply, parseLimit(query.limit, { required: true }));
-  if (limit === REPLIED) return REPLIED;
-  const skip = take(reply, parseSkip(query.skip));
-  if (skip === REPLIED) return REPLIED;
-  return { limit, skip };
 }

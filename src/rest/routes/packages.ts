@@ -7,21 +7,13 @@ import {
   searchExternalObjects,
 } from "../../store/packages.ts";
 import { applicationAt } from "../authorization.ts";
-import { REPLIED, type RestDeps, take } from "../context.ts";
-import { readPaging } from "../paging.ts";
-import {
-  ECOSYSTEMS,
-  paramSchemas,
-  parseBoolean,
-  parseEcosystem,
-  parsePackageName,
-  parseSearchText,
-  parseTypeId,
-} from "../params.ts";
-import { sendProblem } from "../problem.ts";
+import type { AtDate, NameParams as Name, Paging, RestDeps } from "../context.ts";
+import { ECOSYSTEMS, paramSchemas } from "../params.ts";
+import { refuse } from "../problem.ts";
 import { errorResponses, pagingQuery } from "../schemas.ts";
+import { SEARCH_PURPOSE } from "../validation.ts";
 
-type NameParams = { Params: { name: string }; Querystring: Record<string, unknown> };
+type NameParams<Query> = { Params: Name; Querystring: Paging & AtDate & Query };
 
 /** Lists without a required `limit` return this many items. */
 const DEFAULT_LIMIT = 100;
@@ -42,7 +34,7 @@ const optionalPaging = (what: string) => {
 };
 
 export function packageRoutes(app: FastifyInstance, deps: RestDeps): void {
-  app.get<NameParams>(
+  app.get<NameParams<{ vulnerable?: boolean | undefined; q?: string | undefined }>>(
     "/rest/applications/:name/packages",
     {
       schema: {
@@ -69,29 +61,21 @@ export function packageRoutes(app: FastifyInstance, deps: RestDeps): void {
         response: { 200: { type: "array", items: { $ref: "Package#" } }, ...errorResponses },
       },
     },
-    async (request, reply) => {
-      const paging = readPaging(request.query, reply);
-      if (paging === REPLIED) return reply;
-      const vulnerable = take(reply, parseBoolean(request.query.vulnerable, "vulnerable"));
-      if (vulnerable === REPLIED) return reply;
-      const q = take(
-        reply,
-        parseSearchText(request.query.q, { name: "q", required: false, what: "text of the package name" }),
-      );
-      if (q === REPLIED) return reply;
-      const found = await applicationAt(deps, request, reply);
-      if (found === REPLIED) return reply;
+    async (request) => {
+      const { limit, skip, vulnerable, q } = request.query;
+      const found = await applicationAt(deps, request);
       return listPackages(deps.db, {
         applicationId: found.application.id,
         seq: found.analysis.seq,
-        ...paging,
+        limit,
+        skip,
         vulnerable,
         q,
       });
     },
   );
 
-  app.get<NameParams>(
+  app.get<NameParams<{ package: string; ecosystem?: (typeof ECOSYSTEMS)[number] | undefined }>>(
     "/rest/applications/:name/interactions",
     {
       schema: {
@@ -125,15 +109,9 @@ export function packageRoutes(app: FastifyInstance, deps: RestDeps): void {
         },
       },
     },
-    async (request, reply) => {
-      const paging = readPaging(request.query, reply, DEFAULT_LIMIT);
-      if (paging === REPLIED) return reply;
-      const name = take(reply, parsePackageName(request.query.package));
-      if (name === REPLIED) return reply;
-      const ecosystem = take(reply, parseEcosystem(request.query.ecosystem));
-      if (ecosystem === REPLIED) return reply;
-      const found = await applicationAt(deps, request, reply);
-      if (found === REPLIED) return reply;
+    async (request) => {
+      const { limit, skip, package: name, ecosystem } = request.query;
+      const found = await applicationAt(deps, request);
       const { application, analysis } = found;
       const packages = await findUsedPackages(deps.db, {
         applicationId: application.id,
@@ -143,16 +121,14 @@ export function packageRoutes(app: FastifyInstance, deps: RestDeps): void {
       });
       const used = packages[0];
       if (!used) {
-        return sendProblem(
-          reply,
+        return refuse(
           404,
           `Application '${application.name}' does not use ${ecosystem ? `${ecosystem} ` : ""}package '${name}' ` +
             `in its analysis of ${toUtcSeconds(analysis.analyzedAt)}`,
         );
       }
       if (packages.length > 1) {
-        return sendProblem(
-          reply,
+        return refuse(
           400,
           `Package name '${name}' is used in several ecosystems (${packages.map((p) => p.ecosystem).join(", ")}): ` +
             "add the query parameter 'ecosystem'",
@@ -162,12 +138,13 @@ export function packageRoutes(app: FastifyInstance, deps: RestDeps): void {
         applicationId: application.id,
         seq: analysis.seq,
         packageId: used.id,
-        ...paging,
+        limit,
+        skip,
       });
     },
   );
 
-  app.get<NameParams>(
+  app.get<NameParams<{ q: string; type?: string | undefined }>>(
     "/rest/applications/:name/objects",
     {
       schema: {
@@ -181,7 +158,11 @@ export function packageRoutes(app: FastifyInstance, deps: RestDeps): void {
           ...optionalPaging("objects"),
           properties: {
             ...optionalPaging("objects").properties,
-            q: { ...paramSchemas.searchText, description: "Text to look for (any case)" },
+            q: {
+              ...paramSchemas.searchText,
+              description: "Text to look for (any case)",
+              [SEARCH_PURPOSE]: "text to find in the name, fullName, mangling or type of the objects",
+            },
             type: { ...paramSchemas.typeId, description: "Exact typeId to keep, e.g. JS_FUNCTION" },
           },
           required: ["q"],
@@ -189,28 +170,16 @@ export function packageRoutes(app: FastifyInstance, deps: RestDeps): void {
         response: { 200: { type: "array", items: { $ref: "ExternalObjectMatch#" } }, ...errorResponses },
       },
     },
-    async (request, reply) => {
-      const paging = readPaging(request.query, reply, DEFAULT_LIMIT);
-      if (paging === REPLIED) return reply;
-      const q = take(
-        reply,
-        parseSearchText(request.query.q, {
-          name: "q",
-          required: true,
-          what: "text to find in the name, fullName, mangling or type of the objects",
-        }),
-      );
-      if (q === REPLIED) return reply;
-      const typeId = take(reply, parseTypeId(request.query.type));
-      if (typeId === REPLIED) return reply;
-      const found = await applicationAt(deps, request, reply);
-      if (found === REPLIED) return reply;
+    async (request) => {
+      const { limit, skip, q, type: typeId } = request.query;
+      const found = await applicationAt(deps, request);
       return searchExternalObjects(deps.db, {
         applicationId: found.application.id,
         seq: found.analysis.seq,
-        q: q as string,
+        q,
         typeId,
-        ...paging,
+        limit,
+        skip,
       });
     },
   );

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { isAdmin } from "../../auth/principal.ts";
-import { sendProblem } from "../problem.ts";
+import { assertThat } from "../problem.ts";
 
 /** One part of the platform as observed now. */
 export interface PartStatus {
@@ -95,9 +95,12 @@ export function statusRoutes(app: FastifyInstance, sources: StatusSources): void
   app.post(
     "/rest/admin/doctor",
     {
-      onRequest: async (request, reply) => {
-        if (request.principal && isAdmin(request.principal)) return undefined;
-        return sendProblem(reply, 403, "Only administrators may run the doctor checks");
+      onRequest: async (request) => {
+        assertThat(
+          request.principal && isAdmin(request.principal),
+          403,
+          "Only administrators may run the doctor checks",
+        );
       },
       schema: {
         summary: "Run the checks of `imaging doctor` against this deployment (administrators)",
