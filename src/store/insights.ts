@@ -1,17 +1,11 @@
 import { type Kysely, SqliteAdapter, sql } from "kysely";
+import type { ExternalObjectRecord } from "./external-objects.ts";
 import { keepsObjectLists } from "./occurrence-model.ts";
 import { type Database, OPEN_SEQ } from "./schema.ts";
 import { liveAt } from "./sql-helpers.ts";
 import { severitySqlRank } from "./vulnerabilities.ts";
 
-export interface ExternalObjectRecord {
-  fullName: string;
-  id: string;
-  mangling: string;
-  name: string;
-  type: string;
-  typeId: string;
-}
+export type { ExternalObjectRecord } from "./external-objects.ts";
 
 export interface CvePackageRecord {
   name: string;
