@@ -9,7 +9,7 @@ import {
   dateOfDay,
   formatDateTime,
   intParam,
-  ListPager,
+  PagedTable,
   SeverityBadge,
   Show,
   useApi,
@@ -63,49 +63,31 @@ export function ApplicationPackages() {
       <Show loaded={loaded} what="the packages">
         {(packages) => (
           <>
-            {packages.length === 0 && skip === 0 ? (
-              <p>No package matches.</p>
-            ) : (
-              <div class="table-scroll">
-                <table>
-                  <caption>Packages in use, by name</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Package</th>
-                      <th scope="col">Ecosystem</th>
-                      <th scope="col">Version</th>
-                      <th scope="col">Worst severity</th>
-                      <th scope="col">CVEs</th>
-                      <th scope="col">Safest version</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {packages.map((p) => (
-                      <tr key={`${p.ecosystem}:${p.name}@${p.version}`}>
-                        <th scope="row">
-                          <a href={`${appPath(name, "packages", p.name)}?ecosystem=${p.ecosystem}`}>
-                            {p.name}
-                          </a>
-                        </th>
-                        <td>{p.ecosystem}</td>
-                        <td>{p.version}</td>
-                        <td>
-                          <SeverityBadge severity={p.maxSeverity} />
-                        </td>
-                        <td>{p.vulnerabilities.length === 0 ? "none" : p.vulnerabilities.join(", ")}</td>
-                        <td>{p.safestVersion ?? "none"}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            )}
-            <ListPager
-              skip={skip}
-              limit={LIMIT}
-              shown={packages.length}
-              label="packages"
-              onSkip={(s) => setQuery({ skip: String(s) })}
+            <PagedTable
+              rows={packages}
+              empty="No package matches."
+              caption="Packages in use, by name"
+              headers={["Package", "Ecosystem", "Version", "Worst severity", "CVEs", "Safest version"]}
+              row={(p) => (
+                <tr key={`${p.ecosystem}:${p.name}@${p.version}`}>
+                  <th scope="row">
+                    <a href={`${appPath(name, "packages", p.name)}?ecosystem=${p.ecosystem}`}>{p.name}</a>
+                  </th>
+                  <td>{p.ecosystem}</td>
+                  <td>{p.version}</td>
+                  <td>
+                    <SeverityBadge severity={p.maxSeverity} />
+                  </td>
+                  <td>{p.vulnerabilities.length === 0 ? "none" : p.vulnerabilities.join(", ")}</td>
+                  <td>{p.safestVersion ?? "none"}</td>
+                </tr>
+              )}
+              pager={{
+                skip: skip,
+                limit: LIMIT,
+                label: "packages",
+                onSkip: (s) => setQuery({ skip: String(s) }),
+              }}
             />
           </>
         )}
@@ -222,41 +204,28 @@ export function PackageDetail() {
         <Show loaded={interactions} what="the references to the package">
           {(refs) => (
             <>
-              {refs.length === 0 && skip === 0 ? (
-                <p>No application object refers to this package.</p>
-              ) : (
-                <div class="table-scroll">
-                  <table>
-                    <caption>References to the package's external objects</caption>
-                    <thead>
-                      <tr>
-                        <th scope="col">External object</th>
-                        <th scope="col">Type</th>
-                        <th scope="col">Referred to by</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {refs.map((r) => (
-                        <tr key={`${r.target.id}<-${r.source.id}`}>
-                          <td>
-                            <code>{r.target.fullName}</code>
-                          </td>
-                          <td>{r.target.type}</td>
-                          <td>
-                            <code>{r.source.fullName}</code>
-                          </td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                </div>
-              )}
-              <ListPager
-                skip={skip}
-                limit={INTERACTION_LIMIT}
-                shown={refs.length}
-                label="references"
-                onSkip={(s) => setQuery({ skip: String(s) })}
+              <PagedTable
+                rows={refs}
+                empty="No application object refers to this package."
+                caption="References to the package's external objects"
+                headers={["External object", "Type", "Referred to by"]}
+                row={(r) => (
+                  <tr key={`${r.target.id}<-${r.source.id}`}>
+                    <td>
+                      <code>{r.target.fullName}</code>
+                    </td>
+                    <td>{r.target.type}</td>
+                    <td>
+                      <code>{r.source.fullName}</code>
+                    </td>
+                  </tr>
+                )}
+                pager={{
+                  skip: skip,
+                  limit: INTERACTION_LIMIT,
+                  label: "references",
+                  onSkip: (s) => setQuery({ skip: String(s) }),
+                }}
               />
             </>
           )}

@@ -134,3 +134,43 @@ export const intParam = (value: string | undefined, fallback: number): number =>
   const n = Number(value);
   return Number.isInteger(n) && n >= 0 ? n : fallback;
 };
+
+/**
+ * One page of a list: `empty` when the first page has no rows, else a table (scrolling sideways on
+ * narrow screens) with a column header per `headers` and a row per `row`; then the list's pager.
+ */
+export function PagedTable<Row>(props: {
+  rows: readonly Row[];
+  empty: ComponentChildren;
+  caption: string;
+  tableClass?: string;
+  headers: readonly string[];
+  row: (row: Row) => ComponentChildren;
+  pager: { skip: number; limit: number; label: string; onSkip: (skip: number) => void };
+}) {
+  const { rows, pager } = props;
+  return (
+    <>
+      {rows.length === 0 && pager.skip === 0 ? (
+        <p>{props.empty}</p>
+      ) : (
+        <div class="table-scroll">
+          <table class={props.tableClass}>
+            <caption>{props.caption}</caption>
+            <thead>
+              <tr>
+                {props.headers.map((header) => (
+                  <th scope="col" key={header}>
+                    {header}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>{rows.map(props.row)}</tbody>
+          </table>
+        </div>
+      )}
+      <ListPager {...pager} shown={rows.length} />
+    </>
+  );
+}
