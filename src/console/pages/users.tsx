@@ -2,7 +2,7 @@ import { useState } from "preact/hooks";
 import { apiSend } from "../api.ts";
 import { CopyButton } from "../ui/copy-button.tsx";
 import { ErrorBox } from "../ui/error-box.tsx";
-import { FormField, fieldErrorOf, listOf } from "../ui/form-field.tsx";
+import { FormField, fieldErrorOf, listOf, TextField } from "../ui/form-field.tsx";
 import { Loading } from "../ui/loading.tsx";
 import { PageTitle } from "../ui/page-title.tsx";
 import { DataTable } from "../ui/table.tsx";
@@ -119,54 +119,36 @@ function AddUserForm(props: { onAdded: (username: string, password?: string) => 
   return (
     <form class="admin-card" onSubmit={submit} aria-labelledby="add-user-heading" noValidate>
       <h3 id="add-user-heading">Add a user</h3>
-      <FormField
+      <TextField
         id="user-name"
         label="User name"
         hint="Letters, digits, '.', '_', '-', '@'"
         error={change.errorFor("username")}
-      >
-        {(a) => (
-          <input
-            {...a}
-            autocomplete="off"
-            value={username}
-            onInput={(e) => setUsername((e.target as HTMLInputElement).value)}
-          />
-        )}
-      </FormField>
+        autocomplete="off"
+        value={username}
+        onValue={setUsername}
+      />
       <FormField id="user-role" label="Role" error={change.errorFor("role")}>
         {(a) => <RoleSelect id="user-role" value={role} onChange={setRole} attrs={a} />}
       </FormField>
-      <FormField
+      <TextField
         id="user-apps"
         label="Applications"
         hint="Comma-separated applications a viewer may read"
         error={change.errorFor("applications")}
-      >
-        {(a) => (
-          <input
-            {...a}
-            value={applications}
-            onInput={(e) => setApplications((e.target as HTMLInputElement).value)}
-          />
-        )}
-      </FormField>
-      <FormField
+        value={applications}
+        onValue={setApplications}
+      />
+      <TextField
         id="user-password"
         label="Password"
         hint="At least 12 characters; leave empty to generate one (shown once)"
         error={change.errorFor("password")}
-      >
-        {(a) => (
-          <input
-            {...a}
-            type="password"
-            autocomplete="new-password"
-            value={password}
-            onInput={(e) => setPassword((e.target as HTMLInputElement).value)}
-          />
-        )}
-      </FormField>
+        type="password"
+        autocomplete="new-password"
+        value={password}
+        onValue={setPassword}
+      />
       {change.otherError(["username", "role", "applications", "password"])}
       <button type="submit" disabled={change.busy}>
         {change.busy ? "Adding…" : "Add user"}
@@ -247,20 +229,14 @@ function UserActions(props: {
           <FormField id={`${id}-role`} label="Role" error={change.errorFor("role")}>
             {(a) => <RoleSelect id={`${id}-role`} value={role} onChange={setRole} attrs={a} />}
           </FormField>
-          <FormField
+          <TextField
             id={`${id}-apps`}
             label="Applications"
             hint="Comma-separated"
             error={change.errorFor("applications")}
-          >
-            {(a) => (
-              <input
-                {...a}
-                value={applications}
-                onInput={(e) => setApplications((e.target as HTMLInputElement).value)}
-              />
-            )}
-          </FormField>
+            value={applications}
+            onValue={setApplications}
+          />
           <button type="submit" disabled={change.busy}>
             Save rights of {user.username}
           </button>
@@ -412,28 +388,24 @@ function ApiKeysSection() {
       )}
       <form class="admin-card" onSubmit={create} aria-labelledby="create-key-heading" noValidate>
         <h3 id="create-key-heading">Create an API key</h3>
-        <FormField id="key-user" label="Acts for (user)" error={change.errorFor("user")}>
-          {(a) => (
-            <input {...a} value={user} onInput={(e) => setUser((e.target as HTMLInputElement).value)} />
-          )}
-        </FormField>
+        <TextField
+          id="key-user"
+          label="Acts for (user)"
+          error={change.errorFor("user")}
+          value={user}
+          onValue={setUser}
+        />
         <FormField id="key-role" label="Role" error={change.errorFor("role")}>
           {(a) => <RoleSelect id="key-role" value={role} onChange={setRole} attrs={a} />}
         </FormField>
-        <FormField
+        <TextField
           id="key-apps"
           label="Applications"
           hint="Comma-separated applications a viewer key may read"
           error={change.errorFor("applications")}
-        >
-          {(a) => (
-            <input
-              {...a}
-              value={applications}
-              onInput={(e) => setApplications((e.target as HTMLInputElement).value)}
-            />
-          )}
-        </FormField>
+          value={applications}
+          onValue={setApplications}
+        />
         {change.otherError(["user", "role", "applications"])}
         <button type="submit" disabled={change.busy}>
           {change.busy ? "Creating…" : "Create API key"}
