@@ -80,16 +80,26 @@ function ShownOnce(props: { label: string; value: string; onDismiss: () => void 
   );
 }
 
-function RoleSelect(props: { id: string; value: string; onChange: (v: string) => void; attrs: object }) {
+/** The role a user or an API key gets: viewer or admin. */
+function RoleField(props: {
+  id: string;
+  value: string;
+  onChange: (v: string) => void;
+  error: string | undefined;
+}) {
   return (
-    <select
-      {...props.attrs}
-      value={props.value}
-      onChange={(e) => props.onChange((e.target as HTMLSelectElement).value)}
-    >
-      <option value="viewer">viewer (reads the applications granted)</option>
-      <option value="admin">admin (everything)</option>
-    </select>
+    <FormField id={props.id} label="Role" error={props.error}>
+      {(a) => (
+        <select
+          {...a}
+          value={props.value}
+          onChange={(e) => props.onChange((e.target as HTMLSelectElement).value)}
+        >
+          <option value="viewer">viewer (reads the applications granted)</option>
+          <option value="admin">admin (everything)</option>
+        </select>
+      )}
+    </FormField>
   );
 }
 
@@ -128,9 +138,7 @@ function AddUserForm(props: { onAdded: (username: string, password?: string) => 
         value={username}
         onValue={setUsername}
       />
-      <FormField id="user-role" label="Role" error={change.errorFor("role")}>
-        {(a) => <RoleSelect id="user-role" value={role} onChange={setRole} attrs={a} />}
-      </FormField>
+      <RoleField id="user-role" value={role} onChange={setRole} error={change.errorFor("role")} />
       <TextField
         id="user-apps"
         label="Applications"
@@ -226,9 +234,7 @@ function UserActions(props: {
       </div>
       {granting && (
         <form onSubmit={grant} aria-label={`Rights of ${user.username}`} noValidate>
-          <FormField id={`${id}-role`} label="Role" error={change.errorFor("role")}>
-            {(a) => <RoleSelect id={`${id}-role`} value={role} onChange={setRole} attrs={a} />}
-          </FormField>
+          <RoleField id={`${id}-role`} value={role} onChange={setRole} error={change.errorFor("role")} />
           <TextField
             id={`${id}-apps`}
             label="Applications"
@@ -395,9 +401,7 @@ function ApiKeysSection() {
           value={user}
           onValue={setUser}
         />
-        <FormField id="key-role" label="Role" error={change.errorFor("role")}>
-          {(a) => <RoleSelect id="key-role" value={role} onChange={setRole} attrs={a} />}
-        </FormField>
+        <RoleField id="key-role" value={role} onChange={setRole} error={change.errorFor("role")} />
         <TextField
           id="key-apps"
           label="Applications"
