@@ -1,4 +1,3 @@
-import { useRoute } from "preact-iso";
 import { PageTitle } from "../../ui/page-title.tsx";
 import type { CveInsight } from "./types.ts";
 import { SEVERITIES } from "./types.ts";
@@ -7,22 +6,18 @@ import {
   AsOfPicker,
   appPath,
   dateOfDay,
-  intParam,
   PagedTable,
   SeverityBadge,
   Show,
   useApi,
-  useQueryState,
+  useAppPage,
 } from "./widgets.tsx";
 
 const LIMIT = 50;
 
 /** The CVEs affecting an application, most severe first, filtered by severity and "as of" a day. */
 export function ApplicationCves() {
-  const { params } = useRoute();
-  const name = params.name ?? "";
-  const [query, setQuery] = useQueryState();
-  const skip = intParam(query.skip, 0);
+  const { name, query, setQuery, skip } = useAppPage();
   const chosen = (query.severity ?? "")
     .split(",")
     .filter((s) => (SEVERITIES as readonly string[]).includes(s));

@@ -1,4 +1,3 @@
-import { useRoute } from "preact-iso";
 import { PageTitle } from "../../ui/page-title.tsx";
 import type { CvePackage } from "./types.ts";
 import {
@@ -11,7 +10,7 @@ import {
   PagedTable,
   Show,
   useApi,
-  useQueryState,
+  useAppPage,
 } from "./widgets.tsx";
 
 interface CveReference {
@@ -33,11 +32,8 @@ const REFERENCE_LIMIT = 50;
  * them (the references operation).
  */
 export function CveOccurrences() {
-  const { params } = useRoute();
-  const name = params.name ?? "";
+  const { params, name, query, setQuery, skip } = useAppPage();
   const cve = params.id ?? "";
-  const [query, setQuery] = useQueryState();
-  const skip = intParam(query.skip, 0);
   // A shared link may ask for another page size (1..100).
   const limit = Math.min(100, Math.max(1, intParam(query.limit, LIMIT)));
   const refSkip = intParam(query.refSkip, 0);

@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import { useRoute } from "preact-iso";
+
 import { PageTitle } from "../../ui/page-title.tsx";
 import type { Interaction, Package } from "./types.ts";
 import {
@@ -8,22 +8,18 @@ import {
   appPath,
   dateOfDay,
   formatDateTime,
-  intParam,
   PagedTable,
   SeverityBadge,
   Show,
   useApi,
-  useQueryState,
+  useAppPage,
 } from "./widgets.tsx";
 
 const LIMIT = 50;
 
 /** The packages an application uses: search by name, vulnerable only, "as of" a day. */
 export function ApplicationPackages() {
-  const { params } = useRoute();
-  const name = params.name ?? "";
-  const [query, setQuery] = useQueryState();
-  const skip = intParam(query.skip, 0);
+  const { name, query, setQuery, skip } = useAppPage();
   const [text, setText] = useState(query.q ?? "");
   const loaded = useApi<Package[]>(`/applications/${encodeURIComponent(name)}/packages`, {
     limit: LIMIT,
@@ -100,12 +96,9 @@ const INTERACTION_LIMIT = 50;
 
 /** One package of an application: its facts and CVEs, and the application objects using it. */
 export function PackageDetail() {
-  const { params } = useRoute();
-  const name = params.name ?? "";
+  const { params, name, query, setQuery, skip } = useAppPage();
   const pkg = params.package ?? "";
-  const [query, setQuery] = useQueryState();
   const ecosystem = query.ecosystem === "npm" || query.ecosystem === "maven" ? query.ecosystem : undefined;
-  const skip = intParam(query.skip, 0);
   const date = dateOfDay(query.date);
   const app = `/applications/${encodeURIComponent(name)}`;
   // The packages operation filters by a name part: the exact name (and ecosystem) is picked from its answer.

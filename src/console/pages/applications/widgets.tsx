@@ -1,6 +1,6 @@
 /** Small pieces the Applications pages share: loading REST data, severity badges, paging, "as of". */
 import type { ComponentChildren } from "preact";
-import { useLocation } from "preact-iso";
+import { useLocation, useRoute } from "preact-iso";
 import { ErrorBox } from "../../ui/error-box.tsx";
 import { Loading } from "../../ui/loading.tsx";
 import { Pager } from "../../ui/pager.tsx";
@@ -49,6 +49,13 @@ export function useQueryState(): [
     location.route(`${location.path}${search ? `?${search}` : ""}`);
   };
   return [query, set];
+}
+
+/** What every page of one application reads first: its route's parameters and name, the query, the list offset. */
+export function useAppPage() {
+  const { params } = useRoute();
+  const [query, setQuery] = useQueryState();
+  return { params, name: params.name ?? "", query, setQuery, skip: intParam(query.skip, 0) };
 }
 
 /**
