@@ -33,6 +33,7 @@ import { createRegistrationGate } from "./idp/registration/gate.ts";
 import { secretVault } from "./idp/secrets-key.ts";
 import { readStoredSecret } from "./idp/stored-secrets.ts";
 import { startMcpService } from "./mcp/http-service.ts";
+import { MCP_SERVER_NAMES } from "./mcp/server-names.ts";
 import { createMetricsServer } from "./observability/metrics-listener.ts";
 import { buildRestApp } from "./rest/app.ts";
 import type { GatherFacts } from "./rest/routes/analyses.ts";
@@ -283,11 +284,11 @@ export async function startService(
       }
       exchanger = await createExchanger(config, metadata, store.db, exchangeSecret);
       const resources: McpResource[] = [
-        { kind: "analysis", path: "/mcp", name: "imaging-services analysis", upstreamUrl: mcpUrls.analysis },
+        { kind: "analysis", path: "/mcp", name: MCP_SERVER_NAMES.analysis, upstreamUrl: mcpUrls.analysis },
         {
           kind: "gatekeeper",
           path: "/mcp/gatekeeper",
-          name: "imaging-services gatekeeper",
+          name: MCP_SERVER_NAMES.gatekeeper,
           upstreamUrl: mcpUrls.gatekeeper,
         },
       ];

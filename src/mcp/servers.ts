@@ -2,6 +2,7 @@ import { McpServer } from "@modelcontextprotocol/server";
 import { VERSION } from "../version.ts";
 import { ANALYSIS_INSTRUCTIONS, analysisTools } from "./analysis/tools.ts";
 import { GATEKEEPER_INSTRUCTIONS, gatekeeperTools } from "./gatekeeper/tools.ts";
+import { MCP_SERVER_NAMES } from "./server-names.ts";
 import { type AnyToolSpec, registerTools, type ToolEnvironment } from "./tool-kit.ts";
 
 export type McpServerKind = "analysis" | "gatekeeper";
@@ -20,7 +21,7 @@ export const MCP_SERVERS: Record<McpServerKind, McpServerDefinition> = {
   analysis: {
     kind: "analysis",
     path: "/mcp",
-    name: "imaging-analysis",
+    name: MCP_SERVER_NAMES.analysis,
     title: "Imaging application analysis",
     instructions: ANALYSIS_INSTRUCTIONS,
     tools: analysisTools,
@@ -28,7 +29,7 @@ export const MCP_SERVERS: Record<McpServerKind, McpServerDefinition> = {
   gatekeeper: {
     kind: "gatekeeper",
     path: "/mcp/gatekeeper",
-    name: "imaging-gatekeeper",
+    name: MCP_SERVER_NAMES.gatekeeper,
     title: "Imaging quality gate",
     instructions: GATEKEEPER_INSTRUCTIONS,
     tools: gatekeeperTools,

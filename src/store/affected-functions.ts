@@ -5,6 +5,7 @@
  */
 import { type Kysely, type RawBuilder, sql, type Transaction } from "kysely";
 import { chunks } from "./batch.ts";
+import type { ExternalObjectRecord } from "./external-objects.ts";
 import type { AdvisoryInput, Ecosystem } from "./input-records.ts";
 import { interactionOf, REFERENCE_COLUMNS } from "./packages.ts";
 import type { Database } from "./schema.ts";
@@ -133,14 +134,7 @@ export interface CveReferenceRecord {
   /** The affected functions the target is. */
   reachedFunctions: string[];
   source: ApplicationObjectRecord;
-  target: {
-    fullName: string;
-    id: string;
-    mangling: string;
-    name: string;
-    type: string;
-    typeId: string;
-  };
+  target: ExternalObjectRecord;
 }
 
 /**

@@ -8,6 +8,7 @@ import { chunks } from "./batch.ts";
 import { interactionOf, REFERENCE_COLUMNS } from "./packages.ts";
 import type { Database } from "./schema.ts";
 import { liveAt } from "./sql-helpers.ts";
+import type { VulnerabilityRow } from "./vulnerabilities.ts";
 
 export interface ExportedPackage {
   packageId: number;
@@ -20,14 +21,7 @@ export interface ExportedPackage {
   safestVersion: string | null;
 }
 
-export interface ExportedVulnerability {
-  id: number;
-  cveId: string;
-  aliases: string[];
-  severity: string;
-  cvssScore: number | null;
-  summary: string;
-  publishedAt: string | null;
+export interface ExportedVulnerability extends VulnerabilityRow {
   /** Package version ids of the analysis it affects. */
   versionIds: number[];
   /** Functions it names, per package id: the function as written and its member path. */

@@ -1,4 +1,4 @@
-import { type Kysely, SqliteAdapter, sql, type Transaction } from "kysely";
+import { type Kysely, type Selectable, SqliteAdapter, sql, type Transaction } from "kysely";
 import { chunks } from "./batch.ts";
 import { ensurePackage, recomputePackagesFacts } from "./catalog.ts";
 import { nowIso } from "./clock.ts";
@@ -16,7 +16,12 @@ import {
   openOccurrencePackages,
 } from "./occurrence-model.ts";
 import type { PackageFactsRule } from "./package-facts.ts";
-import { type Database, OPEN_SEQ } from "./schema.ts";
+import {
+  type ApplicationObjectsTable,
+  type Database,
+  type ExternalObjectsTable,
+  OPEN_SEQ,
+} from "./schema.ts";
 
 export class IngestError extends Error {
   override name = "IngestError";
@@ -340,19 +345,7 @@ async function diffExternalObjects(
   };
 }
 
-interface ExternalObjectRow {
-  id: number;
-  application_id: number;
-  package_id: number;
-  object_id: string;
-  name: string;
-  full_name: string;
-  mangling: string;
-  type: string;
-  type_id: string;
-  from_seq: number;
-  to_seq: number;
-}
+type ExternalObjectRow = Selectable<ExternalObjectsTable>;
 
 async function diffApplicationObjects(
   trx: Transaction<Database>,
@@ -370,16 +363,7 @@ async function diffApplicationObjects(
     .execute();
   const openById = new Map(open.map((r) => [r.object_id, r]));
   const rowIds = new Map<string, number>();
-  const toInsert: {
-    application_id: number;
-    object_id: string;
-    name: string;
-    full_name: string;
-    type: string;
-    type_id: string;
-    from_seq: number;
-    to_seq: number;
-  }[] = [];
+  const toInsert: Omit<Selectable<ApplicationObjectsTable>, "id">[] = [];
   for (const s of sources.values()) {
     const row = openById.get(s.id);
     if (

@@ -1,17 +1,11 @@
 import { type Kysely, SqliteAdapter, sql } from "kysely";
+import type { ExternalObjectRecord } from "./external-objects.ts";
 import { keepsObjectLists } from "./occurrence-model.ts";
 import { type Database, OPEN_SEQ } from "./schema.ts";
-import { liveAt, referredAt } from "./sql-helpers.ts";
+import { liveAt } from "./sql-helpers.ts";
 import { severitySqlRank } from "./vulnerabilities.ts";
 
-export interface ExternalObjectRecord {
-  fullName: string;
-  id: string;
-  mangling: string;
-  name: string;
-  type: string;
-  typeId: string;
-}
+export type { ExternalObjectRecord } from "./external-objects.ts";
 
 export interface CvePackageRecord {
   name: string;
@@ -166,48 +160,6 @@ async function referredObjectsJson(
           and from_seq <= ${seq} and to_seq > ${seq}
         group by package_id`.execute(db);
   return new Map(rows.map((r) => [Number(r.package_id), `[${r.docs}]`]));
-}
-
-/** External objects of the given packages that application objects refer to in analysis `seq`. */
-export async function referredExternalObjects(
-  db: Db,
-  applicationId: number,
-  seq: number,
-  packageIds: readonly number[],
-): Promise<Map<number, ExternalObjectRecord[]>> {
-  const rows = await db
-    .selectFrom("external_objects as eo")
-    .select([
-      "eo.package_id",
-      "eo.object_id",
-      "eo.name",
-      "eo.full_name",
-      "eo.mangling",
-      "eo.type",
-      "eo.type_id",
-    ])
-    .where("eo.application_id", "=", applicationId)
-    .where("eo.package_id", "in", packageIds)
-    .where(liveAt("eo", seq))
-    .where(referredAt("eo", seq))
-    .orderBy("eo.package_id")
-    .orderBy("eo.full_name")
-    .orderBy("eo.object_id")
-    .execute();
-  const byPackage = new Map<number, ExternalObjectRecord[]>();
-  for (const r of rows) {
-    const list = byPackage.get(r.package_id) ?? [];
-    list.push({
-      fullName: r.full_name,
-      id: r.object_id,
-      mangling: r.mangling,
-      name: r.name,
-      type: r.type,
-      typeId: r.type_id,
-    });
-    byPackage.set(r.package_id, list);
-  }
-  return byPackage;
 }
 
 /**

@@ -20,22 +20,14 @@
  */
 import { type Kysely, PostgresAdapter, sql, type Transaction } from "kysely";
 import { chunks } from "./batch.ts";
+import { type ExternalObjectRecord, toExternalObject } from "./external-objects.ts";
 import type { ExternalObjectInput } from "./input-records.ts";
 import { type Database, OPEN_SEQ } from "./schema.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-export interface ObjectFields {
-  fullName: string;
-  id: string;
-  mangling: string;
-  name: string;
-  type: string;
-  typeId: string;
-}
-
 /** An external object as the API writes it (properties in name order). */
-export function objectDoc(o: ObjectFields): string {
+export function objectDoc(o: ExternalObjectRecord): string {
   return JSON.stringify({
     fullName: o.fullName,
     id: o.id,
@@ -320,14 +312,7 @@ export async function buildOccurrenceModel(db: Kysely<Database>): Promise<void> 
       }
       const rows: Database["occurrence_objects"][] = [];
       for (const o of objects) {
-        const doc = objectDoc({
-          fullName: o.full_name,
-          id: o.object_id,
-          mangling: o.mangling,
-          name: o.name,
-          type: o.type,
-          typeId: o.type_id,
-        });
+        const doc = objectDoc(toExternalObject(o));
         for (const [from, to] of referredSpans(spansOf.get(o.id) ?? [], o.from_seq, o.to_seq)) {
           rows.push({
             application_id: applicationId,

@@ -1,6 +1,7 @@
-import { type Kysely, PostgresAdapter, type RawBuilder, sql } from "kysely";
+import { type ExpressionBuilder, type Kysely, PostgresAdapter, type RawBuilder, sql } from "kysely";
+import { EXTERNAL_OBJECT_COLUMNS, type ExternalObjectRecord, toExternalObject } from "./external-objects.ts";
 import { severityRank } from "./gate-kinds.ts";
-import { type ExternalObjectRecord, toUtcSeconds } from "./insights.ts";
+import { toUtcSeconds } from "./insights.ts";
 import type { Database } from "./schema.ts";
 import { containsIgnoringCase, containsPattern, liveAt, referredAt, searchText } from "./sql-helpers.ts";
 
@@ -345,23 +346,8 @@ async function searchAmong(
   let select = db
     .selectFrom(restrict(liveObjects(db, query)).as("eo"))
     .innerJoin("packages as p", "p.id", "eo.package_id")
-    .select([
-      "eo.object_id",
-      "eo.name",
-      "eo.full_name",
-      "eo.mangling",
-      "eo.type",
-      "eo.type_id",
-      "p.name as package_name",
-    ])
-    .where((eb) =>
-      eb.or([
-        containsIgnoringCase("eo.name", query.q),
-        containsIgnoringCase("eo.full_name", query.q),
-        containsIgnoringCase("eo.mangling", query.q),
-        containsIgnoringCase("eo.type", query.q),
-      ]),
-    )
+    .select([...EXTERNAL_OBJECT_COLUMNS, "p.name as package_name"])
+    .where(objectContains(query.q))
     .where(referredAt("eo", query.seq))
     .orderBy("eo.full_name")
     .orderBy("eo.object_id")
@@ -385,25 +371,10 @@ export async function searchExternalObjectsByScan(db: Db, query: ObjectSearch): 
   let select = db
     .selectFrom("external_objects as eo")
     .innerJoin("packages as p", "p.id", "eo.package_id")
-    .select([
-      "eo.object_id",
-      "eo.name",
-      "eo.full_name",
-      "eo.mangling",
-      "eo.type",
-      "eo.type_id",
-      "p.name as package_name",
-    ])
+    .select([...EXTERNAL_OBJECT_COLUMNS, "p.name as package_name"])
     .where("eo.application_id", "=", query.applicationId)
     .where(liveAt("eo", seq))
-    .where((eb) =>
-      eb.or([
-        containsIgnoringCase("eo.name", query.q),
-        containsIgnoringCase("eo.full_name", query.q),
-        containsIgnoringCase("eo.mangling", query.q),
-        containsIgnoringCase("eo.type", query.q),
-      ]),
-    )
+    .where(objectContains(query.q))
     .where(referredAt("eo", seq))
     .orderBy(key("eo.full_name"))
     .orderBy(key("eo.object_id"))
@@ -413,22 +384,19 @@ export async function searchExternalObjectsByScan(db: Db, query: ObjectSearch): 
   return (await select.execute()).map(toObjectMatch);
 }
 
-function toObjectMatch(r: {
-  object_id: string;
-  name: string;
-  full_name: string;
-  mangling: string;
-  type: string;
-  type_id: string;
-  package_name: string;
-}): ObjectMatchRecord {
-  return {
-    fullName: r.full_name,
-    id: r.object_id,
-    mangling: r.mangling,
-    name: r.name,
-    package: r.package_name,
-    type: r.type,
-    typeId: r.type_id,
-  };
+function toObjectMatch(
+  r: Parameters<typeof toExternalObject>[0] & { package_name: string },
+): ObjectMatchRecord {
+  return { ...toExternalObject(r), package: r.package_name };
+}
+
+/** An object whose name, full name, mangling or type contains `q`, ignoring case. */
+function objectContains(q: string) {
+  return <DB, TB extends keyof DB>(eb: ExpressionBuilder<DB, TB>) =>
+    eb.or([
+      containsIgnoringCase("eo.name", q),
+      containsIgnoringCase("eo.full_name", q),
+      containsIgnoringCase("eo.mangling", q),
+      containsIgnoringCase("eo.type", q),
+    ]);
 }

@@ -24,7 +24,7 @@
  * BENCH_HTTP_ROUNDS (1; rounds of baseline and current when a baseline is given).
  */
 import { spawn } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { Session } from "node:inspector/promises";
 import os from "node:os";
@@ -35,8 +35,8 @@ import { Worker } from "node:worker_threads";
 import autocannon from "autocannon";
 import { loadSettings } from "../../src/config/load-config.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
+import { createApiKey } from "../../src/domain/api-keys.ts";
 import { type RunningService, startService } from "../../src/service.ts";
-import { createApiKey } from "../../src/store/api-keys.ts";
 import { defaultReadWorkers } from "../../src/store/database.ts";
 import { READER_THREAD_NAME } from "../../src/store/sqlite-read-pool.ts";
 import { startTestIssuer, type TestIssuer } from "../support/test-issuer.ts";
@@ -254,7 +254,14 @@ async function baselineModules(checkout: string): Promise<ServiceModules> {
       await from<{ resolveRuntimeConfig: typeof resolveRuntimeConfig }>("src/config/runtime-config.ts")
     ).resolveRuntimeConfig,
     startService: (await from<{ startService: typeof startService }>("src/service.ts")).startService,
-    createApiKey: (await from<{ createApiKey: typeof createApiKey }>("src/store/api-keys.ts")).createApiKey,
+    // Key making moved from the store to the domain; a baseline from before the move has it in the store.
+    createApiKey: (
+      await from<{ createApiKey: typeof createApiKey }>(
+        existsSync(join(resolve(checkout), "src/domain/api-keys.ts"))
+          ? "src/domain/api-keys.ts"
+          : "src/store/api-keys.ts",
+      )
+    ).createApiKey,
   };
 }
 

@@ -2,8 +2,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { Browser, Page } from "playwright-core";
+import { createApiKey } from "../../src/domain/api-keys.ts";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
-import { createApiKey } from "../../src/store/api-keys.ts";
 import {
   auditAccessibility,
   ensureConsoleBuilt,

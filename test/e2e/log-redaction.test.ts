@@ -6,8 +6,8 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import * as oauth from "oauth4webapi";
 import { type Browser, chromium } from "playwright-core";
+import { createApiKey } from "../../src/domain/api-keys.ts";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
-import { createApiKey } from "../../src/store/api-keys.ts";
 import { openStore } from "../../src/store/database.ts";
 import { CLI } from "../support/cli.ts";
 import {

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
+import { createApiKey } from "../../src/domain/api-keys.ts";
 import { ingestAnalysis } from "../../src/domain/package-facts.ts";
 import { DEMO_LABEL, demoLoadPending, loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import type { RunningService } from "../../src/service.ts";
-import { createApiKey } from "../../src/store/api-keys.ts";
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
 import type { AnalysisInput } from "../../src/store/input-records.ts";
 import { startTestService } from "../support/service.ts";

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { connect } from "node:net";
 import { after, before, describe, it } from "node:test";
+import { createApiKey } from "../../src/domain/api-keys.ts";
 import type { RunningService } from "../../src/service.ts";
-import { createApiKey } from "../../src/store/api-keys.ts";
 import { FIXTURE, loadFixture } from "../support/fixture.ts";
 import { freePort, startTestService } from "../support/service.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";

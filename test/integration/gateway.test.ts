@@ -57,8 +57,8 @@ describe("gateway: the OAuth-protected front door", () => {
 
   describe("protected resource metadata", () => {
     for (const [path, name] of [
-      ["/mcp", "imaging-services analysis"],
-      ["/mcp/gatekeeper", "imaging-services gatekeeper"],
+      ["/mcp", "imaging"],
+      ["/mcp/gatekeeper", "imaging-gatekeeper"],
     ] as const) {
       it(`serves ${path}'s document without authentication, byte for byte`, async () => {
         const response = await fetch(`${base}/.well-known/oauth-protected-resource${path}`);

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { createApiKey } from "../../src/store/api-keys.ts";
+import { createApiKey } from "../../src/domain/api-keys.ts";
 import {
   type KeycloakService,
   seedKeycloakUsers,

@@ -487,7 +487,10 @@ describe("MCP servers over HTTP (demo data)", () => {
     });
 
     it("server/discover answers with the server's versions, identity and capabilities", async () => {
-      for (const service of [analysis, gatekeeper]) {
+      for (const [service, name] of [
+        [analysis, "imaging"],
+        [gatekeeper, "imaging-gatekeeper"],
+      ] as const) {
         const response = await post(service.endpoint, "server/discover", {});
         assert.equal(response.status, 200);
         assert.equal(response.headers.get("mcp-session-id"), null);
@@ -507,7 +510,7 @@ describe("MCP servers over HTTP (demo data)", () => {
           name: string;
           version: string;
         };
-        assert.match(info.name, /^imaging-(analysis|gatekeeper)$/);
+        assert.equal(info.name, name);
         assert.equal(info.version, VERSION);
       }
     });
@@ -601,7 +604,7 @@ describe("MCP servers over HTTP (demo data)", () => {
         result: { protocolVersion: string; serverInfo: { name: string } };
       };
       assert.equal(init.result.protocolVersion, "2025-06-18");
-      assert.equal(init.result.serverInfo.name, "imaging-analysis");
+      assert.equal(init.result.serverInfo.name, "imaging");
       const initialized = await inSession(analysis.endpoint, sessionId, {
         jsonrpc: "2.0",
         method: "notifications/initialized",

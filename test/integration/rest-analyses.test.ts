@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { createApiKey } from "../../src/domain/api-keys.ts";
 import { importAdvisories } from "../../src/scanner/advisories/import.ts";
 import type { AnalysisDocument } from "../../src/scanner/analysis-document.ts";
 import type { RunningService } from "../../src/service.ts";
-import { createApiKey } from "../../src/store/api-keys.ts";
 import { type FakeRegistry, startFakeRegistry } from "../support/fake-registry.ts";
 import { startTestService } from "../support/service.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { SignJWT } from "jose";
+import { createApiKey } from "../../src/domain/api-keys.ts";
 import type { RunningService } from "../../src/service.ts";
-import { createApiKey, revokeApiKey } from "../../src/store/api-keys.ts";
+import { revokeApiKey } from "../../src/store/api-keys.ts";
 import { FIXTURE, loadFixture } from "../support/fixture.ts";
 import { startTestService } from "../support/service.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";

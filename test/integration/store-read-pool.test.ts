@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { type Kysely, sql } from "kysely";
+import { createApiKey } from "../../src/domain/api-keys.ts";
 import type { RunningService } from "../../src/service.ts";
-import { createApiKey } from "../../src/store/api-keys.ts";
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
 import { listOccurrencesJson, type OccurrenceQuery } from "../../src/store/insights.ts";
 import { readPoolOf } from "../../src/store/pooled-sqlite-dialect.ts";

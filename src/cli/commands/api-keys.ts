@@ -1,5 +1,6 @@
 import type { Command } from "commander";
-import { createApiKey, listApiKeys, ROLES, type Role, revokeApiKey } from "../../store/api-keys.ts";
+import { createApiKey } from "../../domain/api-keys.ts";
+import { listApiKeys, ROLES, type Role, revokeApiKey } from "../../store/api-keys.ts";
 import { withStore } from "../context.ts";
 import { CliError, emit, table } from "../output.ts";
 

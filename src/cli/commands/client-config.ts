@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
+import { MCP_SERVER_NAMES } from "../../mcp/server-names.ts";
 import { deploymentConfig, STARTED_LOCAL_HELP } from "../context.ts";
 import { CliError, emit } from "../output.ts";
 
@@ -26,7 +27,10 @@ export function registerClientConfig(program: Command): void {
     .description("Print what to give Claude Code or VS Code to connect to an MCP server through the gateway")
     .argument("<client>", `${CLIENTS.join(" or ")}`)
     .option("--server <server>", "analysis or gatekeeper", "analysis")
-    .option("--name <name>", "server name in the client (default: imaging, or imaging-gatekeeper)")
+    .option(
+      "--name <name>",
+      `server name in the client (default: ${MCP_SERVER_NAMES.analysis}, or ${MCP_SERVER_NAMES.gatekeeper})`,
+    )
     .option("--write", "vscode: write or merge <workspace>/.vscode/mcp.json")
     .option("--workspace <dir>", "vscode: workspace folder for --write", ".")
     .option("--config <file>", "JSON config file")
@@ -40,7 +44,7 @@ export function registerClientConfig(program: Command): void {
       if (!(options.server in SERVERS))
         throw new CliError(`--server must be analysis or gatekeeper, got '${options.server}'`, 2);
       const kind = options.server as ServerKind;
-      const name = options.name ?? (kind === "analysis" ? "imaging" : "imaging-gatekeeper");
+      const name = options.name ?? MCP_SERVER_NAMES[kind];
       if (!/^[A-Za-z0-9_.-]+$/.test(name))
         throw new CliError(`--name may hold letters, digits, '.', '_' and '-', got '${name}'`, 2);
       const { baseUrl } = await deploymentConfig({

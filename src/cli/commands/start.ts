@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { MCP_SERVER_NAMES } from "../../mcp/server-names.ts";
 import { demoLoadPending, loadDemo } from "../../scanner/demo/load-demo.ts";
 import { PARTS, type Part, startService } from "../../service.ts";
 import { type DeploymentOptions, deploymentConfig, deploymentOptions } from "../context.ts";
@@ -78,8 +79,8 @@ export function registerStart(program: Command): void {
               : []),
             "",
             "Connect an AI client (its CIMD policy first, e.g. imaging cimd add claude-code --preset claude-code):",
-            `  Claude Code  claude mcp add --transport http --scope user imaging ${config.baseUrl}/mcp`,
-            `  VS Code      .vscode/mcp.json: {"servers": {"imaging": {"type": "http", "url": "${config.baseUrl}/mcp"}}}`,
+            `  Claude Code  claude mcp add --transport http --scope user ${MCP_SERVER_NAMES.analysis} ${config.baseUrl}/mcp`,
+            `  VS Code      .vscode/mcp.json: {"servers": {"${MCP_SERVER_NAMES.analysis}": {"type": "http", "url": "${config.baseUrl}/mcp"}}}`,
           ].join("\n"),
       );
       let stopping = false;

@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { apiSend } from "../api.ts";
 import { ErrorBox } from "../ui/error-box.tsx";
-import { type FieldError, FormField, fieldErrorOf, listOf } from "../ui/form-field.tsx";
+import { type FieldError, FormField, fieldErrorOf, listOf, TextField } from "../ui/form-field.tsx";
 import { Loading } from "../ui/loading.tsx";
 import { PageTitle } from "../ui/page-title.tsx";
 import { DataTable } from "../ui/table.tsx";
@@ -122,7 +122,7 @@ function CreateForm(props: { presets: Preset[]; onCreated: (client: string) => v
           </select>
         )}
       </FormField>
-      <FormField
+      <TextField
         id="cimd-client"
         label="Client name"
         hint={
@@ -131,56 +131,36 @@ function CreateForm(props: { presets: Preset[]; onCreated: (client: string) => v
             : "Optional: the preset's name when empty"
         }
         error={change.errorFor("client")}
-      >
-        {(a) => (
-          <input {...a} value={client} onInput={(e) => setClient((e.target as HTMLInputElement).value)} />
-        )}
-      </FormField>
+        value={client}
+        onValue={setClient}
+      />
       {byHand && (
         <>
-          <FormField
+          <TextField
             id="cimd-client-id"
             label="client_id URL"
             hint="The client's metadata document, e.g. https://example.org/oauth/client-metadata.json"
             error={change.errorFor("clientId")}
-          >
-            {(a) => (
-              <input
-                {...a}
-                type="url"
-                value={clientId}
-                onInput={(e) => setClientId((e.target as HTMLInputElement).value)}
-              />
-            )}
-          </FormField>
-          <FormField
+            type="url"
+            value={clientId}
+            onValue={setClientId}
+          />
+          <TextField
             id="cimd-trusted"
             label="Profile trusted domains"
             hint="Comma-separated; default: the client_id's host, localhost, 127.0.0.1"
             error={change.errorFor("trustedDomains")}
-          >
-            {(a) => (
-              <input
-                {...a}
-                value={trusted}
-                onInput={(e) => setTrusted((e.target as HTMLInputElement).value)}
-              />
-            )}
-          </FormField>
-          <FormField
+            value={trusted}
+            onValue={setTrusted}
+          />
+          <TextField
             id="cimd-policy-domains"
             label="Policy trusted domains"
             hint="Comma-separated; default: the client_id's host"
             error={change.errorFor("policyDomains")}
-          >
-            {(a) => (
-              <input
-                {...a}
-                value={policyDomains}
-                onInput={(e) => setPolicyDomains((e.target as HTMLInputElement).value)}
-              />
-            )}
-          </FormField>
+            value={policyDomains}
+            onValue={setPolicyDomains}
+          />
         </>
       )}
       <div class="checkbox-field">
@@ -247,40 +227,30 @@ function EditForm(props: { client: CimdClientJson; onSaved: () => void }) {
   );
   return (
     <form onSubmit={submit} aria-label={`Edit ${client.client}`} noValidate>
-      <FormField id={`${prefix}-client-id`} label="client_id URL" error={change.errorFor("clientId")}>
-        {(a) => (
-          <input
-            {...a}
-            type="url"
-            value={clientId}
-            onInput={(e) => setClientId((e.target as HTMLInputElement).value)}
-          />
-        )}
-      </FormField>
-      <FormField
+      <TextField
+        id={`${prefix}-client-id`}
+        label="client_id URL"
+        error={change.errorFor("clientId")}
+        type="url"
+        value={clientId}
+        onValue={setClientId}
+      />
+      <TextField
         id={`${prefix}-trusted`}
         label="Profile trusted domains"
         hint="Comma-separated: where the document is fetched from and the hosts its URLs may use"
         error={change.errorFor("trustedDomains")}
-      >
-        {(a) => (
-          <input {...a} value={trusted} onInput={(e) => setTrusted((e.target as HTMLInputElement).value)} />
-        )}
-      </FormField>
-      <FormField
+        value={trusted}
+        onValue={setTrusted}
+      />
+      <TextField
         id={`${prefix}-policy-domains`}
         label="Policy trusted domains"
         hint="Comma-separated: the client_id hosts the policy applies to"
         error={change.errorFor("policyDomains")}
-      >
-        {(a) => (
-          <input
-            {...a}
-            value={policyDomains}
-            onInput={(e) => setPolicyDomains((e.target as HTMLInputElement).value)}
-          />
-        )}
-      </FormField>
+        value={policyDomains}
+        onValue={setPolicyDomains}
+      />
       {checkbox("http", "HTTP variant (development only)", http, setHttp)}
       {checkbox("enabled", "Policy enabled", enabled, setEnabled)}
       {checkbox("same-domain", "Restrict same domain", sameDomain, setSameDomain)}

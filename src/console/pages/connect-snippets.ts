@@ -1,18 +1,20 @@
+import { MCP_SERVER_NAMES } from "../../mcp/server-names.ts";
+
 /**
  * What each AI client needs for one MCP server of this deployment: the same command and mcp.json entry
  * as `imaging client-config` prints (src/cli/commands/client-config.ts).
  */
 export interface McpServer {
   kind: "analysis" | "gatekeeper";
-  /** The name the client shows: imaging, imaging-gatekeeper. */
+  /** The name the client shows (src/mcp/server-names.ts). */
   name: string;
   url: string;
 }
 
 export function mcpServers(baseUrl: string): McpServer[] {
   return [
-    { kind: "analysis", name: "imaging", url: `${baseUrl}/mcp` },
-    { kind: "gatekeeper", name: "imaging-gatekeeper", url: `${baseUrl}/mcp/gatekeeper` },
+    { kind: "analysis", name: MCP_SERVER_NAMES.analysis, url: `${baseUrl}/mcp` },
+    { kind: "gatekeeper", name: MCP_SERVER_NAMES.gatekeeper, url: `${baseUrl}/mcp/gatekeeper` },
   ];
 }
 

@@ -2,7 +2,7 @@ import { useState } from "preact/hooks";
 import { apiSend } from "../api.ts";
 import { CopyButton } from "../ui/copy-button.tsx";
 import { ErrorBox } from "../ui/error-box.tsx";
-import { FormField, fieldErrorOf, listOf } from "../ui/form-field.tsx";
+import { FormField, fieldErrorOf, listOf, TextField } from "../ui/form-field.tsx";
 import { Loading } from "../ui/loading.tsx";
 import { PageTitle } from "../ui/page-title.tsx";
 import { DataTable } from "../ui/table.tsx";
@@ -80,16 +80,26 @@ function ShownOnce(props: { label: string; value: string; onDismiss: () => void 
   );
 }
 
-function RoleSelect(props: { id: string; value: string; onChange: (v: string) => void; attrs: object }) {
+/** The role a user or an API key gets: viewer or admin. */
+function RoleField(props: {
+  id: string;
+  value: string;
+  onChange: (v: string) => void;
+  error: string | undefined;
+}) {
   return (
-    <select
-      {...props.attrs}
-      value={props.value}
-      onChange={(e) => props.onChange((e.target as HTMLSelectElement).value)}
-    >
-      <option value="viewer">viewer (reads the applications granted)</option>
-      <option value="admin">admin (everything)</option>
-    </select>
+    <FormField id={props.id} label="Role" error={props.error}>
+      {(a) => (
+        <select
+          {...a}
+          value={props.value}
+          onChange={(e) => props.onChange((e.target as HTMLSelectElement).value)}
+        >
+          <option value="viewer">viewer (reads the applications granted)</option>
+          <option value="admin">admin (everything)</option>
+        </select>
+      )}
+    </FormField>
   );
 }
 
@@ -119,54 +129,34 @@ function AddUserForm(props: { onAdded: (username: string, password?: string) => 
   return (
     <form class="admin-card" onSubmit={submit} aria-labelledby="add-user-heading" noValidate>
       <h3 id="add-user-heading">Add a user</h3>
-      <FormField
+      <TextField
         id="user-name"
         label="User name"
         hint="Letters, digits, '.', '_', '-', '@'"
         error={change.errorFor("username")}
-      >
-        {(a) => (
-          <input
-            {...a}
-            autocomplete="off"
-            value={username}
-            onInput={(e) => setUsername((e.target as HTMLInputElement).value)}
-          />
-        )}
-      </FormField>
-      <FormField id="user-role" label="Role" error={change.errorFor("role")}>
-        {(a) => <RoleSelect id="user-role" value={role} onChange={setRole} attrs={a} />}
-      </FormField>
-      <FormField
+        autocomplete="off"
+        value={username}
+        onValue={setUsername}
+      />
+      <RoleField id="user-role" value={role} onChange={setRole} error={change.errorFor("role")} />
+      <TextField
         id="user-apps"
         label="Applications"
         hint="Comma-separated applications a viewer may read"
         error={change.errorFor("applications")}
-      >
-        {(a) => (
-          <input
-            {...a}
-            value={applications}
-            onInput={(e) => setApplications((e.target as HTMLInputElement).value)}
-          />
-        )}
-      </FormField>
-      <FormField
+        value={applications}
+        onValue={setApplications}
+      />
+      <TextField
         id="user-password"
         label="Password"
         hint="At least 12 characters; leave empty to generate one (shown once)"
         error={change.errorFor("password")}
-      >
-        {(a) => (
-          <input
-            {...a}
-            type="password"
-            autocomplete="new-password"
-            value={password}
-            onInput={(e) => setPassword((e.target as HTMLInputElement).value)}
-          />
-        )}
-      </FormField>
+        type="password"
+        autocomplete="new-password"
+        value={password}
+        onValue={setPassword}
+      />
       {change.otherError(["username", "role", "applications", "password"])}
       <button type="submit" disabled={change.busy}>
         {change.busy ? "Adding…" : "Add user"}
@@ -244,23 +234,15 @@ function UserActions(props: {
       </div>
       {granting && (
         <form onSubmit={grant} aria-label={`Rights of ${user.username}`} noValidate>
-          <FormField id={`${id}-role`} label="Role" error={change.errorFor("role")}>
-            {(a) => <RoleSelect id={`${id}-role`} value={role} onChange={setRole} attrs={a} />}
-          </FormField>
-          <FormField
+          <RoleField id={`${id}-role`} value={role} onChange={setRole} error={change.errorFor("role")} />
+          <TextField
             id={`${id}-apps`}
             label="Applications"
             hint="Comma-separated"
             error={change.errorFor("applications")}
-          >
-            {(a) => (
-              <input
-                {...a}
-                value={applications}
-                onInput={(e) => setApplications((e.target as HTMLInputElement).value)}
-              />
-            )}
-          </FormField>
+            value={applications}
+            onValue={setApplications}
+          />
           <button type="submit" disabled={change.busy}>
             Save rights of {user.username}
           </button>
@@ -412,28 +394,22 @@ function ApiKeysSection() {
       )}
       <form class="admin-card" onSubmit={create} aria-labelledby="create-key-heading" noValidate>
         <h3 id="create-key-heading">Create an API key</h3>
-        <FormField id="key-user" label="Acts for (user)" error={change.errorFor("user")}>
-          {(a) => (
-            <input {...a} value={user} onInput={(e) => setUser((e.target as HTMLInputElement).value)} />
-          )}
-        </FormField>
-        <FormField id="key-role" label="Role" error={change.errorFor("role")}>
-          {(a) => <RoleSelect id="key-role" value={role} onChange={setRole} attrs={a} />}
-        </FormField>
-        <FormField
+        <TextField
+          id="key-user"
+          label="Acts for (user)"
+          error={change.errorFor("user")}
+          value={user}
+          onValue={setUser}
+        />
+        <RoleField id="key-role" value={role} onChange={setRole} error={change.errorFor("role")} />
+        <TextField
           id="key-apps"
           label="Applications"
           hint="Comma-separated applications a viewer key may read"
           error={change.errorFor("applications")}
-        >
-          {(a) => (
-            <input
-              {...a}
-              value={applications}
-              onInput={(e) => setApplications((e.target as HTMLInputElement).value)}
-            />
-          )}
-        </FormField>
+          value={applications}
+          onValue={setApplications}
+        />
         {change.otherError(["user", "role", "applications"])}
         <button type="submit" disabled={change.busy}>
           {change.busy ? "Creating…" : "Create API key"}

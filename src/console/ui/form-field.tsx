@@ -61,3 +61,30 @@ export const listOf = (text: string): string[] =>
     .split(/[,\s]+/)
     .map((s) => s.trim())
     .filter((s) => s !== "");
+
+/** A FormField holding one text input bound to `value`: `onValue` gets every edit. */
+export function TextField(props: {
+  id: string;
+  label: string;
+  hint?: string;
+  error?: string | undefined;
+  value: string;
+  onValue: (value: string) => void;
+  type?: "text" | "url" | "password";
+  autocomplete?: string;
+}) {
+  const { value, onValue, type, autocomplete, ...field } = props;
+  return (
+    <FormField {...field}>
+      {(a) => (
+        <input
+          {...a}
+          {...(type ? { type } : {})}
+          {...(autocomplete ? { autocomplete } : {})}
+          value={value}
+          onInput={(e) => onValue((e.target as HTMLInputElement).value)}
+        />
+      )}
+    </FormField>
+  );
+}

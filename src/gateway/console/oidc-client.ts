@@ -126,5 +126,3 @@ export function consoleOidcClient(options: {
     },
   };
 }
-
-export type ConsoleOidcClient = ReturnType<typeof consoleOidcClient>;

@@ -24,7 +24,7 @@ import {
   SEVERITIES,
   table,
 } from "../tool-kit.ts";
-import { cveReferences } from "./cve-references-tool.ts";
+import { cveInput, cveReferences } from "./cve-references-tool.ts";
 
 export const ANALYSIS_INSTRUCTIONS = [
   "Answers questions about the applications analyzed by the imaging platform: their packages " +
@@ -264,11 +264,7 @@ const cveOccurrences = defineTool({
     "(or a GHSA alias such as GHSA-jfh8-c2jp-5v3q).",
   input: z.object({
     application: applicationInput,
-    cve: z
-      .string()
-      .min(1)
-      .max(64)
-      .describe("CVE id such as CVE-2021-44228, or a GHSA alias such as GHSA-jfh8-c2jp-5v3q"),
+    cve: cveInput("CVE-2021-44228", "GHSA-jfh8-c2jp-5v3q"),
     date: dateInput(),
     ...pagingInput("packages", 20),
   }),

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
-import { createApiKey, listApiKeys, ROLES, type Role, revokeApiKey } from "../../store/api-keys.ts";
+import { createApiKey } from "../../domain/api-keys.ts";
+import { listApiKeys, ROLES, type Role, revokeApiKey } from "../../store/api-keys.ts";
 import {
   administratorsOnly,
   bodyObject,

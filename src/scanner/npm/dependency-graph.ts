@@ -3,7 +3,8 @@
  * lockfile's graph from the application's production dependencies; what is reachable only from its
  * devDependencies is dev.
  */
-import type { InventoryPackage } from "../inventory.ts";
+import semver from "semver";
+import type { InventoryPackage, InventoryWarning } from "../inventory.ts";
 
 export interface LockNode {
   name: string;
@@ -71,4 +72,24 @@ export function packagesFromGraph(
     });
   }
   return found;
+}
+
+/**
+ * packagesFromGraph without the packages whose version is not a registry version (a git or file
+ * reference): they have no published facts, so each is skipped with a warning.
+ */
+export function registryPackagesFromGraph(
+  nodes: ReadonlyMap<string, LockNode>,
+  roots: GraphRoots | undefined,
+  source: string,
+  warnings: InventoryWarning[],
+): InventoryPackage[] {
+  return packagesFromGraph(nodes, roots, source).filter((p) => {
+    if (semver.valid(p.version)) return true;
+    warnings.push({
+      file: source,
+      message: `${p.name}: version "${p.version}" is not a registry version, skipped`,
+    });
+    return false;
+  });
 }

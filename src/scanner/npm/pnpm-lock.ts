@@ -3,10 +3,9 @@
  * workspace's direct dependencies, dev ones apart; `packages` (6) or `snapshots` (9) give the graph,
  * keyed `/name@version(peers)` (6) or `name@version(peers)` (9).
  */
-import semver from "semver";
 import { isObject, lineOf, parseYamlDocument } from "../input-files.ts";
 import { type InventoryWarning, ScanInputError } from "../inventory.ts";
-import { type GraphRoots, type LockNode, packagesFromGraph } from "./dependency-graph.ts";
+import { type GraphRoots, type LockNode, registryPackagesFromGraph } from "./dependency-graph.ts";
 import type { LockfileRead } from "./package-lock.ts";
 import { splitDescriptor } from "./yarn-lock.ts";
 
@@ -79,13 +78,6 @@ export function readPnpmLock(text: string, shown: string): LockfileRead {
     }
   }
   const warnings: InventoryWarning[] = [];
-  const packages = packagesFromGraph(nodes, roots, shown).filter((p) => {
-    if (semver.valid(p.version)) return true;
-    warnings.push({
-      file: shown,
-      message: `${p.name}: version "${p.version}" is not a registry version, skipped`,
-    });
-    return false;
-  });
+  const packages = registryPackagesFromGraph(nodes, roots, shown, warnings);
   return { packages, warnings };
 }

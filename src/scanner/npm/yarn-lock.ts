@@ -5,10 +5,9 @@
  */
 import lockfile from "@yarnpkg/lockfile";
 import { parseSyml } from "@yarnpkg/parsers";
-import semver from "semver";
 import { isObject, lineOf } from "../input-files.ts";
 import { type InventoryWarning, ScanInputError } from "../inventory.ts";
-import { type GraphRoots, type LockNode, packagesFromGraph } from "./dependency-graph.ts";
+import { type GraphRoots, type LockNode, registryPackagesFromGraph } from "./dependency-graph.ts";
 import type { Manifest } from "./manifest.ts";
 import type { LockfileRead } from "./package-lock.ts";
 
@@ -183,13 +182,6 @@ function finish(
       message: "no package.json beside the lockfile: dev dependencies cannot be told apart",
     });
   }
-  const packages = packagesFromGraph(nodes, roots, shown).filter((p) => {
-    if (semver.valid(p.version)) return true;
-    warnings.push({
-      file: shown,
-      message: `${p.name}: version "${p.version}" is not a registry version, skipped`,
-    });
-    return false;
-  });
+  const packages = registryPackagesFromGraph(nodes, roots, shown, warnings);
   return { packages, warnings };
 }

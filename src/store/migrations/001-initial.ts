@@ -1,5 +1,6 @@
-import { type ColumnDefinitionBuilder, type CreateTableBuilder, type Kysely, sql } from "kysely";
+import type { CreateTableBuilder, Kysely } from "kysely";
 import type { StoreKind } from "../database.ts";
+import { columnKinds } from "./column-kinds.ts";
 
 type Table = CreateTableBuilder<string, never>;
 
@@ -9,8 +10,22 @@ export function initialMigration(kind: StoreKind) {
     kind === "postgres"
       ? t.addColumn("id", "serial", (c) => c.primaryKey())
       : t.addColumn("id", "integer", (c) => c.primaryKey().autoIncrement());
-  const sortText = (c: ColumnDefinitionBuilder) =>
-    kind === "postgres" ? c.notNull().modifyEnd(sql`collate "C"`) : c.notNull();
+  const { sortText } = columnKinds(kind);
+  /**
+   * A table of an application's rows valid over the analyses [from_seq, to_seq) (to_seq OPEN_SEQ while
+   * current), with the index ingestion closes the open rows by.
+   */
+  const intervalTable = async (db: Kysely<unknown>, name: string, columns: (t: Table) => Table) => {
+    await columns(
+      id(db.schema.createTable(name)).addColumn("application_id", "integer", (c) =>
+        c.notNull().references("applications.id").onDelete("cascade"),
+      ),
+    )
+      .addColumn("from_seq", "integer", (c) => c.notNull())
+      .addColumn("to_seq", "integer", (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex(`${name}_open`).on(name).columns(["application_id", "to_seq"]).execute();
+  };
 
   return {
     async up(db: Kysely<unknown>): Promise<void> {
@@ -107,86 +122,49 @@ export function initialMigration(kind: StoreKind) {
         .columns(["package_version_id", "vulnerability_id"])
         .execute();
 
-      await id(db.schema.createTable("application_packages"))
-        .addColumn("application_id", "integer", (c) =>
-          c.notNull().references("applications.id").onDelete("cascade"),
-        )
-        .addColumn("package_version_id", "integer", (c) => c.notNull().references("package_versions.id"))
-        .addColumn("from_seq", "integer", (c) => c.notNull())
-        .addColumn("to_seq", "integer", (c) => c.notNull())
-        .execute();
+      await intervalTable(db, "application_packages", (t) =>
+        t.addColumn("package_version_id", "integer", (c) => c.notNull().references("package_versions.id")),
+      );
       await db.schema
         .createIndex("application_packages_lookup")
         .on("application_packages")
         .columns(["application_id", "package_version_id", "from_seq", "to_seq"])
         .execute();
-      await db.schema
-        .createIndex("application_packages_open")
-        .on("application_packages")
-        .columns(["application_id", "to_seq"])
-        .execute();
 
-      await id(db.schema.createTable("external_objects"))
-        .addColumn("application_id", "integer", (c) =>
-          c.notNull().references("applications.id").onDelete("cascade"),
-        )
-        .addColumn("package_id", "integer", (c) => c.notNull().references("packages.id"))
-        .addColumn("object_id", "text", sortText)
-        .addColumn("name", "text", sortText)
-        .addColumn("full_name", "text", sortText)
-        .addColumn("mangling", "text", sortText)
-        .addColumn("type", "text", (c) => c.notNull())
-        .addColumn("type_id", "text", (c) => c.notNull())
-        .addColumn("from_seq", "integer", (c) => c.notNull())
-        .addColumn("to_seq", "integer", (c) => c.notNull())
-        .execute();
+      await intervalTable(db, "external_objects", (t) =>
+        t
+          .addColumn("package_id", "integer", (c) => c.notNull().references("packages.id"))
+          .addColumn("object_id", "text", sortText)
+          .addColumn("name", "text", sortText)
+          .addColumn("full_name", "text", sortText)
+          .addColumn("mangling", "text", sortText)
+          .addColumn("type", "text", (c) => c.notNull())
+          .addColumn("type_id", "text", (c) => c.notNull()),
+      );
       await db.schema
         .createIndex("external_objects_by_package")
         .on("external_objects")
         .columns(["application_id", "package_id", "full_name", "object_id", "from_seq", "to_seq"])
         .execute();
-      await db.schema
-        .createIndex("external_objects_open")
-        .on("external_objects")
-        .columns(["application_id", "to_seq"])
-        .execute();
 
-      await id(db.schema.createTable("application_objects"))
-        .addColumn("application_id", "integer", (c) =>
-          c.notNull().references("applications.id").onDelete("cascade"),
-        )
-        .addColumn("object_id", "text", sortText)
-        .addColumn("name", "text", sortText)
-        .addColumn("full_name", "text", sortText)
-        .addColumn("type", "text", (c) => c.notNull())
-        .addColumn("type_id", "text", (c) => c.notNull())
-        .addColumn("from_seq", "integer", (c) => c.notNull())
-        .addColumn("to_seq", "integer", (c) => c.notNull())
-        .execute();
-      await db.schema
-        .createIndex("application_objects_open")
-        .on("application_objects")
-        .columns(["application_id", "to_seq"])
-        .execute();
+      await intervalTable(db, "application_objects", (t) =>
+        t
+          .addColumn("object_id", "text", sortText)
+          .addColumn("name", "text", sortText)
+          .addColumn("full_name", "text", sortText)
+          .addColumn("type", "text", (c) => c.notNull())
+          .addColumn("type_id", "text", (c) => c.notNull()),
+      );
 
-      await id(db.schema.createTable("object_references"))
-        .addColumn("application_id", "integer", (c) =>
-          c.notNull().references("applications.id").onDelete("cascade"),
-        )
-        .addColumn("source_id", "integer", (c) => c.notNull().references("application_objects.id"))
-        .addColumn("target_id", "integer", (c) => c.notNull().references("external_objects.id"))
-        .addColumn("from_seq", "integer", (c) => c.notNull())
-        .addColumn("to_seq", "integer", (c) => c.notNull())
-        .execute();
+      await intervalTable(db, "object_references", (t) =>
+        t
+          .addColumn("source_id", "integer", (c) => c.notNull().references("application_objects.id"))
+          .addColumn("target_id", "integer", (c) => c.notNull().references("external_objects.id")),
+      );
       await db.schema
         .createIndex("object_references_target")
         .on("object_references")
         .columns(["target_id", "from_seq", "to_seq"])
-        .execute();
-      await db.schema
-        .createIndex("object_references_open")
-        .on("object_references")
-        .columns(["application_id", "to_seq"])
         .execute();
       await db.schema
         .createIndex("object_references_source")

@@ -1,5 +1,6 @@
-import { type ColumnDefinitionBuilder, type Kysely, sql } from "kysely";
+import type { Kysely } from "kysely";
 import type { StoreKind } from "../database.ts";
+import { columnKinds } from "./column-kinds.ts";
 
 interface GateRulesV1 {
   gate_rules: {
@@ -45,8 +46,7 @@ const DEFAULT_RULES = [
 
 /** Quality gate rules: one row per rule, parameters as a JSON object, the defaults enabled. */
 export function gateRulesMigration(kind: StoreKind) {
-  const sortText = (c: ColumnDefinitionBuilder) =>
-    kind === "postgres" ? c.notNull().modifyEnd(sql`collate "C"`) : c.notNull();
+  const { sortText } = columnKinds(kind);
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       await db.schema

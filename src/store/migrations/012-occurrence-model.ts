@@ -1,7 +1,8 @@
-import { type ColumnDefinitionBuilder, type CreateTableBuilder, type Kysely, sql } from "kysely";
+import { type Kysely, sql } from "kysely";
 import type { StoreKind } from "../database.ts";
 import { buildOccurrenceModel } from "../occurrence-model.ts";
 import { type Database, OPEN_SEQ } from "../schema.ts";
+import { columnKinds } from "./column-kinds.ts";
 
 /**
  * The read model of the occurrences page (occurrence-model.ts): two tables keyed in page order. On
@@ -10,10 +11,7 @@ import { type Database, OPEN_SEQ } from "../schema.ts";
  * the stored history once here; ingestion and advisory import keep it current afterwards.
  */
 export function occurrenceModelMigration(kind: StoreKind) {
-  const sortText = (c: ColumnDefinitionBuilder) =>
-    kind === "postgres" ? c.notNull().modifyEnd(sql`collate "C"`) : c.notNull();
-  const clustered = <T extends string>(t: CreateTableBuilder<T, never>) =>
-    kind === "sqlite" ? t.modifyEnd(sql`without rowid`) : t;
+  const { sortText, clustered } = columnKinds(kind);
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       await clustered(

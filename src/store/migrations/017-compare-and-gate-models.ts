@@ -1,7 +1,8 @@
-import { type ColumnDefinitionBuilder, type CreateTableBuilder, type Kysely, sql } from "kysely";
+import { type Kysely, sql } from "kysely";
 import { recordChanges } from "../compare.ts";
 import type { StoreKind } from "../database.ts";
 import type { Database } from "../schema.ts";
+import { columnKinds } from "./column-kinds.ts";
 
 /** The tables whose rows a quality gate evaluation reads besides the analysis's own intervals. */
 export const GATE_FACT_TABLES = [
@@ -24,10 +25,7 @@ export const GATE_FACT_TABLES = [
  *   stores an evaluation under a generation newer than its facts.
  */
 export function compareAndGateModelsMigration(kind: StoreKind) {
-  const sortText = (c: ColumnDefinitionBuilder) =>
-    kind === "postgres" ? c.notNull().modifyEnd(sql`collate "C"`) : c.notNull();
-  const clustered = <T extends string>(t: CreateTableBuilder<T, never>) =>
-    kind === "sqlite" ? t.modifyEnd(sql`without rowid`) : t;
+  const { sortText, clustered } = columnKinds(kind);
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       await clustered(

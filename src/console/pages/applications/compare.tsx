@@ -1,13 +1,10 @@
-import { useRoute } from "preact-iso";
 import { PageTitle } from "../../ui/page-title.tsx";
 import type { AnalysisHistoryEntry, Comparison } from "./types.ts";
-import { AppNav, formatDateTime, Show, useApi, useQueryState } from "./widgets.tsx";
+import { AppNav, formatDateTime, Show, useApi, useAppPage } from "./widgets.tsx";
 
 /** Two analyses of an application side by side: what was added and removed between them. */
 export function CompareAnalyses() {
-  const { params } = useRoute();
-  const name = params.name ?? "";
-  const [query, setQuery] = useQueryState();
+  const { name, query, setQuery } = useAppPage();
   const app = `/applications/${encodeURIComponent(name)}`;
   const history = useApi<AnalysisHistoryEntry[]>(`${app}/analyses`, { limit: 1000 });
   const dates = history.data?.map((h) => h.analysis.dateTime) ?? [];

@@ -1,4 +1,3 @@
-import { useRoute } from "preact-iso";
 import { PageTitle } from "../../ui/page-title.tsx";
 import type { CveInsight } from "./types.ts";
 import { SEVERITIES } from "./types.ts";
@@ -7,22 +6,18 @@ import {
   AsOfPicker,
   appPath,
   dateOfDay,
-  intParam,
-  ListPager,
+  PagedTable,
   SeverityBadge,
   Show,
   useApi,
-  useQueryState,
+  useAppPage,
 } from "./widgets.tsx";
 
 const LIMIT = 50;
 
 /** The CVEs affecting an application, most severe first, filtered by severity and "as of" a day. */
 export function ApplicationCves() {
-  const { params } = useRoute();
-  const name = params.name ?? "";
-  const [query, setQuery] = useQueryState();
-  const skip = intParam(query.skip, 0);
+  const { name, query, setQuery, skip } = useAppPage();
   const chosen = (query.severity ?? "")
     .split(",")
     .filter((s) => (SEVERITIES as readonly string[]).includes(s));
@@ -62,49 +57,33 @@ export function ApplicationCves() {
       <Show loaded={loaded} what="the CVEs">
         {(cves) => (
           <>
-            {cves.length === 0 && skip === 0 ? (
-              <p>No CVE affects this application{chosen.length > 0 ? " at these severities" : ""}.</p>
-            ) : (
-              <div class="table-scroll">
-                <table>
-                  <caption>CVEs, most severe first</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">CVE</th>
-                      <th scope="col">Severity</th>
-                      <th scope="col">Score</th>
-                      <th scope="col">Affected packages</th>
-                      <th scope="col">Referring objects</th>
-                      <th scope="col">Summary</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {cves.map((c) => (
-                      <tr key={c.id}>
-                        <th scope="row">
-                          <a href={`${appPath(name, "cves", c.id)}${dateQuery}`}>{c.id}</a>
-                          {c.aliases.length > 0 ? " " : null}
-                          {c.aliases.length > 0 ? <span class="aliases">{c.aliases.join(", ")}</span> : null}
-                        </th>
-                        <td>
-                          <SeverityBadge severity={c.severity} />
-                        </td>
-                        <td class="numeric">{c.score ?? "–"}</td>
-                        <td class="numeric">{c.affectedPackageCount}</td>
-                        <td class="numeric">{c.referringObjectCount}</td>
-                        <td>{c.summary}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            )}
-            <ListPager
-              skip={skip}
-              limit={LIMIT}
-              shown={cves.length}
-              label="CVEs"
-              onSkip={(s) => setQuery({ skip: String(s) })}
+            <PagedTable
+              rows={cves}
+              empty={<>No CVE affects this application{chosen.length > 0 ? " at these severities" : ""}.</>}
+              caption="CVEs, most severe first"
+              headers={["CVE", "Severity", "Score", "Affected packages", "Referring objects", "Summary"]}
+              row={(c) => (
+                <tr key={c.id}>
+                  <th scope="row">
+                    <a href={`${appPath(name, "cves", c.id)}${dateQuery}`}>{c.id}</a>
+                    {c.aliases.length > 0 ? " " : null}
+                    {c.aliases.length > 0 ? <span class="aliases">{c.aliases.join(", ")}</span> : null}
+                  </th>
+                  <td>
+                    <SeverityBadge severity={c.severity} />
+                  </td>
+                  <td class="numeric">{c.score ?? "–"}</td>
+                  <td class="numeric">{c.affectedPackageCount}</td>
+                  <td class="numeric">{c.referringObjectCount}</td>
+                  <td>{c.summary}</td>
+                </tr>
+              )}
+              pager={{
+                skip: skip,
+                limit: LIMIT,
+                label: "CVEs",
+                onSkip: (s) => setQuery({ skip: String(s) }),
+              }}
             />
           </>
         )}

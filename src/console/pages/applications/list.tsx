@@ -1,6 +1,6 @@
 import { PageTitle } from "../../ui/page-title.tsx";
 import type { ApplicationSummary } from "./types.ts";
-import { appPath, formatDateTime, intParam, ListPager, Show, useApi, useQueryState } from "./widgets.tsx";
+import { appPath, formatDateTime, intParam, PagedTable, Show, useApi, useQueryState } from "./widgets.tsx";
 
 const LIMIT = 50;
 
@@ -15,48 +15,30 @@ export function ApplicationsList() {
       <Show loaded={loaded} what="the applications">
         {(apps) => (
           <>
-            {apps.length === 0 && skip === 0 ? (
-              <p>No application is visible to you. An administrator grants applications to users.</p>
-            ) : (
-              <div class="table-scroll">
-                <table>
-                  <caption>Applications you may read</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Name</th>
-                      <th scope="col">Description</th>
-                      <th scope="col">Analyses</th>
-                      <th scope="col">Latest analysis</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {apps.map((a) => (
-                      <tr key={a.name}>
-                        <th scope="row">
-                          <a href={appPath(a.name)}>{a.name}</a>
-                          {a.demo ? " " : null}
-                          {a.demo ? <span class="tag">demo</span> : null}
-                        </th>
-                        <td>{a.description}</td>
-                        <td class="numeric">{a.analysisCount}</td>
-                        <td>
-                          {a.latestAnalysis ? formatDateTime(a.latestAnalysis.dateTime) : "never analyzed"}
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            )}
-            {skip > 0 || apps.length === LIMIT ? (
-              <ListPager
-                skip={skip}
-                limit={LIMIT}
-                shown={apps.length}
-                label="applications"
-                onSkip={(s) => setQuery({ skip: String(s) })}
-              />
-            ) : null}
+            <PagedTable
+              rows={apps}
+              empty="No application is visible to you. An administrator grants applications to users."
+              caption="Applications you may read"
+              headers={["Name", "Description", "Analyses", "Latest analysis"]}
+              row={(a) => (
+                <tr key={a.name}>
+                  <th scope="row">
+                    <a href={appPath(a.name)}>{a.name}</a>
+                    {a.demo ? " " : null}
+                    {a.demo ? <span class="tag">demo</span> : null}
+                  </th>
+                  <td>{a.description}</td>
+                  <td class="numeric">{a.analysisCount}</td>
+                  <td>{a.latestAnalysis ? formatDateTime(a.latestAnalysis.dateTime) : "never analyzed"}</td>
+                </tr>
+              )}
+              pager={{
+                skip: skip,
+                limit: LIMIT,
+                label: "applications",
+                onSkip: (s) => setQuery({ skip: String(s) }),
+              }}
+            />
           </>
         )}
       </Show>

@@ -1,4 +1,3 @@
-import { useRoute } from "preact-iso";
 import { PageTitle } from "../../ui/page-title.tsx";
 import type { CvePackage } from "./types.ts";
 import {
@@ -8,10 +7,10 @@ import {
   dateOfDay,
   formatDateTime,
   intParam,
-  ListPager,
+  PagedTable,
   Show,
   useApi,
-  useQueryState,
+  useAppPage,
 } from "./widgets.tsx";
 
 interface CveReference {
@@ -33,11 +32,8 @@ const REFERENCE_LIMIT = 50;
  * them (the references operation).
  */
 export function CveOccurrences() {
-  const { params } = useRoute();
-  const name = params.name ?? "";
+  const { params, name, query, setQuery, skip } = useAppPage();
   const cve = params.id ?? "";
-  const [query, setQuery] = useQueryState();
-  const skip = intParam(query.skip, 0);
   // A shared link may ask for another page size (1..100).
   const limit = Math.min(100, Math.max(1, intParam(query.limit, LIMIT)));
   const refSkip = intParam(query.refSkip, 0);
@@ -63,63 +59,51 @@ export function CveOccurrences() {
       <Show loaded={occurrences} what="the occurrences">
         {(packages) => (
           <>
-            {packages.length === 0 && skip === 0 ? (
-              <p>{cve} affects none of the packages of this analysis.</p>
-            ) : (
-              <div class="table-scroll">
-                <table class="occurrences">
-                  <caption>
-                    Packages affected by {cve}, with the external objects the application refers to
-                  </caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Package</th>
-                      <th scope="col">Version</th>
-                      <th scope="col">Released</th>
-                      <th scope="col">Releases per year</th>
-                      <th scope="col">Safer closest version</th>
-                      <th scope="col">Safest version</th>
-                      <th scope="col">Referred external objects</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {packages.map((p) => (
-                      <tr key={`${p.name}@${p.version}`}>
-                        <th scope="row">
-                          <a href={appPath(name, "packages", p.name)}>{p.name}</a>
-                        </th>
-                        <td>{p.version}</td>
-                        <td>
-                          {p.releaseDate ? formatDateTime(p.releaseDate.dateTime).slice(0, 10) : "unknown"}
-                        </td>
-                        <td class="numeric">{p.releasesPerYear ?? "–"}</td>
-                        <td>{p.saferClosestVersion ?? "none"}</td>
-                        <td>{p.safestVersion ?? "none"}</td>
-                        <td>
-                          {p.objects.length === 0 ? (
-                            "none referred"
-                          ) : (
-                            <ul class="objects">
-                              {p.objects.map((o) => (
-                                <li key={o.id}>
-                                  <code>{o.fullName}</code> <span class="type">{o.type}</span>
-                                </li>
-                              ))}
-                            </ul>
-                          )}
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            )}
-            <ListPager
-              skip={skip}
-              limit={limit}
-              shown={packages.length}
-              label="packages"
-              onSkip={(s) => setQuery({ skip: String(s) })}
+            <PagedTable
+              rows={packages}
+              empty={<>{cve} affects none of the packages of this analysis.</>}
+              caption={`Packages affected by ${cve}, with the external objects the application refers to`}
+              tableClass="occurrences"
+              headers={[
+                "Package",
+                "Version",
+                "Released",
+                "Releases per year",
+                "Safer closest version",
+                "Safest version",
+                "Referred external objects",
+              ]}
+              row={(p) => (
+                <tr key={`${p.name}@${p.version}`}>
+                  <th scope="row">
+                    <a href={appPath(name, "packages", p.name)}>{p.name}</a>
+                  </th>
+                  <td>{p.version}</td>
+                  <td>{p.releaseDate ? formatDateTime(p.releaseDate.dateTime).slice(0, 10) : "unknown"}</td>
+                  <td class="numeric">{p.releasesPerYear ?? "–"}</td>
+                  <td>{p.saferClosestVersion ?? "none"}</td>
+                  <td>{p.safestVersion ?? "none"}</td>
+                  <td>
+                    {p.objects.length === 0 ? (
+                      "none referred"
+                    ) : (
+                      <ul class="objects">
+                        {p.objects.map((o) => (
+                          <li key={o.id}>
+                            <code>{o.fullName}</code> <span class="type">{o.type}</span>
+                          </li>
+                        ))}
+                      </ul>
+                    )}
+                  </td>
+                </tr>
+              )}
+              pager={{
+                skip: skip,
+                limit: limit,
+                label: "packages",
+                onSkip: (s) => setQuery({ skip: String(s) }),
+              }}
             />
           </>
         )}
@@ -128,49 +112,36 @@ export function CveOccurrences() {
       <Show loaded={references} what="the references">
         {(refs) => (
           <>
-            {refs.length === 0 && refSkip === 0 ? (
-              <p>No application object refers to the affected packages.</p>
-            ) : (
-              <div class="table-scroll">
-                <table class="references">
-                  <caption>References from the application to the affected packages</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">External object</th>
-                      <th scope="col">Package</th>
-                      <th scope="col">Referred to by</th>
-                      <th scope="col">Affected function?</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {refs.map((r) => (
-                      <tr key={`${r.target.id}<-${r.source.id}`}>
-                        <td>
-                          <code>{r.target.fullName}</code>
-                        </td>
-                        <td>{r.package}</td>
-                        <td>
-                          <code>{r.source.fullName}</code> <span class="type">{r.source.type}</span>
-                        </td>
-                        <td>
-                          {r.reachesAffectedFunction === null
-                            ? "advisory names none"
-                            : r.reachesAffectedFunction
-                              ? `yes: ${r.reachedFunctions.join(", ")}`
-                              : "no"}
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            )}
-            <ListPager
-              skip={refSkip}
-              limit={REFERENCE_LIMIT}
-              shown={refs.length}
-              label="references"
-              onSkip={(s) => setQuery({ refSkip: String(s) })}
+            <PagedTable
+              rows={refs}
+              empty="No application object refers to the affected packages."
+              caption="References from the application to the affected packages"
+              tableClass="references"
+              headers={["External object", "Package", "Referred to by", "Affected function?"]}
+              row={(r) => (
+                <tr key={`${r.target.id}<-${r.source.id}`}>
+                  <td>
+                    <code>{r.target.fullName}</code>
+                  </td>
+                  <td>{r.package}</td>
+                  <td>
+                    <code>{r.source.fullName}</code> <span class="type">{r.source.type}</span>
+                  </td>
+                  <td>
+                    {r.reachesAffectedFunction === null
+                      ? "advisory names none"
+                      : r.reachesAffectedFunction
+                        ? `yes: ${r.reachedFunctions.join(", ")}`
+                        : "no"}
+                  </td>
+                </tr>
+              )}
+              pager={{
+                skip: refSkip,
+                limit: REFERENCE_LIMIT,
+                label: "references",
+                onSkip: (s) => setQuery({ refSkip: String(s) }),
+              }}
             />
           </>
         )}

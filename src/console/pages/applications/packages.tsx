@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import { useRoute } from "preact-iso";
+
 import { PageTitle } from "../../ui/page-title.tsx";
 import type { Interaction, Package } from "./types.ts";
 import {
@@ -8,22 +8,18 @@ import {
   appPath,
   dateOfDay,
   formatDateTime,
-  intParam,
-  ListPager,
+  PagedTable,
   SeverityBadge,
   Show,
   useApi,
-  useQueryState,
+  useAppPage,
 } from "./widgets.tsx";
 
 const LIMIT = 50;
 
 /** The packages an application uses: search by name, vulnerable only, "as of" a day. */
 export function ApplicationPackages() {
-  const { params } = useRoute();
-  const name = params.name ?? "";
-  const [query, setQuery] = useQueryState();
-  const skip = intParam(query.skip, 0);
+  const { name, query, setQuery, skip } = useAppPage();
   const [text, setText] = useState(query.q ?? "");
   const loaded = useApi<Package[]>(`/applications/${encodeURIComponent(name)}/packages`, {
     limit: LIMIT,
@@ -63,49 +59,31 @@ export function ApplicationPackages() {
       <Show loaded={loaded} what="the packages">
         {(packages) => (
           <>
-            {packages.length === 0 && skip === 0 ? (
-              <p>No package matches.</p>
-            ) : (
-              <div class="table-scroll">
-                <table>
-                  <caption>Packages in use, by name</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Package</th>
-                      <th scope="col">Ecosystem</th>
-                      <th scope="col">Version</th>
-                      <th scope="col">Worst severity</th>
-                      <th scope="col">CVEs</th>
-                      <th scope="col">Safest version</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {packages.map((p) => (
-                      <tr key={`${p.ecosystem}:${p.name}@${p.version}`}>
-                        <th scope="row">
-                          <a href={`${appPath(name, "packages", p.name)}?ecosystem=${p.ecosystem}`}>
-                            {p.name}
-                          </a>
-                        </th>
-                        <td>{p.ecosystem}</td>
-                        <td>{p.version}</td>
-                        <td>
-                          <SeverityBadge severity={p.maxSeverity} />
-                        </td>
-                        <td>{p.vulnerabilities.length === 0 ? "none" : p.vulnerabilities.join(", ")}</td>
-                        <td>{p.safestVersion ?? "none"}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            )}
-            <ListPager
-              skip={skip}
-              limit={LIMIT}
-              shown={packages.length}
-              label="packages"
-              onSkip={(s) => setQuery({ skip: String(s) })}
+            <PagedTable
+              rows={packages}
+              empty="No package matches."
+              caption="Packages in use, by name"
+              headers={["Package", "Ecosystem", "Version", "Worst severity", "CVEs", "Safest version"]}
+              row={(p) => (
+                <tr key={`${p.ecosystem}:${p.name}@${p.version}`}>
+                  <th scope="row">
+                    <a href={`${appPath(name, "packages", p.name)}?ecosystem=${p.ecosystem}`}>{p.name}</a>
+                  </th>
+                  <td>{p.ecosystem}</td>
+                  <td>{p.version}</td>
+                  <td>
+                    <SeverityBadge severity={p.maxSeverity} />
+                  </td>
+                  <td>{p.vulnerabilities.length === 0 ? "none" : p.vulnerabilities.join(", ")}</td>
+                  <td>{p.safestVersion ?? "none"}</td>
+                </tr>
+              )}
+              pager={{
+                skip: skip,
+                limit: LIMIT,
+                label: "packages",
+                onSkip: (s) => setQuery({ skip: String(s) }),
+              }}
             />
           </>
         )}
@@ -118,12 +96,9 @@ const INTERACTION_LIMIT = 50;
 
 /** One package of an application: its facts and CVEs, and the application objects using it. */
 export function PackageDetail() {
-  const { params } = useRoute();
-  const name = params.name ?? "";
+  const { params, name, query, setQuery, skip } = useAppPage();
   const pkg = params.package ?? "";
-  const [query, setQuery] = useQueryState();
   const ecosystem = query.ecosystem === "npm" || query.ecosystem === "maven" ? query.ecosystem : undefined;
-  const skip = intParam(query.skip, 0);
   const date = dateOfDay(query.date);
   const app = `/applications/${encodeURIComponent(name)}`;
   // The packages operation filters by a name part: the exact name (and ecosystem) is picked from its answer.
@@ -222,41 +197,28 @@ export function PackageDetail() {
         <Show loaded={interactions} what="the references to the package">
           {(refs) => (
             <>
-              {refs.length === 0 && skip === 0 ? (
-                <p>No application object refers to this package.</p>
-              ) : (
-                <div class="table-scroll">
-                  <table>
-                    <caption>References to the package's external objects</caption>
-                    <thead>
-                      <tr>
-                        <th scope="col">External object</th>
-                        <th scope="col">Type</th>
-                        <th scope="col">Referred to by</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {refs.map((r) => (
-                        <tr key={`${r.target.id}<-${r.source.id}`}>
-                          <td>
-                            <code>{r.target.fullName}</code>
-                          </td>
-                          <td>{r.target.type}</td>
-                          <td>
-                            <code>{r.source.fullName}</code>
-                          </td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                </div>
-              )}
-              <ListPager
-                skip={skip}
-                limit={INTERACTION_LIMIT}
-                shown={refs.length}
-                label="references"
-                onSkip={(s) => setQuery({ skip: String(s) })}
+              <PagedTable
+                rows={refs}
+                empty="No application object refers to this package."
+                caption="References to the package's external objects"
+                headers={["External object", "Type", "Referred to by"]}
+                row={(r) => (
+                  <tr key={`${r.target.id}<-${r.source.id}`}>
+                    <td>
+                      <code>{r.target.fullName}</code>
+                    </td>
+                    <td>{r.target.type}</td>
+                    <td>
+                      <code>{r.source.fullName}</code>
+                    </td>
+                  </tr>
+                )}
+                pager={{
+                  skip: skip,
+                  limit: INTERACTION_LIMIT,
+                  label: "references",
+                  onSkip: (s) => setQuery({ skip: String(s) }),
+                }}
               />
             </>
           )}

@@ -1,6 +1,6 @@
 /** Small pieces the Applications pages share: loading REST data, severity badges, paging, "as of". */
 import type { ComponentChildren } from "preact";
-import { useLocation } from "preact-iso";
+import { useLocation, useRoute } from "preact-iso";
 import { ErrorBox } from "../../ui/error-box.tsx";
 import { Loading } from "../../ui/loading.tsx";
 import { Pager } from "../../ui/pager.tsx";
@@ -49,6 +49,13 @@ export function useQueryState(): [
     location.route(`${location.path}${search ? `?${search}` : ""}`);
   };
   return [query, set];
+}
+
+/** What every page of one application reads first: its route's parameters and name, the query, the list offset. */
+export function useAppPage() {
+  const { params } = useRoute();
+  const [query, setQuery] = useQueryState();
+  return { params, name: params.name ?? "", query, setQuery, skip: intParam(query.skip, 0) };
 }
 
 /**
@@ -134,3 +141,43 @@ export const intParam = (value: string | undefined, fallback: number): number =>
   const n = Number(value);
   return Number.isInteger(n) && n >= 0 ? n : fallback;
 };
+
+/**
+ * One page of a list: `empty` when the first page has no rows, else a table (scrolling sideways on
+ * narrow screens) with a column header per `headers` and a row per `row`; then the list's pager.
+ */
+export function PagedTable<Row>(props: {
+  rows: readonly Row[];
+  empty: ComponentChildren;
+  caption: string;
+  tableClass?: string;
+  headers: readonly string[];
+  row: (row: Row) => ComponentChildren;
+  pager: { skip: number; limit: number; label: string; onSkip: (skip: number) => void };
+}) {
+  const { rows, pager } = props;
+  return (
+    <>
+      {rows.length === 0 && pager.skip === 0 ? (
+        <p>{props.empty}</p>
+      ) : (
+        <div class="table-scroll">
+          <table class={props.tableClass}>
+            <caption>{props.caption}</caption>
+            <thead>
+              <tr>
+                {props.headers.map((header) => (
+                  <th scope="col" key={header}>
+                    {header}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>{rows.map(props.row)}</tbody>
+          </table>
+        </div>
+      )}
+      <ListPager {...pager} shown={rows.length} />
+    </>
+  );
+}

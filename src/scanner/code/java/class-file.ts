@@ -58,9 +58,6 @@ const CONSTANT = {
   Package: 20,
 } as const;
 
-/** Highest major version this reader was written against (Java 25). Newer ones are read all the same. */
-export const MAX_KNOWN_MAJOR = 69;
-
 /**
  * Length of each opcode with its operands; 0 for the variable-length ones (tableswitch, lookupswitch,
  * wide) and for undefined opcodes.
