@@ -4,8 +4,9 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type Browser, chromium } from "playwright-core";
+import { type CimdDocumentServer, startCimdDocumentServer } from "../support/cimd-document-server.ts";
 import { runCli, spawnService } from "../support/cli.ts";
-import { type CimdDocumentServer, startCimdDocumentServer, USERS } from "../support/idp-flow.ts";
+import { USERS } from "../support/idp-service.ts";
 import {
   connectTestAdmin,
   keycloakEnv,

@@ -11,7 +11,7 @@ import {
 import { provisionRegistrationPolicies } from "../../src/idp/keycloak/registration-policies.ts";
 import { registrationPolicyOf } from "../../src/idp/registration/endpoint.ts";
 import { runCli } from "../support/cli.ts";
-import { USERS } from "../support/idp-flow.ts";
+import { USERS } from "../support/idp-service.ts";
 import {
   type KeycloakService,
   seedKeycloakUsers,

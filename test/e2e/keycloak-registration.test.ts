@@ -14,7 +14,7 @@ import { registrationPolicyOf } from "../../src/idp/registration/endpoint.ts";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import { openStore } from "../../src/store/database.ts";
 import { runCli } from "../support/cli.ts";
-import { USERS } from "../support/idp-flow.ts";
+import { USERS } from "../support/idp-service.ts";
 import {
   type KeycloakService,
   seedKeycloakUsers,

@@ -7,8 +7,9 @@ import * as oauth from "oauth4webapi";
 import { type Browser, chromium } from "playwright-core";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import { openStore } from "../../src/store/database.ts";
+import { type CimdDocumentServer, startCimdDocumentServer } from "../support/cimd-document-server.ts";
 import { runCli } from "../support/cli.ts";
-import { type CimdDocumentServer, startCimdDocumentServer, USERS } from "../support/idp-flow.ts";
+import { USERS } from "../support/idp-service.ts";
 import {
   type KeycloakService,
   seedKeycloakCimdClient,

@@ -6,14 +6,9 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import { openStore } from "../../src/store/database.ts";
+import { type CimdDocumentServer, startCimdDocumentServer } from "../support/cimd-document-server.ts";
 import { runCli } from "../support/cli.ts";
-import {
-  type CimdDocumentServer,
-  seedCimdClient,
-  seedUsers,
-  startCimdDocumentServer,
-  USERS,
-} from "../support/idp-flow.ts";
+import { seedCimdClient, seedUsers, USERS } from "../support/idp-service.ts";
 import { callApplications, signInThrough } from "../support/replica-flows.ts";
 import { killUnderLoad, loadKnobs } from "../support/replica-scenarios.ts";
 import { type ReplicaSet, startReplicas } from "../support/replicas.ts";

@@ -7,7 +7,7 @@ import type { Check } from "../../src/doctor/check.ts";
 import { deleteCimdProfile } from "../../src/store/cimd.ts";
 import { openStore } from "../../src/store/database.ts";
 import { runCli } from "../support/cli.ts";
-import { type IdpService, startIdpService } from "../support/idp-flow.ts";
+import { type IdpService, startIdpService } from "../support/idp-service.ts";
 import { storedSecret } from "../support/stored-secrets.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
 

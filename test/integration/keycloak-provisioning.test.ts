@@ -4,7 +4,7 @@ import { loadSettings } from "../../src/config/load-config.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
 import { connectKeycloakAdmin, type KeycloakAdmin } from "../../src/idp/keycloak/admin.ts";
 import { startService } from "../../src/service.ts";
-import { runCli, runCliProcess, spawnService } from "../support/cli.ts";
+import { runCliProcess, spawnService } from "../support/cli.ts";
 import {
   connectTestAdmin,
   keycloakEnv,
