@@ -14,8 +14,8 @@ export interface CliResult {
 /**
  * Runs an `imaging` command in this process, through the same entry as the `imaging` binary (run.ts),
  * with its standard output, error and exit code captured and `env` over this process's environment.
- * `imaging start` (signals, process exit) and anything that needs a process of its own (NODE_OPTIONS,
- * NODE_EXTRA_CA_CERTS, the Node.js floor check) go through runCliProcess.
+ * `imaging start` (signals, process exit) runs in a process of its own here too; anything else that needs
+ * one (NODE_OPTIONS, NODE_EXTRA_CA_CERTS, the Node.js floor check) goes through runCliProcess.
  */
 export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
   return runCliWithStdin(args, undefined, env);
@@ -27,8 +27,8 @@ export async function runCliWithStdin(
   input: string | undefined,
   env: NodeJS.ProcessEnv = {},
 ): Promise<CliResult> {
-  if (args[0] === "start" && !args.includes("--help"))
-    throw new Error("imaging start runs in its own process: use runCliProcess");
+  // The service installs signal handlers and exits the process: `imaging start` always gets its own.
+  if (args[0] === "start" && !args.includes("--help")) return runCliProcessWithStdin(args, input, env);
   const { run } = await import("../../src/cli/run.ts");
   let stdout = "";
   let stderr = "";
