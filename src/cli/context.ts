@@ -3,6 +3,7 @@ import { loadSettings } from "../config/load-config.ts";
 import { type RuntimeConfig, resolveRuntimeConfig, sqliteFileIn } from "../config/runtime-config.ts";
 import type { Settings } from "../config/settings.ts";
 import { openStore, type StoreHandle } from "../store/database.ts";
+import { cliIo } from "./io.ts";
 
 export interface StoreOptions {
   dataDir?: string;
@@ -13,7 +14,11 @@ export function settingsFrom(
   options: StoreOptions,
   extra: Partial<Record<keyof Settings, string | number | undefined>> = {},
 ) {
-  return loadSettings({ configFile: options.config, overrides: { dataDir: options.dataDir, ...extra } });
+  return loadSettings({
+    env: cliIo().env,
+    configFile: options.config,
+    overrides: { dataDir: options.dataDir, ...extra },
+  });
 }
 
 /** What names a deployment on the command line: the same for `imaging start` and the commands that check it. */

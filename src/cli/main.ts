@@ -8,4 +8,5 @@ if (unsupported !== undefined) {
   process.stderr.write(`${unsupported}\n`);
   process.exit(1);
 }
-await import("./run.ts");
+const { run } = await import("./run.ts");
+await run(process.argv.slice(2));

@@ -8,8 +8,10 @@ export class CliError extends Error {
   }
 }
 
+import { cliIo } from "./io.ts";
+
 export function emit(json: boolean, data: unknown, text: () => string): void {
-  process.stdout.write(json ? `${JSON.stringify(data, null, 2)}\n` : `${text()}\n`);
+  cliIo().stdout.write(json ? `${JSON.stringify(data, null, 2)}\n` : `${text()}\n`);
 }
 
 /** Fixed-width columns for list output. */

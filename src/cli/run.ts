@@ -1,5 +1,6 @@
 import { Command, CommanderError } from "commander";
 import { VERSION } from "../version.ts";
+import { type CliIo, processCliIo, withCliIo } from "./io.ts";
 import { CliError } from "./output.ts";
 
 type Register = (program: Command) => void;
@@ -32,29 +33,41 @@ function commandsFor(args: readonly string[]): typeof COMMANDS {
   return named ? [named] : COMMANDS;
 }
 
-const program = new Command()
-  .name("imaging")
-  .description("imaging-services: OAuth gateway for MCP servers and application-analysis insights")
-  .version(VERSION)
-  .showHelpAfterError("(run with --help for usage)")
-  .exitOverride();
-
-for (const register of await Promise.all(commandsFor(process.argv.slice(2)).map(([, load]) => load()))) {
-  register(program);
-}
-
-try {
-  await program.parseAsync(process.argv);
-} catch (error) {
-  if (error instanceof CommanderError) {
-    process.exitCode = error.exitCode;
-  } else if (error instanceof CliError) {
-    process.stderr.write(`imaging: ${error.message}\n`);
-    process.exitCode = error.exitCode;
-  } else {
-    // Configuration, ingest and scan-input errors carry a message written for the user, as do the others.
-    const message = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`imaging: ${message}\n`);
-    process.exitCode = 1;
-  }
+/**
+ * Runs one `imaging` invocation (the arguments after the program name) with the given streams and
+ * environment, and resolves with its exit code. main.ts runs it on the process; tests run commands here
+ * in their own process, with what the command writes captured.
+ */
+export async function run(args: readonly string[], io: CliIo = processCliIo()): Promise<number> {
+  return withCliIo(io, async () => {
+    const program = new Command()
+      .name("imaging")
+      .description("imaging-services: OAuth gateway for MCP servers and application-analysis insights")
+      .version(VERSION)
+      .showHelpAfterError("(run with --help for usage)")
+      .configureOutput({
+        writeOut: (text) => io.stdout.write(text),
+        writeErr: (text) => io.stderr.write(text),
+      })
+      .exitOverride();
+    for (const register of await Promise.all(commandsFor(args).map(([, load]) => load()))) {
+      register(program);
+    }
+    try {
+      await program.parseAsync(args, { from: "user" });
+    } catch (error) {
+      if (error instanceof CommanderError) {
+        io.exitCode = error.exitCode;
+      } else if (error instanceof CliError) {
+        io.stderr.write(`imaging: ${error.message}\n`);
+        io.exitCode = error.exitCode;
+      } else {
+        // Configuration, ingest and scan-input errors carry a message written for the user, as do the others.
+        const message = error instanceof Error ? error.message : String(error);
+        io.stderr.write(`imaging: ${message}\n`);
+        io.exitCode = 1;
+      }
+    }
+    return io.exitCode;
+  });
 }

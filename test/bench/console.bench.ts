@@ -17,7 +17,7 @@ import { fileURLToPath } from "node:url";
 import { buildConsole } from "../../scripts/build-console.ts";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import { firstPageInteractiveMs, launchBrowser, signInToConsole } from "../support/console-browser.ts";
-import { seedUsers, startIdpService, USERS } from "../support/idp-flow.ts";
+import { seedUsers, startIdpService, USERS } from "../support/idp-service.ts";
 import { createTestStore } from "../support/stores.ts";
 import { knob, round, writeResultsSection } from "./bench-kit.ts";
 

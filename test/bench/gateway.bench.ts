@@ -57,13 +57,9 @@ import { createTokenExchanger, type TokenExchanger } from "../../src/auth/token-
 import { createUser } from "../../src/domain/users.ts";
 import { openStore } from "../../src/store/database.ts";
 import { PLATFORM_AUDIENCE } from "../../src/version.ts";
-import {
-  authorize,
-  type CimdDocumentServer,
-  decodeJwt,
-  seedCimdClient,
-  startCimdDocumentServer,
-} from "../support/idp-flow.ts";
+import { type CimdDocumentServer, startCimdDocumentServer } from "../support/cimd-document-server.ts";
+import { seedCimdClient } from "../support/idp-service.ts";
+import { authorize, decodeJwt } from "../support/oauth-flow.ts";
 import { storedSecret } from "../support/stored-secrets.ts";
 import { EXCHANGE_CLIENT_ID, startTestIssuer, type TestIssuer } from "../support/test-issuer.ts";
 import {

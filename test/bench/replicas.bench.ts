@@ -23,8 +23,9 @@ import { createTokenExchanger } from "../../src/auth/token-exchange.ts";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import { openStore } from "../../src/store/database.ts";
 import { PLATFORM_AUDIENCE } from "../../src/version.ts";
+import { startCimdDocumentServer } from "../support/cimd-document-server.ts";
 import { startHaproxy } from "../support/haproxy.ts";
-import { seedCimdClient, seedUsers, startCimdDocumentServer, USERS } from "../support/idp-flow.ts";
+import { seedCimdClient, seedUsers, USERS } from "../support/idp-service.ts";
 import {
   callApplications,
   signInThrough,

@@ -49,21 +49,17 @@ import {
 import autocannon from "autocannon";
 import { type Browser, type BrowserContext, chromium } from "playwright-core";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
+import { type CimdDocumentServer, startCimdDocumentServer } from "../support/cimd-document-server.ts";
 import {
-  authorize,
-  type CimdDocumentServer,
-  type ClientSetup,
-  decodeJwt,
-  discover,
   type IdpService,
   seedCimdClient,
   seedUsers,
-  startCimdDocumentServer,
   startIdpService,
   USERS,
-} from "../support/idp-flow.ts";
+} from "../support/idp-service.ts";
 import { aiClientProvider, CHROMIUM_FLAGS } from "../support/mcp-sign-in.ts";
 import { type CallbackServer, startCallbackServer } from "../support/oauth-callback.ts";
+import { authorize, type ClientSetup, decodeJwt, discover } from "../support/oauth-flow.ts";
 import { storedSecret } from "../support/stored-secrets.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
 import { CLOCK_TICKS, knob } from "./bench-kit.ts";

@@ -4,6 +4,7 @@ import { once } from "node:events";
 import { after, before, describe, it } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
+import { type CimdDocumentServer, startCimdDocumentServer } from "../support/cimd-document-server.ts";
 import {
   auditAccessibility,
   ensureConsoleBuilt,
@@ -13,17 +14,8 @@ import {
   waitForHeading,
   watchedContext,
 } from "../support/console-browser.ts";
-import {
-  authorize,
-  type CimdDocumentServer,
-  decodeJwt,
-  type IdpService,
-  seedUsers,
-  startAuthorization,
-  startCimdDocumentServer,
-  startIdpService,
-  USERS,
-} from "../support/idp-flow.ts";
+import { type IdpService, seedUsers, startIdpService, USERS } from "../support/idp-service.ts";
+import { authorize, decodeJwt, startAuthorization } from "../support/oauth-flow.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
 
 /**

@@ -15,7 +15,7 @@ import {
   watchedContext,
 } from "../support/console-browser.ts";
 import { FIXTURE, loadFixture, loadPortalFixture } from "../support/fixture.ts";
-import { type IdpService, seedUsers, startIdpService, USERS } from "../support/idp-flow.ts";
+import { type IdpService, seedUsers, startIdpService, USERS } from "../support/idp-service.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
 
 /**

@@ -14,9 +14,10 @@ import {
   signInToConsole,
   waitForHeading,
 } from "../support/console-browser.ts";
-import { makeTestCertificates, seedUsers, USERS } from "../support/idp-flow.ts";
+import { seedUsers, USERS } from "../support/idp-service.ts";
 import { freePort, internalPortsBeside } from "../support/service.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
+import { makeTestCertificates } from "../support/test-certificates.ts";
 
 /**
  * Over https (TLS_CERT_FILE, base_url https://...), the console's session cookie is also `Secure`. The

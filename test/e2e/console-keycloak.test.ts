@@ -12,7 +12,7 @@ import {
   waitForHeading,
   watchedContext,
 } from "../support/console-browser.ts";
-import { USERS } from "../support/idp-flow.ts";
+import { USERS } from "../support/idp-service.ts";
 import {
   type KeycloakService,
   seedKeycloakUsers,

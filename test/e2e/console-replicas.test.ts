@@ -3,7 +3,7 @@ import { after, before, describe, it } from "node:test";
 import type { Browser } from "playwright-core";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import { ensureConsoleBuilt, launchBrowser, signInToConsole } from "../support/console-browser.ts";
-import { type IdpService, seedUsers, startIdpService, USERS } from "../support/idp-flow.ts";
+import { type IdpService, seedUsers, startIdpService, USERS } from "../support/idp-service.ts";
 import { freePort } from "../support/service.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
 

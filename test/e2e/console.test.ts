@@ -14,7 +14,7 @@ import {
   waitForHeading,
   watchedContext,
 } from "../support/console-browser.ts";
-import { type IdpService, seedUsers, startIdpService, USERS } from "../support/idp-flow.ts";
+import { type IdpService, seedUsers, startIdpService, USERS } from "../support/idp-service.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
 
 /**

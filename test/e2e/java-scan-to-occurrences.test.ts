@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { createApiKey } from "../../src/domain/api-keys.ts";
 import type { RunningService } from "../../src/service.ts";
-import { runCli } from "../support/cli.ts";
+import { runCliProcess } from "../support/cli.ts";
 import { builtLoggingApp } from "../support/java-subjects.ts";
 import { ORACLE_REPOSITORY } from "../support/maven-subjects.ts";
 import { startTestService } from "../support/service.ts";
@@ -54,7 +54,14 @@ describe("a compiled Java application's calls into log4j-core reach the occurren
     projectDir = join(store.dataDir, "..", "logging-app");
     mkdirSync(projectDir, { recursive: true });
     await builtLoggingApp(projectDir);
-    const imported = await runCli(["advisories", "import", LOG4SHELL, "--json", "--data-dir", store.dataDir]);
+    const imported = await runCliProcess([
+      "advisories",
+      "import",
+      LOG4SHELL,
+      "--json",
+      "--data-dir",
+      store.dataDir,
+    ]);
     assert.equal(imported.code, 0, imported.stderr);
     service = await startTestService(store, {}, async (handle) => {
       adminKey = (await createApiKey(handle.db, { user: "ci", role: "admin", applications: [] })).key;
@@ -74,7 +81,7 @@ describe("a compiled Java application's calls into log4j-core reach the occurren
   };
 
   it("scans the build from CI and sends the analysis with its external objects", async () => {
-    const result = await runCli(
+    const result = await runCliProcess(
       [
         "scan",
         projectDir,

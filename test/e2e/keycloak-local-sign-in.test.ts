@@ -4,8 +4,9 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type Browser, chromium } from "playwright-core";
-import { runCli, spawnService } from "../support/cli.ts";
-import { type CimdDocumentServer, startCimdDocumentServer, USERS } from "../support/idp-flow.ts";
+import { type CimdDocumentServer, startCimdDocumentServer } from "../support/cimd-document-server.ts";
+import { runCliProcess, spawnService } from "../support/cli.ts";
+import { USERS } from "../support/idp-service.ts";
 import {
   connectTestAdmin,
   keycloakEnv,
@@ -70,7 +71,7 @@ describe("the docs' loopback trial: an AI client signs in to imaging start --loc
       ["http://127.0.0.1/callback", "http://localhost/callback"],
       keycloak.certificates,
     );
-    const added = await runCli(
+    const added = await runCliProcess(
       [
         "cimd",
         "add",

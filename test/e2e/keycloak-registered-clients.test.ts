@@ -10,8 +10,8 @@ import {
 } from "../../src/idp/keycloak/registered-clients.ts";
 import { provisionRegistrationPolicies } from "../../src/idp/keycloak/registration-policies.ts";
 import { registrationPolicyOf } from "../../src/idp/registration/endpoint.ts";
-import { runCli } from "../support/cli.ts";
-import { USERS } from "../support/idp-flow.ts";
+import { runCliProcess } from "../support/cli.ts";
+import { USERS } from "../support/idp-service.ts";
 import {
   type KeycloakService,
   seedKeycloakUsers,
@@ -65,7 +65,7 @@ describe("registered clients on Keycloak: imaging clients, expiry, unverified ma
     assert.equal(response.status, 201, JSON.stringify(json));
     return String(json.client_id);
   };
-  const cli = (args: string[]) => runCli(args, { ...kc.env, IMAGING_CONFIG: "" });
+  const cli = (args: string[]) => runCliProcess(args, { ...kc.env, IMAGING_CONFIG: "" });
   const anonymousPolicies = async () => {
     const realm = await kc.admin.realms.findOne({ realm: kc.realm });
     const components = await kc.admin.components.find({

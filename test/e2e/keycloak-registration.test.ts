@@ -13,8 +13,8 @@ import {
 import { registrationPolicyOf } from "../../src/idp/registration/endpoint.ts";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import { openStore } from "../../src/store/database.ts";
-import { runCli } from "../support/cli.ts";
-import { USERS } from "../support/idp-flow.ts";
+import { runCliProcess } from "../support/cli.ts";
+import { USERS } from "../support/idp-service.ts";
 import {
   type KeycloakService,
   seedKeycloakUsers,
@@ -168,7 +168,7 @@ describe("dynamic client registration on Keycloak (DYNAMIC_CLIENT_REGISTRATION=l
   });
 
   it("imaging doctor reports the mode and that Keycloak's metadata and /register agree", async () => {
-    const result = await runCli(["doctor", "--json"], {
+    const result = await runCliProcess(["doctor", "--json"], {
       ...kc.env,
       IMAGING_CONFIG: "",
       DYNAMIC_CLIENT_REGISTRATION: "loopback",

@@ -7,8 +7,9 @@ import * as oauth from "oauth4webapi";
 import { type Browser, chromium } from "playwright-core";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import { openStore } from "../../src/store/database.ts";
-import { runCli } from "../support/cli.ts";
-import { type CimdDocumentServer, startCimdDocumentServer, USERS } from "../support/idp-flow.ts";
+import { type CimdDocumentServer, startCimdDocumentServer } from "../support/cimd-document-server.ts";
+import { runCliProcess } from "../support/cli.ts";
+import { USERS } from "../support/idp-service.ts";
 import {
   type KeycloakService,
   seedKeycloakCimdClient,
@@ -270,8 +271,8 @@ describe("an AI client signs in through the gateway to Keycloak (headless Chromi
   it("keeps each CIMD client_id as a realm client; switching its profile's variant removes it and its users' consents", async () => {
     const env = { ...kc.env, DATABASE_URL: "", IMAGING_CONFIG: "" };
     // Made with imaging cimd, which records the client_id (the console-made pair has none).
-    assert.equal((await runCli(["cimd", "remove", "test-ai-client"], env)).code, 0);
-    const added = await runCli(
+    assert.equal((await runCliProcess(["cimd", "remove", "test-ai-client"], env)).code, 0);
+    const added = await runCliProcess(
       [
         "cimd",
         "add",
@@ -301,7 +302,7 @@ describe("an AI client signs in through the gateway to Keycloak (headless Chromi
     const [consent] = await consents();
     assert.ok(consent?.grantedClientScopes?.includes("mcp:tools"), "alice's consent is recorded");
 
-    const switched = await runCli(["cimd", "set", "test-ai-client", "--http"], env);
+    const switched = await runCliProcess(["cimd", "set", "test-ai-client", "--http"], env);
     assert.equal(switched.code, 0, switched.stderr);
     assert.deepEqual(await kc.admin.clients.find({ clientId: documents.clientId }), [], "the client is gone");
     assert.deepEqual(await consents(), [], "and with it alice's consent");

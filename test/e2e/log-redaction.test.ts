@@ -9,14 +9,9 @@ import { type Browser, chromium } from "playwright-core";
 import { createApiKey } from "../../src/domain/api-keys.ts";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import { openStore } from "../../src/store/database.ts";
+import { type CimdDocumentServer, startCimdDocumentServer } from "../support/cimd-document-server.ts";
 import { CLI } from "../support/cli.ts";
-import {
-  type CimdDocumentServer,
-  seedCimdClient,
-  seedUsers,
-  startCimdDocumentServer,
-  USERS,
-} from "../support/idp-flow.ts";
+import { seedCimdClient, seedUsers, USERS } from "../support/idp-service.ts";
 import {
   aiClientProvider,
   applicationNames,

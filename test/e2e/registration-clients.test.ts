@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type Browser, chromium } from "playwright-core";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
-import { type IdpService, seedUsers, startIdpService, USERS } from "../support/idp-flow.ts";
+import { type IdpService, seedUsers, startIdpService, USERS } from "../support/idp-service.ts";
 import { CHROMIUM_FLAGS } from "../support/mcp-sign-in.ts";
 import {
   applicationsThroughProxy,

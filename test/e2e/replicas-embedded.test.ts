@@ -6,14 +6,9 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import { openStore } from "../../src/store/database.ts";
-import { runCli } from "../support/cli.ts";
-import {
-  type CimdDocumentServer,
-  seedCimdClient,
-  seedUsers,
-  startCimdDocumentServer,
-  USERS,
-} from "../support/idp-flow.ts";
+import { type CimdDocumentServer, startCimdDocumentServer } from "../support/cimd-document-server.ts";
+import { runCliProcess } from "../support/cli.ts";
+import { seedCimdClient, seedUsers, USERS } from "../support/idp-service.ts";
 import { callApplications, signInThrough } from "../support/replica-flows.ts";
 import { killUnderLoad, loadKnobs } from "../support/replica-scenarios.ts";
 import { type ReplicaSet, startReplicas } from "../support/replicas.ts";
@@ -100,7 +95,7 @@ describe("three replicas behind HAProxy, embedded identity provider, PostgreSQL"
     const before = await signIn("a");
     const dataDir = mkdtempSync(join(tmpdir(), "imaging-rotate-"));
     try {
-      const cli = await runCli(["idp", "rotate-keys", "--data-dir", dataDir, "--json"], {
+      const cli = await runCliProcess(["idp", "rotate-keys", "--data-dir", dataDir, "--json"], {
         DATABASE_URL: store.databaseUrl,
         IMAGING_SECRETS_KEY: KEY,
       });

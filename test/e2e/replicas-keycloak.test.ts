@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import { openStore } from "../../src/store/database.ts";
-import { type CimdDocumentServer, startCimdDocumentServer, USERS } from "../support/idp-flow.ts";
+import { type CimdDocumentServer, startCimdDocumentServer } from "../support/cimd-document-server.ts";
+import { USERS } from "../support/idp-service.ts";
 import {
   connectTestAdmin,
   keycloakEnv,

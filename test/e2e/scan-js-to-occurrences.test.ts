@@ -13,7 +13,7 @@ import { type CallToolResult, Client, StreamableHTTPClientTransport } from "@mod
 import { createApiKey } from "../../src/domain/api-keys.ts";
 import { type RunningMcpService, startMcpService } from "../../src/mcp/http-service.ts";
 import type { RunningService } from "../../src/service.ts";
-import { runCli } from "../support/cli.ts";
+import { runCliProcess } from "../support/cli.ts";
 import { firebaseTools } from "../support/scan-subjects.ts";
 import { startTestService } from "../support/service.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
@@ -41,7 +41,14 @@ describe("a scanned npm application's lodash calls answer the occurrences operat
 
   before(async () => {
     store = await createTestStore("sqlite");
-    const imported = await runCli(["advisories", "import", ADVISORY, "--json", "--data-dir", store.dataDir]);
+    const imported = await runCliProcess([
+      "advisories",
+      "import",
+      ADVISORY,
+      "--json",
+      "--data-dir",
+      store.dataDir,
+    ]);
     assert.equal(imported.code, 0, imported.stderr);
     issuer = await startTestIssuer();
     service = await startTestService(store, { issuer: issuer.issuer }, async (handle) => {
@@ -63,7 +70,7 @@ describe("a scanned npm application's lodash calls answer the occurrences operat
   };
 
   it("the scan sends external objects and references with the packages", async () => {
-    const result = await runCli(
+    const result = await runCliProcess(
       [
         "scan",
         firebaseTools().published,

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { createApiKey } from "../../src/domain/api-keys.ts";
 import type { RunningService } from "../../src/service.ts";
-import { runCli } from "../support/cli.ts";
+import { runCliProcess } from "../support/cli.ts";
 import { projectDir } from "../support/maven-subjects.ts";
 import { startTestService } from "../support/service.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
@@ -36,7 +36,14 @@ describe("a scanned application answers the occurrences operation (scan --server
 
   before(async () => {
     store = await createTestStore("sqlite");
-    const imported = await runCli(["advisories", "import", LOG4SHELL, "--json", "--data-dir", store.dataDir]);
+    const imported = await runCliProcess([
+      "advisories",
+      "import",
+      LOG4SHELL,
+      "--json",
+      "--data-dir",
+      store.dataDir,
+    ]);
     assert.equal(imported.code, 0, imported.stderr);
     assert.equal(JSON.parse(imported.stdout).imported, 1);
     service = await startTestService(store, {}, async (handle) => {
@@ -62,7 +69,7 @@ describe("a scanned application answers the occurrences operation (scan --server
   });
 
   const scan = async (dir: string, date: string, key = adminKey) =>
-    runCli(["scan", dir, "--app", APP, "--date", date, "--server", service.gatewayUrl, "--json"], {
+    runCliProcess(["scan", dir, "--app", APP, "--date", date, "--server", service.gatewayUrl, "--json"], {
       IMAGING_API_KEY: key,
       IMAGING_DATA_DIR: join(store.dataDir, "..", "ci-runner"),
     });

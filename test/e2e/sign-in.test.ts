@@ -6,15 +6,14 @@ import { type CallToolResult, Client, StreamableHTTPClientTransport } from "@mod
 import * as oauth from "oauth4webapi";
 import { type Browser, chromium } from "playwright-core";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
+import { type CimdDocumentServer, startCimdDocumentServer } from "../support/cimd-document-server.ts";
 import {
-  type CimdDocumentServer,
   type IdpService,
   seedCimdClient,
   seedUsers,
-  startCimdDocumentServer,
   startIdpService,
   USERS,
-} from "../support/idp-flow.ts";
+} from "../support/idp-service.ts";
 import {
   aiClientProvider,
   applicationNames,

@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { runCli, spawnService } from "../support/cli.ts";
+import { runCli, runCliProcess, spawnService } from "../support/cli.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
 
 describe("imaging command", () => {
@@ -34,8 +34,9 @@ describe("imaging command", () => {
     }
   });
 
+  // A real process: the exit code and the one line are what a shell sees.
   it("explains a bad flag value in one readable line", async () => {
-    const result = await runCli([
+    const result = await runCliProcess([
       "api-keys",
       "create",
       "--user",
@@ -60,7 +61,7 @@ describe("imaging command", () => {
     await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
     const port = (blocker.address() as AddressInfo).port;
     try {
-      const result = await runCli(["start", "--data-dir", store.dataDir, "--port", String(port)], {
+      const result = await runCliProcess(["start", "--data-dir", store.dataDir, "--port", String(port)], {
         PUBLIC_URL: "http://127.0.0.1:8090",
         REST_PORT: "0",
         MCP_ANALYSIS_PORT: "0",

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { Check } from "../../src/doctor/check.ts";
 import { runCli } from "../support/cli.ts";
-import { type IdpService, startIdpService } from "../support/idp-flow.ts";
+import { type IdpService, startIdpService } from "../support/idp-service.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
 
 /** `imaging doctor`'s dynamic-client-registration check against a gateway with registration on. */

@@ -3,36 +3,52 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import type ClientPolicyRepresentation from "@keycloak/keycloak-admin-client/lib/defs/clientPolicyRepresentation.js";
+import type ClientProfileRepresentation from "@keycloak/keycloak-admin-client/lib/defs/clientProfileRepresentation.js";
 import type { Check } from "../../src/doctor/check.ts";
 import { deleteCimdProfile } from "../../src/store/cimd.ts";
 import { openStore } from "../../src/store/database.ts";
-import { runCli } from "../support/cli.ts";
-import { type IdpService, startIdpService } from "../support/idp-flow.ts";
+import { type CliResult, runCli } from "../support/cli.ts";
+import { type IdpService, startIdpService } from "../support/idp-service.ts";
+import { type KeycloakService, startKeycloakService } from "../support/keycloak-service.ts";
 import { storedSecret } from "../support/stored-secrets.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
 
 /**
- * `imaging doctor` run as an administrator would, against the real service with its embedded identity
- * provider: every check passes on a correct setup, and each mistake of the specification's setup rules
- * and Errors table makes the right check fail with its fix.
+ * `imaging doctor` run as an administrator would, against the real service with each identity provider:
+ * every check passes on a correct setup, and each mistake of the specification's setup rules and Errors
+ * table makes the right check fail with its fix. The mistakes both providers share are one suite looped
+ * over them, each made the way that provider's administrator makes it (`imaging cimd` on the embedded
+ * provider's store, Keycloak's Admin API as its console would); what only one provider has follows.
  */
-describe("imaging doctor (embedded identity provider)", () => {
-  let store: TestStore;
-  let idp: IdpService;
+
+/** An identity provider the service runs with, and how its administrator makes the shared mistakes. */
+interface DoctorTarget {
+  label: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
   /** The settings the service was started with, as the administrator's shell would have them. */
-  const env = (extra: Record<string, string> = {}) => ({
-    IMAGING_DATA_DIR: store.dataDir,
-    PUBLIC_URL: idp.base,
-    DATABASE_URL: "",
-    IDP: "",
-    IMAGING_CONFIG: "",
-    TOKEN_EXCHANGE_CLIENT_SECRET: "",
-    ...extra,
-  });
-  const cli = async (args: string[], extra: Record<string, string> = {}) => {
-    const result = await runCli(args, env(extra));
-    return result;
+  env(extra: Record<string, string>): Record<string, string>;
+  unlink(client: string): Promise<void>;
+  setPolicyDomains(client: string, domains: string[]): Promise<void>;
+  setProfileDomains(client: string, domains: string[]): Promise<void>;
+  allowOnlyHttps(client: string): Promise<void>;
+  /** What doctor says of each mistake beyond what both providers share (undefined: not checked). */
+  expected: {
+    linkedFix: string | RegExp;
+    policyDomainsDetail: RegExp;
+    policyDomainsFix?: string;
+    loopbackDetail: RegExp;
+    loopbackFix?: string;
+    httpsOnlyDetail?: RegExp;
   };
+}
+
+type Doctor = ReturnType<typeof doctorOf>;
+
+function doctorOf(target: DoctorTarget) {
+  const cli = async (args: string[], extra: Record<string, string> = {}): Promise<CliResult> =>
+    runCli(args, target.env(extra));
   const doctor = async (args: string[] = [], extra: Record<string, string> = {}) => {
     const result = await cli(["doctor", "--json", ...args], extra);
     let checks: Check[] = [];
@@ -51,8 +67,6 @@ describe("imaging doctor (embedded identity provider)", () => {
   const failing = (checks: Check[]) =>
     checks.filter((c) => c.verdict === "fail").map((c) => `${c.id}: ${c.detail}`);
   const failingIds = (checks: Check[]) => checks.filter((c) => c.verdict === "fail").map((c) => c.id);
-  let exchangeSecret = "";
-  const secret = () => exchangeSecret;
 
   /** A client of its own per mistake, correct (HTTP variant, as base_url is http) until the test breaks it. */
   async function addClient(name: string): Promise<string> {
@@ -63,16 +77,198 @@ describe("imaging doctor (embedded identity provider)", () => {
     assert.equal(before.code, 0, failing(before.checks).join("\n"));
     return clientId;
   }
+  return { cli, doctor, failing, failingIds, addClient };
+}
 
-  before(async () => {
+function assertFix(actual: string | null | undefined, expected: string | RegExp | undefined): void {
+  if (typeof expected === "string") assert.equal(actual, expected);
+  else if (expected) assert.match(actual ?? "", expected);
+}
+
+/** The mistakes both identity providers share. */
+function sharedMistakes(target: DoctorTarget, { doctor, failingIds, addClient }: Doctor): void {
+  describe("Policy exists but CIMD is ignored", () => {
+    it("fails cimd-linked when the profile is not among the policy's associated profiles", async () => {
+      await addClient("unlinked");
+      await target.unlink("unlinked");
+      const result = await doctor(["--client", "unlinked"]);
+      assert.equal(result.code, 1);
+      assert.deepEqual(failingIds(result.checks), ["cimd-linked:unlinked"]);
+      const check = result.check("cimd-linked:unlinked");
+      assert.match(check.detail, /Policy exists but CIMD is ignored/);
+      assertFix(check.fix, target.expected.linkedFix);
+    });
+  });
+
+  describe("Browser sign-in never opens, or the callback fails", () => {
+    it("fails cimd-policy-domains when the client's domain is missing from the policy's list", async () => {
+      await addClient("policy-domain");
+      await target.setPolicyDomains("policy-domain", ["other.example.org"]);
+      const result = await doctor(["--client", "policy-domain"]);
+      assert.equal(result.code, 1);
+      const check = result.check("cimd-policy-domains:policy-domain");
+      assert.equal(check.verdict, "fail");
+      assert.match(check.detail, target.expected.policyDomainsDetail);
+      assertFix(check.fix, target.expected.policyDomainsFix);
+      assert.deepEqual(failingIds(result.checks), ["cimd-policy-domains:policy-domain"]);
+    });
+
+    it("fails cimd-profile-domains when localhost and 127.0.0.1 are missing from the profile's list", async () => {
+      await addClient("loopback");
+      await target.setProfileDomains("loopback", ["loopback.example.org"]);
+      const result = await doctor(["--client", "loopback"]);
+      assert.equal(result.code, 1);
+      const check = result.check("cimd-profile-domains:loopback");
+      assert.equal(check.verdict, "fail");
+      assert.match(check.detail, target.expected.loopbackDetail);
+      assertFix(check.fix, target.expected.loopbackFix);
+      assert.deepEqual(failingIds(result.checks), ["cimd-profile-domains:loopback"]);
+    });
+
+    it("passes cimd-http-scheme for an HTTPS-variant client on an http deployment (its sign-in works)", async () => {
+      await addClient("https-only");
+      await target.allowOnlyHttps("https-only");
+      const result = await doctor(["--client", "https-only"]);
+      const check = result.check("cimd-http-scheme:https-only");
+      assert.equal(check.verdict, "pass", check.detail);
+      if (target.expected.httpsOnlyDetail) assert.match(check.detail, target.expected.httpsOnlyDetail);
+      assert.deepEqual(failingIds(result.checks), []);
+      assert.equal(result.code, 0);
+    });
+  });
+}
+
+// The embedded identity provider: the service on a SQLite store of its own.
+let store: TestStore;
+let idp: IdpService;
+let exchangeSecret = "";
+const secret = () => exchangeSecret;
+
+const embedded: DoctorTarget = {
+  label: "embedded identity provider",
+  async start() {
     store = await createTestStore("sqlite");
     idp = await startIdpService(store);
     exchangeSecret = await storedSecret(store, "mcp-token-exchange");
-  });
-  after(async () => {
+  },
+  async stop() {
     await idp?.stop();
     await store?.drop();
-  });
+  },
+  env: (extra) => ({
+    IMAGING_DATA_DIR: store.dataDir,
+    PUBLIC_URL: idp.base,
+    DATABASE_URL: "",
+    IDP: "",
+    IMAGING_CONFIG: "",
+    TOKEN_EXCHANGE_CLIENT_SECRET: "",
+    ...extra,
+  }),
+  unlink: (client) => cimd(embedded, ["unlink", client]),
+  setPolicyDomains: (client, domains) =>
+    cimd(embedded, ["set", client, "--policy-domains", domains.join(",")]),
+  setProfileDomains: (client, domains) =>
+    cimd(embedded, ["set", client, "--trusted-domains", domains.join(",")]),
+  allowOnlyHttps: (client) => cimd(embedded, ["set", client, "--https"]),
+  expected: {
+    linkedFix: "Run `imaging cimd link unlinked`.",
+    policyDomainsDetail:
+      /client domain policy-domain\.example\.org is not in cimd-policy-policy-domain's trusted domains/,
+    policyDomainsFix:
+      "Run `imaging cimd set policy-domain --policy-domains other.example.org,policy-domain.example.org`.",
+    loopbackDetail: /^localhost, 127\.0\.0\.1 are missing from cimd-profile-loopback's trusted domains/,
+    loopbackFix:
+      "Run `imaging cimd set loopback --trusted-domains loopback.example.org,localhost,127.0.0.1`.",
+    httpsOnlyDetail: /HTTPS variant \(Allow http scheme OFF in cimd-profile-https-only\)/,
+  },
+};
+
+async function cimd(target: DoctorTarget, args: string[]): Promise<void> {
+  const result = await runCli(["cimd", ...args], target.env({}));
+  assert.equal(result.code, 0, result.stderr);
+}
+
+// Keycloak: the service provisioned in a realm of the run's Keycloak; mistakes made through its Admin API.
+let kc: KeycloakService;
+
+/** Read, change, write back: Keycloak replaces the whole list on PUT. */
+async function changePolicy(name: string, change: (policy: ClientPolicyRepresentation) => void) {
+  const { policies = [] } = await kc.admin.clientPolicies.listPolicies({ includeGlobalPolicies: false });
+  const policy = policies.find((p) => p.name === name);
+  assert.ok(policy, `policy ${name} exists in Keycloak`);
+  change(policy);
+  await kc.admin.clientPolicies.updatePolicy({ policies });
+}
+async function changeProfile(name: string, change: (profile: ClientProfileRepresentation) => void) {
+  const { profiles = [] } = await kc.admin.clientPolicies.listProfiles({ includeGlobalProfiles: false });
+  const profile = profiles.find((p) => p.name === name);
+  assert.ok(profile, `profile ${name} exists in Keycloak`);
+  change(profile);
+  await kc.admin.clientPolicies.createProfiles({ profiles });
+}
+async function setStandardTokenExchange(enabled: boolean) {
+  const [client] = await kc.admin.clients.find({ clientId: "mcp-token-exchange" });
+  assert.ok(client?.id, "mcp-token-exchange provisioned");
+  await kc.admin.clients.update(
+    { id: client.id },
+    { ...client, attributes: { ...client.attributes, "standard.token.exchange.enabled": String(enabled) } },
+  );
+}
+
+const keycloak: DoctorTarget = {
+  label: "Keycloak",
+  async start() {
+    kc = await startKeycloakService();
+  },
+  async stop() {
+    await kc?.stop();
+  },
+  env: (extra) => ({
+    DATABASE_URL: "",
+    IMAGING_CONFIG: "",
+    TOKEN_EXCHANGE_CLIENT_SECRET: "",
+    ...kc.env,
+    ...extra,
+  }),
+  unlink: (client) =>
+    changePolicy(`cimd-policy-${client}`, (policy) => {
+      policy.profiles = [];
+    }),
+  setPolicyDomains: (client, domains) =>
+    changePolicy(`cimd-policy-${client}`, (policy) => {
+      const condition = policy.conditions?.find((c) => c.condition === "client-id-uri");
+      assert.ok(condition);
+      condition.configuration = {
+        ...condition.configuration,
+        "client-id-uri-allow-permitted-domains": domains,
+      };
+    }),
+  setProfileDomains: (client, domains) =>
+    changeProfile(`cimd-profile-${client}`, (profile) => {
+      const executor = profile.executors?.find((e) => e.executor === "client-id-metadata-document");
+      assert.ok(executor);
+      executor.configuration = { ...executor.configuration, "cimd-allow-permitted-domains": domains };
+    }),
+  allowOnlyHttps: (client) =>
+    changeProfile(`cimd-profile-${client}`, (profile) => {
+      const executor = profile.executors?.find((e) => e.executor === "client-id-metadata-document");
+      assert.ok(executor);
+      executor.configuration = { ...executor.configuration, "cimd-allow-http-scheme": false };
+    }),
+  expected: {
+    linkedFix:
+      /^Run `imaging cimd link unlinked` \(in Keycloak's console, realm .*Associated client profiles: add cimd-profile-unlinked\)\.$/,
+    policyDomainsDetail:
+      /client domain policy-domain\.example\.org is not in cimd-policy-policy-domain's trusted domains \(other\.example\.org\)/,
+    loopbackDetail: /^localhost, 127\.0\.0\.1 are missing/,
+  },
+};
+
+describe("imaging doctor (embedded identity provider)", () => {
+  const h = doctorOf(embedded);
+  const { cli, doctor, failing, failingIds, addClient } = h;
+  before(() => embedded.start());
+  after(() => embedded.stop());
 
   it("warns, without failing, when no AI client has a CIMD profile and policy", async () => {
     const result = await doctor();
@@ -182,62 +378,9 @@ describe("imaging doctor (embedded identity provider)", () => {
     }
   });
 
-  describe("Policy exists but CIMD is ignored", () => {
-    it("fails cimd-linked when the profile is not among the policy's associated profiles", async () => {
-      await addClient("unlinked");
-      assert.equal((await cli(["cimd", "unlink", "unlinked"])).code, 0);
-      const result = await doctor(["--client", "unlinked"]);
-      assert.equal(result.code, 1);
-      assert.deepEqual(failingIds(result.checks), ["cimd-linked:unlinked"]);
-      const check = result.check("cimd-linked:unlinked");
-      assert.match(check.detail, /Policy exists but CIMD is ignored/);
-      assert.equal(check.fix, "Run `imaging cimd link unlinked`.");
-    });
-  });
+  sharedMistakes(embedded, h);
 
-  describe("Browser sign-in never opens, or the callback fails", () => {
-    it("fails cimd-policy-domains when the client's domain is missing from the policy's list", async () => {
-      await addClient("policy-domain");
-      assert.equal(
-        (await cli(["cimd", "set", "policy-domain", "--policy-domains", "other.example.org"])).code,
-        0,
-      );
-      const result = await doctor(["--client", "policy-domain"]);
-      assert.equal(result.code, 1);
-      const check = result.check("cimd-policy-domains:policy-domain");
-      assert.equal(check.verdict, "fail");
-      assert.match(
-        check.detail,
-        /client domain policy-domain\.example\.org is not in cimd-policy-policy-domain's trusted domains/,
-      );
-      assert.equal(
-        check.fix,
-        "Run `imaging cimd set policy-domain --policy-domains other.example.org,policy-domain.example.org`.",
-      );
-      assert.deepEqual(failingIds(result.checks), ["cimd-policy-domains:policy-domain"]);
-    });
-
-    it("fails cimd-profile-domains when localhost and 127.0.0.1 are missing from the profile's list", async () => {
-      await addClient("loopback");
-      assert.equal(
-        (await cli(["cimd", "set", "loopback", "--trusted-domains", "loopback.example.org"])).code,
-        0,
-      );
-      const result = await doctor(["--client", "loopback"]);
-      assert.equal(result.code, 1);
-      const check = result.check("cimd-profile-domains:loopback");
-      assert.equal(check.verdict, "fail");
-      assert.match(
-        check.detail,
-        /^localhost, 127\.0\.0\.1 are missing from cimd-profile-loopback's trusted domains/,
-      );
-      assert.equal(
-        check.fix,
-        "Run `imaging cimd set loopback --trusted-domains loopback.example.org,localhost,127.0.0.1`.",
-      );
-      assert.deepEqual(failingIds(result.checks), ["cimd-profile-domains:loopback"]);
-    });
-
+  describe("Browser sign-in never opens, or the callback fails (embedded)", () => {
     it("fails cimd-profile-domains when the client's own domain is missing from the profile's list", async () => {
       await addClient("profile-domain");
       assert.equal(
@@ -252,17 +395,6 @@ describe("imaging doctor (embedded identity provider)", () => {
         check.detail,
         /profile-domain\.example\.org is missing .*metadata document is not fetched/,
       );
-    });
-
-    it("passes cimd-http-scheme for an HTTPS-variant client on an http deployment (its sign-in works)", async () => {
-      await addClient("https-only");
-      assert.equal((await cli(["cimd", "set", "https-only", "--https"])).code, 0);
-      const result = await doctor(["--client", "https-only"]);
-      const check = result.check("cimd-http-scheme:https-only");
-      assert.equal(check.verdict, "pass", check.detail);
-      assert.match(check.detail, /HTTPS variant \(Allow http scheme OFF in cimd-profile-https-only\)/);
-      assert.deepEqual(failingIds(result.checks), []);
-      assert.equal(result.code, 0);
     });
 
     it("fails cimd-http-scheme for an http client_id when Allow http scheme is OFF", async () => {
@@ -387,5 +519,57 @@ describe("imaging doctor (embedded identity provider)", () => {
         /issuer "http:\/\/127\.0\.0\.1:\d+\/auth\/realms\/imaging", expected http:\/\/localhost/,
       );
     });
+  });
+});
+
+describe("imaging doctor (Keycloak)", () => {
+  const h = doctorOf(keycloak);
+  const { cli, doctor, failing, failingIds } = h;
+  before(() => keycloak.start());
+  after(() => keycloak.stop());
+
+  it("passes every check on the provisioned setup with a CIMD client", async () => {
+    const added = await cli(["cimd", "add", "claude-code", "--preset", "claude-code", "--http"]);
+    assert.equal(added.code, 0, added.stderr);
+    const result = await doctor();
+    assert.equal(result.code, 0, failing(result.checks).join("\n"));
+    for (const check of result.checks)
+      assert.equal(
+        check.verdict,
+        check.id === "windows-public-url" ? "n/a" : "pass",
+        `${check.id}: ${check.detail}`,
+      );
+    assert.ok(result.checks.some((c) => c.id === "cimd-linked:claude-code"));
+    assert.match(
+      result.check("token-exchange").detail,
+      /secret from Keycloak realm .*: 400 invalid_request "Invalid token"/,
+    );
+    const text = await cli(["doctor"]);
+    assert.equal(text.code, 0, text.stdout);
+    assert.match(
+      text.stdout,
+      new RegExp(`^imaging doctor: base_url ${kc.base}, Keycloak, issuer ${kc.issuer}$`, "m"),
+    );
+  });
+
+  sharedMistakes(keycloak, h);
+
+  it("fails token-exchange when Standard token exchange is disabled on mcp-token-exchange", async () => {
+    await setStandardTokenExchange(false);
+    try {
+      const result = await doctor(["--client", "claude-code"]);
+      assert.equal(result.code, 1);
+      assert.deepEqual(failingIds(result.checks), ["token-exchange"]);
+      const check = result.check("token-exchange");
+      assert.match(
+        check.detail,
+        /400 invalid_request "Standard token exchange is not enabled for the requested client"/,
+      );
+      assert.match(check.fix ?? "", /turn on "Standard token exchange" for client mcp-token-exchange/);
+      assert.match(check.fix ?? "", /standard\.token\.exchange\.enabled/);
+    } finally {
+      await setStandardTokenExchange(true);
+    }
+    assert.equal((await doctor(["--client", "claude-code"])).code, 0);
   });
 });

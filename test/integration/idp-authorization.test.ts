@@ -3,23 +3,16 @@ import { after, before, describe, it } from "node:test";
 import { type CallToolResult, Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import { countOidcPayloads } from "../../src/store/oidc-adapter.ts";
+import { CookieJar, follow, formsOf, postForm } from "../support/browserless-session.ts";
+import { type CimdDocumentServer, startCimdDocumentServer } from "../support/cimd-document-server.ts";
 import {
-  authorize,
-  type CimdDocumentServer,
-  type ClientSetup,
-  CookieJar,
-  decodeJwt,
-  follow,
-  formsOf,
   type IdpService,
-  postForm,
-  refresh,
   seedCimdClient,
   seedUsers,
-  startCimdDocumentServer,
   startIdpService,
   USERS,
-} from "../support/idp-flow.ts";
+} from "../support/idp-service.ts";
+import { authorize, type ClientSetup, decodeJwt, refresh } from "../support/oauth-flow.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 
 const MCP_SCOPES = "mcp:tools mcp:resources mcp:prompts";

@@ -3,7 +3,8 @@ import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { createCimdClient } from "../../src/store/cimd.ts";
-import { type IdpService, seedUsers, startAuthorization, startIdpService } from "../support/idp-flow.ts";
+import { type IdpService, seedUsers, startIdpService } from "../support/idp-service.ts";
+import { startAuthorization } from "../support/oauth-flow.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
 
 /**

@@ -5,18 +5,15 @@ import { after, before, beforeEach, describe, it } from "node:test";
 import type { CimdPolicy, CimdProfile } from "../../src/idp/cimd/model.ts";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import { saveCimdPolicy, saveCimdProfile } from "../../src/store/cimd.ts";
+import { type CimdDocumentServer, startCimdDocumentServer } from "../support/cimd-document-server.ts";
 import {
-  authorize,
-  type CimdDocumentServer,
-  decodeJwt,
   type IdpService,
   seedCimdClient,
   seedUsers,
-  startAuthorization,
-  startCimdDocumentServer,
   startIdpService,
   USERS,
-} from "../support/idp-flow.ts";
+} from "../support/idp-service.ts";
+import { authorize, decodeJwt, startAuthorization } from "../support/oauth-flow.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
 
 /**

@@ -9,19 +9,13 @@ import { verifyCredentials } from "../../src/domain/users.ts";
 import { readStoredSecret } from "../../src/idp/stored-secrets.ts";
 import { openStore } from "../../src/store/database.ts";
 import { listUsers } from "../../src/store/users.ts";
+import { type CimdDocumentServer, startCimdDocumentServer } from "../support/cimd-document-server.ts";
 import { runCli, spawnService } from "../support/cli.ts";
-import {
-  type CimdDocumentServer,
-  type IdpService,
-  makeTestCertificates,
-  seedCimdClient,
-  seedUsers,
-  startCimdDocumentServer,
-  startIdpService,
-} from "../support/idp-flow.ts";
+import { type IdpService, seedCimdClient, seedUsers, startIdpService } from "../support/idp-service.ts";
 import { freePort } from "../support/service.ts";
 import { withVault } from "../support/stored-secrets.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
+import { makeTestCertificates } from "../support/test-certificates.ts";
 
 type Metadata = Record<string, unknown> & {
   scopes_supported: string[];

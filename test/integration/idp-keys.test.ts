@@ -4,21 +4,16 @@ import { type CallToolResult, Client, StreamableHTTPClientTransport } from "@mod
 import { KEY_RETENTION_SECONDS } from "../../src/idp/provider/realm.ts";
 import { loadSigningKeys, rotateSigningKeys } from "../../src/idp/provider/signing-keys.ts";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
+import { type CimdDocumentServer, startCimdDocumentServer } from "../support/cimd-document-server.ts";
 import { runCli } from "../support/cli.ts";
 import {
-  authorize,
-  type CimdDocumentServer,
-  type ClientSetup,
-  decodeJwt,
-  exchangeToken,
   type IdpService,
-  refresh,
   seedCimdClient,
   seedUsers,
-  startCimdDocumentServer,
   startIdpService,
   USERS,
-} from "../support/idp-flow.ts";
+} from "../support/idp-service.ts";
+import { authorize, type ClientSetup, decodeJwt, exchangeToken, refresh } from "../support/oauth-flow.ts";
 import { storedSecret, withVault } from "../support/stored-secrets.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 

@@ -3,17 +3,14 @@ import { after, before, describe, it } from "node:test";
 import { openStore } from "../../src/store/database.ts";
 import { expireUnusedRegisteredClients, listRegisteredClients } from "../../src/store/registered-clients.ts";
 import { runCli } from "../support/cli.ts";
+import { type IdpService, seedUsers, startIdpService, USERS } from "../support/idp-service.ts";
 import {
   authorize,
   type ClientSetup,
   exchangeToken,
-  type IdpService,
   refresh,
-  seedUsers,
   startAuthorization,
-  startIdpService,
-  USERS,
-} from "../support/idp-flow.ts";
+} from "../support/oauth-flow.ts";
 import { storedSecret } from "../support/stored-secrets.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 

@@ -1,21 +1,15 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { CookieJar, follow, formsOf, type HtmlForm, postForm } from "../support/browserless-session.ts";
+import { type CimdDocumentServer, startCimdDocumentServer } from "../support/cimd-document-server.ts";
 import {
-  type CimdDocumentServer,
-  type ClientSetup,
-  CookieJar,
-  follow,
-  formsOf,
-  type HtmlForm,
   type IdpService,
-  postForm,
   seedCimdClient,
   seedUsers,
-  startAuthorization,
-  startCimdDocumentServer,
   startIdpService,
   USERS,
-} from "../support/idp-flow.ts";
+} from "../support/idp-service.ts";
+import { type ClientSetup, startAuthorization } from "../support/oauth-flow.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
 
 describe("embedded identity provider: sign-in and consent pages", () => {

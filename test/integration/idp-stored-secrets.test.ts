@@ -3,23 +3,22 @@ import { after, before, describe, it } from "node:test";
 import { openStore } from "../../src/store/database.ts";
 import { ID_FIELDS, oidcKey } from "../../src/store/oidc-adapter.ts";
 import type { OidcPayloadsTable } from "../../src/store/schema.ts";
+import { follow, formsOf, postForm } from "../support/browserless-session.ts";
+import { type CimdDocumentServer, startCimdDocumentServer } from "../support/cimd-document-server.ts";
 import {
-  authorize,
-  type CimdDocumentServer,
-  type ClientSetup,
-  decodeJwt,
-  follow,
-  formsOf,
   type IdpService,
-  postForm,
-  refresh,
   seedCimdClient,
   seedUsers,
-  startAuthorization,
-  startCimdDocumentServer,
   startIdpService,
   USERS,
-} from "../support/idp-flow.ts";
+} from "../support/idp-service.ts";
+import {
+  authorize,
+  type ClientSetup,
+  decodeJwt,
+  refresh,
+  startAuthorization,
+} from "../support/oauth-flow.ts";
 import { freePort } from "../support/service.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 

@@ -3,19 +3,15 @@ import { after, before, describe, it } from "node:test";
 import { generateKeyPair, importJWK, type JWK, SignJWT } from "jose";
 import { grantUser, setUserDisabled } from "../../src/domain/users.ts";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
+import { type CimdDocumentServer, startCimdDocumentServer } from "../support/cimd-document-server.ts";
 import {
-  authorize,
-  type CimdDocumentServer,
-  type ClientSetup,
-  decodeJwt,
-  exchangeToken,
   type IdpService,
   seedCimdClient,
   seedUsers,
-  startCimdDocumentServer,
   startIdpService,
   USERS,
-} from "../support/idp-flow.ts";
+} from "../support/idp-service.ts";
+import { authorize, type ClientSetup, decodeJwt, exchangeToken } from "../support/oauth-flow.ts";
 import { storedSecret } from "../support/stored-secrets.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import pg from "pg";
-import { type IdpService, startIdpService } from "../support/idp-flow.ts";
+import { type IdpService, startIdpService } from "../support/idp-service.ts";
 import { createTestStore, postgresAdminUrl, type TestStore } from "../support/stores.ts";
 
 /**

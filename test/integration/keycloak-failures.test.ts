@@ -3,7 +3,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { after, before, describe, it } from "node:test";
 import type { KeycloakAdmin } from "../../src/idp/keycloak/admin.ts";
 import { CLI } from "../support/cli.ts";
-import { USERS } from "../support/idp-flow.ts";
+import { USERS } from "../support/idp-service.ts";
 import {
   connectTestAdmin,
   keycloakEnv,

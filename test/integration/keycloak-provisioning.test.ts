@@ -4,7 +4,7 @@ import { loadSettings } from "../../src/config/load-config.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
 import { connectKeycloakAdmin, type KeycloakAdmin } from "../../src/idp/keycloak/admin.ts";
 import { startService } from "../../src/service.ts";
-import { runCli, spawnService } from "../support/cli.ts";
+import { runCliProcess, spawnService } from "../support/cli.ts";
 import {
   connectTestAdmin,
   keycloakEnv,
@@ -321,7 +321,7 @@ describe("Keycloak provisioning at start-up", () => {
   });
 
   it("imaging start explains missing Keycloak settings instead of starting", async () => {
-    const result = await runCli(["start", "--data-dir", store.dataDir], {
+    const result = await runCliProcess(["start", "--data-dir", store.dataDir], {
       IDP: "keycloak",
       KEYCLOAK_URL: "",
     });

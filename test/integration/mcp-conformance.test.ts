@@ -10,15 +10,14 @@ import { type Browser, chromium } from "playwright-core";
 import { type RunningMcpService, startMcpService } from "../../src/mcp/http-service.ts";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import type { RunningService } from "../../src/service.ts";
+import { type CimdDocumentServer, startCimdDocumentServer } from "../support/cimd-document-server.ts";
 import {
-  type CimdDocumentServer,
   type IdpService,
   seedCimdClient,
   seedUsers,
-  startCimdDocumentServer,
   startIdpService,
   USERS,
-} from "../support/idp-flow.ts";
+} from "../support/idp-service.ts";
 import { CHROMIUM_FLAGS } from "../support/mcp-sign-in.ts";
 import { freePort, startTestService } from "../support/service.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";

@@ -2,20 +2,16 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { type CallToolResult, Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
+import { formsOf, postForm } from "../support/browserless-session.ts";
+import { type CimdDocumentServer, startCimdDocumentServer } from "../support/cimd-document-server.ts";
 import {
-  authorize,
-  type CimdDocumentServer,
-  type ClientSetup,
-  formsOf,
   type IdpService,
-  postForm,
   seedCimdClient,
   seedUsers,
-  startAuthorization,
-  startCimdDocumentServer,
   startIdpService,
   USERS,
-} from "../support/idp-flow.ts";
+} from "../support/idp-service.ts";
+import { authorize, type ClientSetup, startAuthorization } from "../support/oauth-flow.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 
 /** One sample of the exposition: `name{a="x",b="y"} value`. */

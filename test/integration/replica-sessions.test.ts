@@ -8,15 +8,10 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import { openStore } from "../../src/store/database.ts";
+import { type CimdDocumentServer, startCimdDocumentServer } from "../support/cimd-document-server.ts";
 import { spawnService } from "../support/cli.ts";
-import {
-  authorize,
-  type CimdDocumentServer,
-  seedCimdClient,
-  seedUsers,
-  startCimdDocumentServer,
-  USERS,
-} from "../support/idp-flow.ts";
+import { seedCimdClient, seedUsers, USERS } from "../support/idp-service.ts";
+import { authorize } from "../support/oauth-flow.ts";
 import { freePort } from "../support/service.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
 

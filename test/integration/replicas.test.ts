@@ -9,22 +9,18 @@ import { after, before, describe, it } from "node:test";
 import { type CallToolResult, Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import { migrationNames, openStore } from "../../src/store/database.ts";
+import { formsOf, postForm } from "../support/browserless-session.ts";
+import { type CimdDocumentServer, startCimdDocumentServer } from "../support/cimd-document-server.ts";
 import { runCli, spawnService } from "../support/cli.ts";
+import { seedCimdClient, seedUsers, USERS } from "../support/idp-service.ts";
 import {
   authorize,
-  type CimdDocumentServer,
   type ClientSetup,
   decodeJwt,
   exchangeToken,
-  formsOf,
-  postForm,
   refresh,
-  seedCimdClient,
-  seedUsers,
   startAuthorization,
-  startCimdDocumentServer,
-  USERS,
-} from "../support/idp-flow.ts";
+} from "../support/oauth-flow.ts";
 import { freePort } from "../support/service.ts";
 import { storedSecret } from "../support/stored-secrets.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";

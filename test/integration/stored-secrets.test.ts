@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { calculateJwkThumbprint, type JWK } from "jose";
 import { ensureSecretFile } from "../../src/idp/secrets.ts";
-import { startIdpService } from "../support/idp-flow.ts";
+import { startIdpService } from "../support/idp-service.ts";
 import { storedSecret, withVault } from "../support/stored-secrets.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 

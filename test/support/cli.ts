@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
+import { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 
 export const CLI = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
@@ -10,13 +11,44 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the `imaging` command as a user would, in its own process. */
+/**
+ * Runs an `imaging` command in this process, through the same entry as the `imaging` binary (run.ts),
+ * with its standard output, error and exit code captured and `env` over this process's environment.
+ * `imaging start` (signals, process exit) runs in a process of its own here too; anything else that needs
+ * one (NODE_OPTIONS, NODE_EXTRA_CA_CERTS, the Node.js floor check) goes through runCliProcess.
+ */
 export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
   return runCliWithStdin(args, undefined, env);
 }
 
-/** Like runCli, with `input` written to the command's standard input (none when undefined). */
+/** Like runCli, with `input` on the command's standard input (none when undefined). */
 export async function runCliWithStdin(
+  args: string[],
+  input: string | undefined,
+  env: NodeJS.ProcessEnv = {},
+): Promise<CliResult> {
+  // The service installs signal handlers and exits the process: `imaging start` always gets its own.
+  if (args[0] === "start" && !args.includes("--help")) return runCliProcessWithStdin(args, input, env);
+  const { run } = await import("../../src/cli/run.ts");
+  let stdout = "";
+  let stderr = "";
+  const code = await run(args, {
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text), isTTY: false },
+    stdin: Readable.from(input === undefined ? [] : [input]),
+    env: { ...process.env, ...env },
+    exitCode: 0,
+  });
+  return { code, stdout, stderr };
+}
+
+/** Runs the `imaging` command as a user would, in its own process. */
+export async function runCliProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  return runCliProcessWithStdin(args, undefined, env);
+}
+
+/** Like runCliProcess, with `input` written to the command's standard input (none when undefined). */
+export async function runCliProcessWithStdin(
   args: string[],
   input: string | undefined,
   env: NodeJS.ProcessEnv = {},

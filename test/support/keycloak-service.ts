@@ -11,7 +11,7 @@ import {
 } from "../../src/idp/cimd/model.ts";
 import type { KeycloakAdmin } from "../../src/idp/keycloak/admin.ts";
 import { type RunningService, startService } from "../../src/service.ts";
-import { USERS } from "./idp-flow.ts";
+import { USERS } from "./idp-service.ts";
 import {
   connectTestAdmin,
   keycloakEnv,

@@ -3,8 +3,8 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, write
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { connectKeycloakAdmin, type KeycloakAdmin } from "../../src/idp/keycloak/admin.ts";
-import { makeTestCertificates, type TestCertificates } from "./idp-flow.ts";
 import { freePort } from "./service.ts";
+import { makeTestCertificates, type TestCertificates } from "./test-certificates.ts";
 
 /**
  * A real Keycloak for the tests: the distribution from Maven Central (`.ci/install-keycloak`), run with

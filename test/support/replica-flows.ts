@@ -1,7 +1,7 @@
 import * as oauth from "oauth4webapi";
 import { Agent, fetch as undiciFetch } from "undici";
+import { CookieJar } from "./browserless-session.ts";
 import { PIN_HEADER } from "./haproxy.ts";
-import { CookieJar } from "./idp-flow.ts";
 
 export const MODERN = "2026-07-28";
 

@@ -6,6 +6,7 @@ import { AdvisorySourceError } from "../../scanner/advisories/sources.ts";
 import { syncAdvisories } from "../../scanner/advisories/sync.ts";
 import { createRegistryFetcher } from "../../scanner/registry/cached-fetch.ts";
 import { settingsFrom, withStore } from "../context.ts";
+import { cliIo } from "../io.ts";
 import { CliError, emit } from "../output.ts";
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -16,7 +17,7 @@ interface CommonOptions {
   json?: boolean;
 }
 
-const progress = (message: string) => process.stderr.write(`${message}\n`);
+const progress = (message: string) => cliIo().stderr.write(`${message}\n`);
 
 /** What --json prints: the counts, and each malformed record with its file and field. */
 function report(result: ImportResult) {
@@ -62,7 +63,7 @@ export function registerAdvisories(program: Command): void {
       withStore(options, (store) =>
         importAdvisories(store.db, paths, {
           progress,
-          onMalformed: (m) => process.stderr.write(`imaging: ${m.file}: ${m.reason} (record skipped)\n`),
+          onMalformed: (m) => cliIo().stderr.write(`imaging: ${m.file}: ${m.reason} (record skipped)\n`),
         }),
       ),
     );
@@ -95,7 +96,7 @@ export function registerAdvisories(program: Command): void {
           ecosystems: ecosystems as Ecosystem[],
           fetcher,
           progress,
-          onMalformed: (m) => process.stderr.write(`imaging: ${m.file}: ${m.reason} (record skipped)\n`),
+          onMalformed: (m) => cliIo().stderr.write(`imaging: ${m.file}: ${m.reason} (record skipped)\n`),
         }),
       ),
     );

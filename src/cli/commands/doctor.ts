@@ -15,6 +15,7 @@ import { readStoredSecret } from "../../idp/stored-secrets.ts";
 import { openStore, type StoreHandle } from "../../store/database.ts";
 import { type DeploymentOptions, deploymentOptions, STARTED_LOCAL_HELP, settingsFrom } from "../context.ts";
 import { knownProfileNames, withCimdRepository, withKeycloakAdmin } from "../idp-context.ts";
+import { cliIo } from "../io.ts";
 import { CliError, emit } from "../output.ts";
 
 interface DoctorOptions extends DeploymentOptions {
@@ -140,6 +141,6 @@ export function registerDoctor(program: Command): void {
         throw error;
       }
       emit(Boolean(options.json), report.checks, () => render(report));
-      if (report.checks.some((c) => c.verdict === "fail")) process.exitCode = 1;
+      if (report.checks.some((c) => c.verdict === "fail")) cliIo().exitCode = 1;
     });
 }

@@ -8,6 +8,7 @@ import { readAnalysisExport } from "../../store/analysis-export.ts";
 import { findApplication, resolveAnalysis } from "../../store/applications.ts";
 import { VERSION } from "../../version.ts";
 import { withStore } from "../context.ts";
+import { cliIo } from "../io.ts";
 import { CliError } from "../output.ts";
 
 interface ExportOptions {
@@ -63,12 +64,12 @@ export function registerExport(program: Command): void {
       });
       const text = `${JSON.stringify(bom, null, 2)}\n`;
       if (!options.output) {
-        process.stdout.write(text);
+        cliIo().stdout.write(text);
         return;
       }
       await writeWhole(resolve(options.output), text);
       const counts = bom as { components: unknown[]; vulnerabilities: unknown[] };
-      process.stderr.write(
+      cliIo().stderr.write(
         `CycloneDX 1.6 SBOM of ${name.value} written to ${options.output}: ` +
           `${counts.components.length} components, ${counts.vulnerabilities.length} vulnerabilities\n`,
       );

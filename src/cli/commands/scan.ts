@@ -13,6 +13,7 @@ import {
 } from "../../scanner/scan.ts";
 import { UploadError, uploadAnalysis } from "../../scanner/upload.ts";
 import { settingsFrom, withStore } from "../context.ts";
+import { cliIo } from "../io.ts";
 import { CliError, emit } from "../output.ts";
 
 interface ScanCliOptions {
@@ -65,7 +66,7 @@ async function scan(path: string, options: ScanCliOptions): Promise<ScanSummary>
   const analyzedAt = new Date(
     options.date === undefined ? Date.now() : withOffset(options.date),
   ).toISOString();
-  const apiKey = process.env.IMAGING_API_KEY;
+  const apiKey = cliIo().env.IMAGING_API_KEY;
   if (options.server !== undefined) {
     if (!/^https?:\/\/[^\s/]+/.test(options.server) || !URL.canParse(options.server)) {
       throw new CliError(`--server "${options.server}" is not an http(s) URL`);
@@ -76,9 +77,9 @@ async function scan(path: string, options: ScanCliOptions): Promise<ScanSummary>
   const offline = Boolean(options.offline);
   const fetcher = createRegistryFetcher({ cacheDir: join(settings.dataDir, "cache", "http"), offline });
   // Progress is for people at a terminal; scripts and CI logs get the summary and one-line errors.
-  const showProgress = Boolean(options.progress) || process.stderr.isTTY;
+  const showProgress = Boolean(options.progress) || cliIo().stderr.isTTY;
   const progress = (message: string) => {
-    if (showProgress) process.stderr.write(`scan: ${message}\n`);
+    if (showProgress) cliIo().stderr.write(`scan: ${message}\n`);
   };
   const context = {
     fetcher,

@@ -4,6 +4,7 @@ import { UserError, usernameProblem } from "../../domain/users.ts";
 import type { UserProfileDetails } from "../../idp/user-directory.ts";
 import { ROLES, type Role, type UserRecord } from "../../store/users.ts";
 import { idpConfigFrom, withUserDirectory } from "../idp-context.ts";
+import { cliIo } from "../io.ts";
 import { CliError, emit, table } from "../output.ts";
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -190,7 +191,7 @@ async function obtainPassword(options: PasswordOptions): Promise<{ password: str
 /** The whole of standard input, without its final line break; one line only. */
 async function readPasswordFromStdin(): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  for await (const chunk of cliIo().stdin) chunks.push(Buffer.from(chunk));
   const text = Buffer.concat(chunks)
     .toString("utf8")
     .replace(/\r?\n$/, "");
