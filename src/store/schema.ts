@@ -242,6 +242,19 @@ export interface ReferenceChangeTotalsTable {
   removed: number;
 }
 
+/**
+ * The reference totals between two analyses that are not adjacent (lo < hi - 1): identities live in
+ * `hi` and not in `lo` (added) and the reverse (removed). Written at ingest from the previous analysis's
+ * totals and what the new one changed (migration 018).
+ */
+export interface ReferenceRangeTotalsTable {
+  application_id: number;
+  lo: number;
+  hi: number;
+  added: number;
+  removed: number;
+}
+
 /** One row (id 1): bumped by triggers on every write to a table a gate evaluation reads (migration 017). */
 export interface GateFactsGenerationTable {
   id: number;
@@ -400,6 +413,7 @@ export interface Database {
   package_changes: PackageChangesTable;
   reference_changes: ReferenceChangesTable;
   reference_change_totals: ReferenceChangeTotalsTable;
+  reference_range_totals: ReferenceRangeTotalsTable;
   gate_facts_generation: GateFactsGenerationTable;
   gate_evaluations: GateEvaluationsTable;
   api_keys: ApiKeysTable;

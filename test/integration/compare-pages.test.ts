@@ -270,5 +270,37 @@ for (const kind of STORE_KINDS) {
       assert.deepEqual(await logRows(), maintained);
       await assertPagesMatchWhole("after the migration");
     });
+
+    it("non-adjacent totals are stored per pair, and migration 018 builds the same ones ingestion maintains", async () => {
+      const rangeRows = () =>
+        store.db
+          .selectFrom("reference_range_totals")
+          .select(["application_id", "lo", "hi", "added", "removed"])
+          .orderBy("application_id")
+          .orderBy("hi")
+          .orderBy("lo")
+          .execute();
+      const maintained = await rangeRows();
+      // One row per pair lo < hi - 1 of the six analyses, each equal to the whole comparison's counts
+      // (plus one for the other application's three analyses).
+      const own = maintained.filter((r) => r.application_id === applicationId);
+      assert.equal(own.length, 10);
+      assert.equal(maintained.length, 11);
+      for (const r of own) {
+        const whole = await compareFromIntervals(store.db, applicationId, r.lo, r.hi);
+        assert.deepEqual(
+          [Number(r.added), Number(r.removed)],
+          [whole.references.added.length, whole.references.removed.length],
+          `${r.lo} → ${r.hi}`,
+        );
+      }
+      assert.ok(maintained.some((r) => Number(r.added) > 0) && maintained.some((r) => Number(r.removed) > 0));
+      await sql`drop table reference_range_totals`.execute(store.db);
+      await sql`delete from kysely_migration where name = ${"018-reference-range-totals"}`.execute(store.db);
+      await store.close();
+      store = await openStore({ databaseUrl: test.databaseUrl, sqliteFile: test.sqliteFile });
+      assert.deepEqual(await rangeRows(), maintained);
+      await assertPagesMatchWhole("after migration 018");
+    });
   });
 }
