@@ -22,6 +22,7 @@ import { occurrenceObjectListsMigration } from "./migrations/015-occurrence-obje
 import { ensurePgSearchIndex, listSearchMigration } from "./migrations/016-list-search.ts";
 import { compareAndGateModelsMigration } from "./migrations/017-compare-and-gate-models.ts";
 import { referenceRangeTotalsMigration } from "./migrations/018-reference-range-totals.ts";
+import { gateFindingsMigration } from "./migrations/019-gate-findings.ts";
 import { createNodeSqliteDialect, openNodeSqliteDatabase } from "./node-sqlite-dialect.ts";
 import { createPooledSqliteDialect } from "./pooled-sqlite-dialect.ts";
 import type { Database } from "./schema.ts";
@@ -148,6 +149,7 @@ export const migrationNames = [
   "016-list-search",
   "017-compare-and-gate-models",
   "018-reference-range-totals",
+  "019-gate-findings",
 ] as const;
 
 function inCodeMigrations(kind: StoreKind): MigrationProvider {
@@ -170,6 +172,7 @@ function inCodeMigrations(kind: StoreKind): MigrationProvider {
       [migrationNames[14]]: listSearchMigration(kind),
       [migrationNames[15]]: compareAndGateModelsMigration(kind),
       [migrationNames[16]]: referenceRangeTotalsMigration(kind),
+      [migrationNames[17]]: gateFindingsMigration(kind),
     }),
   };
 }

@@ -5,7 +5,6 @@ import {
   type GateVerdict,
   type PackageInterval,
   type ReferenceInterval,
-  type RuleOutcome,
   statesAt,
 } from "./gate-evaluation.ts";
 import { effectiveGateParameters, type GateRule, isGateKind } from "./gate-kinds.ts";
@@ -183,13 +182,53 @@ async function computeVerdict(db: Db, applicationId: number, seq: number): Promi
   return evaluateGates(rules, statesAt(seq, inputs.packages, inputs.references));
 }
 
+interface RuleSummary {
+  findingsTotal: number;
+  id: string;
+  name: string;
+  passed: boolean;
+}
+
+/** What `gate_evaluations.doc` holds: the outcomes without their findings (rows of gate_findings). */
+interface StoredSummary {
+  rules: RuleSummary[];
+  verdict: "pass" | "fail";
+}
+
+/** A page of each rule's findings, with the rule's outcome. */
+interface PagedOutcomes {
+  rules: (RuleSummary & { findings: GateFinding[] })[];
+  verdict: "pass" | "fail";
+}
+
+type Paging = { limit: number; skip: number } | undefined;
+
+function pageOf(verdict: GateVerdict, paging: Paging): PagedOutcomes {
+  return {
+    rules: verdict.rules.map((rule) => ({
+      findings: paging ? rule.findings.slice(paging.skip, paging.skip + paging.limit) : rule.findings,
+      findingsTotal: rule.findings.length,
+      id: rule.id,
+      name: rule.name,
+      passed: rule.passed,
+    })),
+    verdict: verdict.verdict,
+  };
+}
+
 /**
  * The verdict of analysis `seq`, stored once computed and valid while `gate_facts_generation` keeps
  * the value read before computing it (triggers bump it on any write to gate rules, packages, versions
  * or vulnerabilities: migration 017). Reading the generation first means a stored verdict is never
- * older than its generation; a write in between only costs a recomputation.
+ * older than its generation; a write in between only costs a recomputation. The outcomes are one small
+ * document and the findings rows of `gate_findings` (migration 019), so a page reads only its rows.
  */
-async function storedVerdict(db: Db, applicationId: number, seq: number): Promise<GateVerdict> {
+async function storedOutcomes(
+  db: Db,
+  applicationId: number,
+  seq: number,
+  paging: Paging,
+): Promise<PagedOutcomes> {
   const { value } = await db
     .selectFrom("gate_facts_generation")
     .select("value")
@@ -202,15 +241,103 @@ async function storedVerdict(db: Db, applicationId: number, seq: number): Promis
     .where("application_id", "=", applicationId)
     .where("seq", "=", seq)
     .executeTakeFirst();
-  if (stored && Number(stored.generation) === generation) return JSON.parse(stored.doc) as GateVerdict;
+  if (stored && Number(stored.generation) === generation) {
+    const summary = JSON.parse(stored.doc) as StoredSummary;
+    const pages = await storedFindings(db, applicationId, seq, generation, summary, paging);
+    // Rows missing: a recomputation at a newer generation replaced them after the summary was read.
+    if (pages)
+      return {
+        rules: summary.rules.map((r, i) => ({ ...r, findings: pages[i] ?? [] })),
+        verdict: summary.verdict,
+      };
+  }
   const verdict = await computeVerdict(db, applicationId, seq);
-  const doc = JSON.stringify(verdict);
-  await db
-    .insertInto("gate_evaluations")
-    .values({ application_id: applicationId, seq, generation, doc })
-    .onConflict((oc) => oc.columns(["application_id", "seq"]).doUpdateSet({ generation, doc }))
-    .execute();
-  return verdict;
+  await storeVerdict(db, applicationId, seq, generation, verdict);
+  return pageOf(verdict, paging);
+}
+
+/** Each rule's findings skip..skip+limit (all without paging) from one key range walk, or undefined if incomplete. */
+async function storedFindings(
+  db: Db,
+  applicationId: number,
+  seq: number,
+  generation: number,
+  summary: StoredSummary,
+  paging: Paging,
+): Promise<GateFinding[][] | undefined> {
+  const skip = paging?.skip ?? 0;
+  const expected = summary.rules.map((r) =>
+    Math.max(0, Math.min(r.findingsTotal, paging ? skip + paging.limit : r.findingsTotal) - skip),
+  );
+  const wanted = summary.rules.filter((_, i) => (expected[i] ?? 0) > 0).map((r) => r.id);
+  const pages = summary.rules.map((): GateFinding[] => []);
+  if (wanted.length === 0) return pages;
+  let query = db
+    .selectFrom("gate_findings")
+    .select(["rule_id", "doc"])
+    .where("application_id", "=", applicationId)
+    .where("seq", "=", seq)
+    .where("generation", "=", generation)
+    .where("rule_id", "in", wanted)
+    .where("position", ">=", skip);
+  if (paging) query = query.where("position", "<", skip + paging.limit);
+  const rows = await query.orderBy("rule_id").orderBy("position").execute();
+  const index = new Map(summary.rules.map((r, i) => [r.id, i]));
+  for (const row of rows) pages[index.get(row.rule_id) ?? -1]?.push(JSON.parse(row.doc) as GateFinding);
+  return pages.every((page, i) => page.length === expected[i]) ? pages : undefined;
+}
+
+/** Stores a computed verdict under `generation`: its outcomes, its findings as rows, older rows dropped. */
+async function storeVerdict(
+  db: Db,
+  applicationId: number,
+  seq: number,
+  generation: number,
+  verdict: GateVerdict,
+): Promise<void> {
+  const summary: StoredSummary = {
+    rules: verdict.rules.map((r) => ({
+      findingsTotal: r.findings.length,
+      id: r.id,
+      name: r.name,
+      passed: r.passed,
+    })),
+    verdict: verdict.verdict,
+  };
+  const rows = verdict.rules.flatMap((r) =>
+    r.findings.map((f, position) => ({
+      application_id: applicationId,
+      seq,
+      generation,
+      rule_id: r.id,
+      position,
+      doc: JSON.stringify(f),
+    })),
+  );
+  const write = async (trx: Db) => {
+    await trx
+      .deleteFrom("gate_findings")
+      .where("application_id", "=", applicationId)
+      .where("seq", "=", seq)
+      .where("generation", "<", generation)
+      .execute();
+    // Two readers may compute the same generation at once: the rows are the same, the first wins.
+    for (let i = 0; i < rows.length; i += 1_000) {
+      await trx
+        .insertInto("gate_findings")
+        .values(rows.slice(i, i + 1_000))
+        .onConflict((oc) => oc.doNothing())
+        .execute();
+    }
+    const doc = JSON.stringify(summary);
+    await trx
+      .insertInto("gate_evaluations")
+      .values({ application_id: applicationId, seq, generation, doc })
+      .onConflict((oc) => oc.columns(["application_id", "seq"]).doUpdateSet({ generation, doc }))
+      .execute();
+  };
+  if (db.isTransaction) await write(db);
+  else await db.transaction().execute(write);
 }
 
 /**
@@ -226,24 +353,18 @@ export async function evaluateAnalysis(
   options: { fresh?: boolean } = {},
 ): Promise<GateEvaluation> {
   const result = options.fresh
-    ? await computeVerdict(db, applicationId, seq)
-    : await storedVerdict(db, applicationId, seq);
-  const page = (findings: GateFinding[]) =>
-    paging ? findings.slice(paging.skip, paging.skip + paging.limit) : findings;
+    ? pageOf(await computeVerdict(db, applicationId, seq), paging)
+    : await storedOutcomes(db, applicationId, seq, paging);
   const withObjects = new Set(
-    result.rules.flatMap((r) =>
-      page(r.findings)
-        .filter((f) => f.cve !== undefined)
-        .map((f) => f.packageId),
-    ),
+    result.rules.flatMap((r) => r.findings.filter((f) => f.cve !== undefined).map((f) => f.packageId)),
   );
   const objects = await referredObjectsSamples(db, applicationId, seq, [...withObjects]);
   return {
-    rules: result.rules.map((rule: RuleOutcome) => ({
-      findings: page(rule.findings).map(({ packageId, ...finding }) =>
+    rules: result.rules.map((rule) => ({
+      findings: rule.findings.map(({ packageId, ...finding }) =>
         finding.cve === undefined ? finding : { ...finding, objects: objects.get(packageId) ?? [] },
       ),
-      findingsTotal: rule.findings.length,
+      findingsTotal: rule.findingsTotal,
       id: rule.id,
       name: rule.name,
       passed: rule.passed,

@@ -266,7 +266,19 @@ export interface GateEvaluationsTable {
   application_id: number;
   seq: number;
   generation: number;
-  /** JSON of the rules' outcomes with every finding, without the findings' objects. */
+  /** JSON of the rules' outcomes and verdict; their findings are rows of gate_findings (migration 019). */
+  doc: string;
+}
+
+/** The findings of a stored gate evaluation, one row each in the rule's order (migration 019). */
+export interface GateFindingsTable {
+  application_id: number;
+  seq: number;
+  /** The evaluation's generation: a recomputation writes new rows beside the old until it replaces them. */
+  generation: number;
+  rule_id: string;
+  position: number;
+  /** JSON of the finding (with its package id), without its objects. */
   doc: string;
 }
 
@@ -416,6 +428,7 @@ export interface Database {
   reference_range_totals: ReferenceRangeTotalsTable;
   gate_facts_generation: GateFactsGenerationTable;
   gate_evaluations: GateEvaluationsTable;
+  gate_findings: GateFindingsTable;
   api_keys: ApiKeysTable;
   gate_rules: GateRulesTable;
   users: UsersTable;
