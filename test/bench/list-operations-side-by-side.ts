@@ -15,6 +15,7 @@ import { pathToFileURL } from "node:url";
 import { type Kysely, sql } from "kysely";
 import type { GenerationReport } from "./generate-store.ts";
 import type { OperationResult } from "./list-operations.ts";
+import { serverBackends, serverCpuMs } from "./pg-server-cpu.ts";
 
 const [ownTarget, baseTarget, metaFile, roundsArg] = process.argv.slice(2);
 const baseline = process.env.BENCH_BASELINE;
@@ -35,7 +36,7 @@ type Measure = (
   db: Kysely<unknown>,
   facts: GenerationReport["facts"],
   log: (message: string) => void,
-  options: { iterations: number; budgetMs: number; only?: RegExp },
+  options: { iterations: number; budgetMs: number; only?: RegExp; serverCpuMs?: () => number },
 ) => Promise<OperationResult[]>;
 type Open = (options: { databaseUrl?: string; sqliteFile: string }) => Promise<{
   db: Kysely<unknown>;
@@ -52,7 +53,7 @@ async function checkout(root: string, target: string) {
   const postgres = /^postgres(ql)?:/.test(target);
   const store = await openStore(postgres ? { databaseUrl: target, sqliteFile: "" } : { sqliteFile: target });
   log(`${root}: opened ${target}, migrations applied: ${store.migrated.join(", ") || "none"}`);
-  return { store, measureListOperations };
+  return { store, measureListOperations, postgres };
 }
 
 log(`load average at start: ${load()}`);
@@ -81,12 +82,14 @@ try {
       ["this checkout", own],
     ] as const) {
       log(`round ${round}, ${name} (load ${load()}):`);
-      for (const r of await side.measureListOperations(
-        side.store.db,
-        report.facts,
-        (m) => log(`  ${m}`),
-        options,
-      )) {
+      // PostgreSQL: the CPU of the database's backends is added to each run's (the pool's connections
+      // opened so far; each side has its own database).
+      const backends = side.postgres ? await serverBackends(side.store.db as never) : [];
+      const measured = await side.measureListOperations(side.store.db, report.facts, (m) => log(`  ${m}`), {
+        ...options,
+        ...(side.postgres ? { serverCpuMs: () => serverCpuMs(backends) } : {}),
+      });
+      for (const r of measured) {
         const entry = results.get(r.label) ?? { own: [], base: [] };
         (side === own ? entry.own : entry.base).push(r);
         results.set(r.label, entry);
