@@ -1,13 +1,6 @@
 import { type Kysely, sql } from "kysely";
-import {
-  evaluateGates,
-  type GateFinding,
-  type GateVerdict,
-  type PackageInterval,
-  type ReferenceInterval,
-  statesAt,
-} from "./gate-evaluation.ts";
 import { effectiveGateParameters, type GateRule, isGateKind } from "./gate-kinds.ts";
+import type { GateFinding, GateVerdict, PackageInterval, ReferenceInterval } from "./gate-records.ts";
 import type { ExternalObjectRecord } from "./insights.ts";
 import { vulnerabilitiesOfVersions } from "./packages.ts";
 import type { Database, GateRulesTable } from "./schema.ts";
@@ -72,7 +65,7 @@ export async function updateGateRule(
  * The packages used by an application in any analysis of lo..hi (inclusive), with the facts the rules
  * read and the intervals of their references, so each analysis is evaluated without a snapshot.
  */
-async function gateInputs(
+export async function gateInputs(
   db: Db,
   applicationId: number,
   lo: number,
@@ -175,13 +168,6 @@ export interface GateEvaluation {
   verdict: "pass" | "fail";
 }
 
-/** Evaluates the enabled rules on analysis `seq` from the facts, every finding (no objects). */
-async function computeVerdict(db: Db, applicationId: number, seq: number): Promise<GateVerdict> {
-  const rules = await listGateRules(db);
-  const inputs = await gateInputs(db, applicationId, seq, seq);
-  return evaluateGates(rules, statesAt(seq, inputs.packages, inputs.references));
-}
-
 interface RuleSummary {
   findingsTotal: number;
   id: string;
@@ -196,39 +182,27 @@ interface StoredSummary {
 }
 
 /** A page of each rule's findings, with the rule's outcome. */
-interface PagedOutcomes {
+export interface PagedOutcomes {
   rules: (RuleSummary & { findings: GateFinding[] })[];
   verdict: "pass" | "fail";
 }
 
-type Paging = { limit: number; skip: number } | undefined;
-
-function pageOf(verdict: GateVerdict, paging: Paging): PagedOutcomes {
-  return {
-    rules: verdict.rules.map((rule) => ({
-      findings: paging ? rule.findings.slice(paging.skip, paging.skip + paging.limit) : rule.findings,
-      findingsTotal: rule.findings.length,
-      id: rule.id,
-      name: rule.name,
-      passed: rule.passed,
-    })),
-    verdict: verdict.verdict,
-  };
-}
+export type Paging = { limit: number; skip: number } | undefined;
 
 /**
- * The verdict of analysis `seq`, stored once computed and valid while `gate_facts_generation` keeps
- * the value read before computing it (triggers bump it on any write to gate rules, packages, versions
- * or vulnerabilities: migration 017). Reading the generation first means a stored verdict is never
- * older than its generation; a write in between only costs a recomputation. The outcomes are one small
- * document and the findings rows of `gate_findings` (migration 019), so a page reads only its rows.
+ * The stored outcomes of analysis `seq` with a page of each rule's findings, if stored at the current
+ * `gate_facts_generation` (triggers bump it on any write to gate rules, packages, versions or
+ * vulnerabilities: migration 017); otherwise the generation read, under which a verdict computed now
+ * may be stored. Reading the generation first means a stored verdict is never older than its
+ * generation; a write in between only costs a recomputation. The outcomes are one small document and
+ * the findings rows of `gate_findings` (migration 019), so a page reads only its rows.
  */
-async function storedOutcomes(
+export async function readStoredOutcomes(
   db: Db,
   applicationId: number,
   seq: number,
   paging: Paging,
-): Promise<PagedOutcomes> {
+): Promise<{ generation: number; outcomes?: PagedOutcomes }> {
   const { value } = await db
     .selectFrom("gate_facts_generation")
     .select("value")
@@ -241,19 +215,18 @@ async function storedOutcomes(
     .where("application_id", "=", applicationId)
     .where("seq", "=", seq)
     .executeTakeFirst();
-  if (stored && Number(stored.generation) === generation) {
-    const summary = JSON.parse(stored.doc) as StoredSummary;
-    const pages = await storedFindings(db, applicationId, seq, generation, summary, paging);
-    // Rows missing: a recomputation at a newer generation replaced them after the summary was read.
-    if (pages)
-      return {
-        rules: summary.rules.map((r, i) => ({ ...r, findings: pages[i] ?? [] })),
-        verdict: summary.verdict,
-      };
-  }
-  const verdict = await computeVerdict(db, applicationId, seq);
-  await storeVerdict(db, applicationId, seq, generation, verdict);
-  return pageOf(verdict, paging);
+  if (!stored || Number(stored.generation) !== generation) return { generation };
+  const summary = JSON.parse(stored.doc) as StoredSummary;
+  const pages = await storedFindings(db, applicationId, seq, generation, summary, paging);
+  // Rows missing: a recomputation at a newer generation replaced them after the summary was read.
+  if (!pages) return { generation };
+  return {
+    generation,
+    outcomes: {
+      rules: summary.rules.map((r, i) => ({ ...r, findings: pages[i] ?? [] })),
+      verdict: summary.verdict,
+    },
+  };
 }
 
 /** Each rule's findings skip..skip+limit (all without paging) from one key range walk, or undefined if incomplete. */
@@ -288,7 +261,7 @@ async function storedFindings(
 }
 
 /** Stores a computed verdict under `generation`: its outcomes, its findings as rows, older rows dropped. */
-async function storeVerdict(
+export async function storeVerdict(
   db: Db,
   applicationId: number,
   seq: number,
@@ -340,52 +313,15 @@ async function storeVerdict(
   else await db.transaction().execute(write);
 }
 
-/**
- * Evaluates the enabled rules on analysis `seq`: the stored verdict, or the facts when `fresh`. With
- * `paging`, each rule lists the findings skip..skip+limit (its total in `findingsTotal`); CVE findings
- * list up to 20 referred objects, read for the listed findings only.
- */
-export async function evaluateAnalysis(
-  db: Db,
-  applicationId: number,
-  seq: number,
-  paging?: { limit: number; skip: number },
-  options: { fresh?: boolean } = {},
-): Promise<GateEvaluation> {
-  const result = options.fresh
-    ? pageOf(await computeVerdict(db, applicationId, seq), paging)
-    : await storedOutcomes(db, applicationId, seq, paging);
-  const withObjects = new Set(
-    result.rules.flatMap((r) => r.findings.filter((f) => f.cve !== undefined).map((f) => f.packageId)),
-  );
-  const objects = await referredObjectsSamples(db, applicationId, seq, [...withObjects]);
-  return {
-    rules: result.rules.map((rule) => ({
-      findings: rule.findings.map(({ packageId, ...finding }) =>
-        finding.cve === undefined ? finding : { ...finding, objects: objects.get(packageId) ?? [] },
-      ),
-      findingsTotal: rule.findingsTotal,
-      id: rule.id,
-      name: rule.name,
-      passed: rule.passed,
-    })),
-    verdict: result.verdict,
-  };
-}
-
 export interface GateHistoryEntry {
   analyzedAt: string;
   failedRules: string[];
   verdict: "pass" | "fail";
 }
 
-/** The verdict of every analysis of the page, newest first, from one read of the intervals. */
-export async function gateHistory(
-  db: Db,
-  applicationId: number,
-  paging: { limit: number; skip: number },
-): Promise<GateHistoryEntry[]> {
-  const analyses = await db
+/** The analyses of a page of the gate history, newest first. */
+export function historyAnalyses(db: Db, applicationId: number, paging: { limit: number; skip: number }) {
+  return db
     .selectFrom("analyses")
     .select(["seq", "analyzed_at"])
     .where("application_id", "=", applicationId)
@@ -393,25 +329,13 @@ export async function gateHistory(
     .limit(paging.limit)
     .offset(paging.skip)
     .execute();
-  if (analyses.length === 0) return [];
-  const seqs = analyses.map((a) => a.seq);
-  const rules = await listGateRules(db);
-  const inputs = await gateInputs(db, applicationId, Math.min(...seqs), Math.max(...seqs));
-  return analyses.map((a) => {
-    const result = evaluateGates(rules, statesAt(a.seq, inputs.packages, inputs.references));
-    return {
-      analyzedAt: a.analyzed_at,
-      failedRules: result.rules.filter((r) => !r.passed).map((r) => r.id),
-      verdict: result.verdict,
-    };
-  });
 }
 
 /**
  * Up to 20 referred objects of each package, in fullName order: one statement for all of them (a
  * UNION ALL of one bounded index walk per package), as a page lists up to 100 packages per rule.
  */
-async function referredObjectsSamples(
+export async function referredObjectsSamples(
   db: Db,
   applicationId: number,
   seq: number,

@@ -5,9 +5,9 @@
 
 import { performance } from "node:perf_hooks";
 import type { Kysely } from "kysely";
+import { evaluateAnalysis } from "../../src/domain/gates.ts";
 import { findApplication } from "../../src/store/applications.ts";
 import { compareAnalysesPage, compareFromIntervals, countReferenceChanges } from "../../src/store/compare.ts";
-import { evaluateAnalysis } from "../../src/store/gates.ts";
 import { listCveInsights } from "../../src/store/insights.ts";
 import {
   findUsedPackages,

@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { sql } from "kysely";
+import { evaluateAnalysis } from "../../src/domain/gates.ts";
 import { ingestAnalysis, loadPublishedVersions, recomputeTouched } from "../../src/domain/package-facts.ts";
 import { applyOsvRecords } from "../../src/store/advisories.ts";
 import { findApplication } from "../../src/store/applications.ts";
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
-import { evaluateAnalysis, updateGateRule } from "../../src/store/gates.ts";
+import { updateGateRule } from "../../src/store/gates.ts";
 import type { AnalysisInput, OsvRecordInput } from "../../src/store/input-records.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 
