@@ -1,4 +1,4 @@
-import { type Kysely, sql } from "kysely";
+import { type Kysely, SqliteAdapter, sql } from "kysely";
 import { vulnerabilitiesOfVersions } from "./packages.ts";
 import type { Database } from "./schema.ts";
 import { liveAt } from "./sql-helpers.ts";
@@ -454,6 +454,8 @@ async function referenceChangesPage(
   sign: 1 | -1,
   paging: ComparePaging,
 ): Promise<ReferenceChange[]> {
+  if (!(db.getExecutor().adapter instanceof SqliteAdapter))
+    return referenceChangesWalk(db, applicationId, lo, hi, sign, paging);
   const rows = await changeGroups(db, applicationId, lo, hi)
     .select([
       "target_full_name",
@@ -475,6 +477,101 @@ async function referenceChangesPage(
     source: { fullName: r.source_full_name, id: r.source_object_id },
     target: { fullName: r.target_full_name, id: r.target_object_id, package: r.package_name },
   }));
+}
+
+/** Rows of the log read per step of the PostgreSQL walk. */
+const WALK_CHUNK = 1_000;
+
+/**
+ * The same page as the grouped query, walked in the primary key's order in chunks (PostgreSQL): its
+ * planner hashes every change in the range and sorts the groups (it estimates the `sum(sign)` filter
+ * to keep a few groups, so stopping early looks worthless), while an ordered read of the key with a
+ * limit is always an index walk. Rows of one identity are consecutive; a group spans chunks.
+ */
+export async function referenceChangesWalk(
+  db: Db,
+  applicationId: number,
+  lo: number,
+  hi: number,
+  sign: 1 | -1,
+  paging: ComparePaging,
+  chunk = WALK_CHUNK,
+): Promise<ReferenceChange[]> {
+  const page: ReferenceChange[] = [];
+  if (paging.limit <= 0) return page;
+  type Row = {
+    target_full_name: string;
+    target_object_id: string;
+    source_full_name: string;
+    source_object_id: string;
+    package_id: number;
+    seq: number;
+    sign: number;
+    package_name: string;
+  };
+  const sameIdentity = (a: Row, b: Row) =>
+    a.target_full_name === b.target_full_name &&
+    a.target_object_id === b.target_object_id &&
+    a.source_full_name === b.source_full_name &&
+    a.source_object_id === b.source_object_id &&
+    Number(a.package_id) === Number(b.package_id);
+  let group: { row: Row; net: number } | undefined;
+  let matched = 0;
+  /** Ends the current group; true when the page is full. */
+  const close = (): boolean => {
+    if (group && group.net === sign && matched++ >= paging.skip) {
+      const r = group.row;
+      page.push({
+        source: { fullName: r.source_full_name, id: r.source_object_id },
+        target: { fullName: r.target_full_name, id: r.target_object_id, package: r.package_name },
+      });
+    }
+    group = undefined;
+    return page.length >= paging.limit;
+  };
+  let after: Row | undefined;
+  for (;;) {
+    let query = db
+      .selectFrom("reference_changes")
+      .select([
+        "target_full_name",
+        "target_object_id",
+        "source_full_name",
+        "source_object_id",
+        "package_id",
+        "seq",
+        "sign",
+        "package_name",
+      ])
+      .where("application_id", "=", applicationId)
+      .where("seq", ">", lo)
+      .where("seq", "<=", hi);
+    if (after) {
+      const a = after;
+      query = query.where(
+        sql<boolean>`(target_full_name, target_object_id, source_full_name, source_object_id, package_id, seq) > (${a.target_full_name}, ${a.target_object_id}, ${a.source_full_name}, ${a.source_object_id}, ${Number(a.package_id)}, ${Number(a.seq)})`,
+      );
+    }
+    const rows = (await query
+      .orderBy("target_full_name")
+      .orderBy("target_object_id")
+      .orderBy("source_full_name")
+      .orderBy("source_object_id")
+      .orderBy("package_id")
+      .orderBy("seq")
+      .limit(chunk)
+      .execute()) as Row[];
+    for (const row of rows) {
+      if (group && !sameIdentity(group.row, row) && close()) return page;
+      if (group) group.net += Number(row.sign);
+      else group = { row, net: Number(row.sign) };
+    }
+    if (rows.length < chunk) {
+      close();
+      return page;
+    }
+    after = rows[rows.length - 1];
+  }
 }
 
 async function referenceChangeTotals(
