@@ -1,4 +1,4 @@
-import { type Kysely, sql } from "kysely";
+import { type Kysely, SqliteAdapter, sql } from "kysely";
 import { vulnerabilitiesOfVersions } from "./packages.ts";
 import type { Database } from "./schema.ts";
 import { liveAt } from "./sql-helpers.ts";
@@ -341,11 +341,79 @@ async function recordReferenceChanges(db: Db, applicationId: number, seq: number
 }
 
 /**
+ * Records the reference totals between each earlier analysis `lo` ≤ `seq` - 2 and analysis `seq`
+ * (migration 018), from the pair ending at `seq - 1` and the identities `seq` changed (D+ added, D-
+ * removed against `seq - 1`): an identity's membership in `seq` differs from `seq - 1` only if it is in
+ * D, so for each lo
+ *   added(lo, seq)   = added(lo, seq-1) + |D+ \ A_lo| - |D- \ A_lo|
+ *   removed(lo, seq) = removed(lo, seq-1) - |D+ ∩ A_lo| + |D- ∩ A_lo|
+ * where an identity of D is in A_lo when its membership flipped an odd (D+) or even (D-) number of
+ * times over lo+1..seq-1: its earlier log rows, one index range each. Run after recordChanges, by
+ * ingestion and by migration 018 in analysis order; analyses only append, so totals never change.
+ */
+export async function recordRangeTotals(db: Db, applicationId: number, seq: number): Promise<void> {
+  if (seq < 3) return;
+  const { rows } = await sql<{ lo: number; plus_in: number | null; minus_in: number | null }>`
+    select lo,
+      sum(case when sign = 1 and flips % 2 = 1 then 1 else 0 end) as plus_in,
+      sum(case when sign = -1 and flips % 2 = 0 then 1 else 0 end) as minus_in
+    from (
+      select l.lo as lo, d.sign as sign,
+        (select count(*) from reference_changes r
+          where r.application_id = d.application_id
+            and r.target_full_name = d.target_full_name and r.target_object_id = d.target_object_id
+            and r.source_full_name = d.source_full_name and r.source_object_id = d.source_object_id
+            and r.package_id = d.package_id and r.seq > l.lo and r.seq < d.seq) as flips
+      from reference_changes d
+      cross join (select seq as lo from analyses where application_id = ${applicationId} and seq <= ${seq - 2}) l
+      where d.application_id = ${applicationId} and d.seq = ${seq}
+    ) x
+    group by lo`.execute(db);
+  const inLo = new Map(
+    rows.map((r) => [Number(r.lo), { plus: Number(r.plus_in ?? 0), minus: Number(r.minus_in ?? 0) }]),
+  );
+  const adjacent = async (hi: number) => {
+    const row = await db
+      .selectFrom("reference_change_totals")
+      .select(["added", "removed"])
+      .where("application_id", "=", applicationId)
+      .where("seq", "=", hi)
+      .executeTakeFirst();
+    return { added: Number(row?.added ?? 0), removed: Number(row?.removed ?? 0) };
+  };
+  const changed = await adjacent(seq);
+  const previous = new Map(
+    (
+      await db
+        .selectFrom("reference_range_totals")
+        .select(["lo", "added", "removed"])
+        .where("application_id", "=", applicationId)
+        .where("hi", "=", seq - 1)
+        .execute()
+    ).map((r) => [Number(r.lo), { added: Number(r.added), removed: Number(r.removed) }]),
+  );
+  previous.set(seq - 2, await adjacent(seq - 1));
+  const values = [];
+  for (let lo = 1; lo <= seq - 2; lo++) {
+    const before = previous.get(lo) ?? { added: 0, removed: 0 };
+    const d = inLo.get(lo) ?? { plus: 0, minus: 0 };
+    values.push({
+      application_id: applicationId,
+      hi: seq,
+      lo,
+      added: before.added + (changed.added - d.plus) - (changed.removed - d.minus),
+      removed: before.removed - d.plus + d.minus,
+    });
+  }
+  await db.insertInto("reference_range_totals").values(values).execute();
+}
+
+/**
  * A page of the references added and removed between two analyses. An identity is in `toSeq` and not
  * in `fromSeq` exactly when its changes in between sum to +1 (they alternate +1, -1), so a page is a
  * walk of the log's primary key (application, then page order) over the analyses in between, grouped
  * per identity, stopping after `skip + limit` matches. Adjacent analyses read their totals from
- * `reference_change_totals`; others count the groups.
+ * `reference_change_totals`, others from `reference_range_totals` (migration 018).
  */
 async function pagedReferences(
   db: Db,
@@ -386,6 +454,8 @@ async function referenceChangesPage(
   sign: 1 | -1,
   paging: ComparePaging,
 ): Promise<ReferenceChange[]> {
+  if (!(db.getExecutor().adapter instanceof SqliteAdapter))
+    return referenceChangesWalk(db, applicationId, lo, hi, sign, paging);
   const rows = await changeGroups(db, applicationId, lo, hi)
     .select([
       "target_full_name",
@@ -409,6 +479,101 @@ async function referenceChangesPage(
   }));
 }
 
+/** Rows of the log read per step of the PostgreSQL walk. */
+const WALK_CHUNK = 1_000;
+
+/**
+ * The same page as the grouped query, walked in the primary key's order in chunks (PostgreSQL): its
+ * planner hashes every change in the range and sorts the groups (it estimates the `sum(sign)` filter
+ * to keep a few groups, so stopping early looks worthless), while an ordered read of the key with a
+ * limit is always an index walk. Rows of one identity are consecutive; a group spans chunks.
+ */
+export async function referenceChangesWalk(
+  db: Db,
+  applicationId: number,
+  lo: number,
+  hi: number,
+  sign: 1 | -1,
+  paging: ComparePaging,
+  chunk = WALK_CHUNK,
+): Promise<ReferenceChange[]> {
+  const page: ReferenceChange[] = [];
+  if (paging.limit <= 0) return page;
+  type Row = {
+    target_full_name: string;
+    target_object_id: string;
+    source_full_name: string;
+    source_object_id: string;
+    package_id: number;
+    seq: number;
+    sign: number;
+    package_name: string;
+  };
+  const sameIdentity = (a: Row, b: Row) =>
+    a.target_full_name === b.target_full_name &&
+    a.target_object_id === b.target_object_id &&
+    a.source_full_name === b.source_full_name &&
+    a.source_object_id === b.source_object_id &&
+    Number(a.package_id) === Number(b.package_id);
+  let group: { row: Row; net: number } | undefined;
+  let matched = 0;
+  /** Ends the current group; true when the page is full. */
+  const close = (): boolean => {
+    if (group && group.net === sign && matched++ >= paging.skip) {
+      const r = group.row;
+      page.push({
+        source: { fullName: r.source_full_name, id: r.source_object_id },
+        target: { fullName: r.target_full_name, id: r.target_object_id, package: r.package_name },
+      });
+    }
+    group = undefined;
+    return page.length >= paging.limit;
+  };
+  let after: Row | undefined;
+  for (;;) {
+    let query = db
+      .selectFrom("reference_changes")
+      .select([
+        "target_full_name",
+        "target_object_id",
+        "source_full_name",
+        "source_object_id",
+        "package_id",
+        "seq",
+        "sign",
+        "package_name",
+      ])
+      .where("application_id", "=", applicationId)
+      .where("seq", ">", lo)
+      .where("seq", "<=", hi);
+    if (after) {
+      const a = after;
+      query = query.where(
+        sql<boolean>`(target_full_name, target_object_id, source_full_name, source_object_id, package_id, seq) > (${a.target_full_name}, ${a.target_object_id}, ${a.source_full_name}, ${a.source_object_id}, ${Number(a.package_id)}, ${Number(a.seq)})`,
+      );
+    }
+    const rows = (await query
+      .orderBy("target_full_name")
+      .orderBy("target_object_id")
+      .orderBy("source_full_name")
+      .orderBy("source_object_id")
+      .orderBy("package_id")
+      .orderBy("seq")
+      .limit(chunk)
+      .execute()) as Row[];
+    for (const row of rows) {
+      if (group && !sameIdentity(group.row, row) && close()) return page;
+      if (group) group.net += Number(row.sign);
+      else group = { row, net: Number(row.sign) };
+    }
+    if (rows.length < chunk) {
+      close();
+      return page;
+    }
+    after = rows[rows.length - 1];
+  }
+}
+
 async function referenceChangeTotals(
   db: Db,
   applicationId: number,
@@ -424,6 +589,24 @@ async function referenceChangeTotals(
       .executeTakeFirst();
     return { plus: Number(row?.added ?? 0), minus: Number(row?.removed ?? 0) };
   }
+  const range = await db
+    .selectFrom("reference_range_totals")
+    .select(["added", "removed"])
+    .where("application_id", "=", applicationId)
+    .where("hi", "=", hi)
+    .where("lo", "=", lo)
+    .executeTakeFirst();
+  if (range) return { plus: Number(range.added), minus: Number(range.removed) };
+  return countReferenceChanges(db, applicationId, lo, hi);
+}
+
+/** The totals counted from the log: every change in the range grouped per identity. */
+export async function countReferenceChanges(
+  db: Db,
+  applicationId: number,
+  lo: number,
+  hi: number,
+): Promise<{ plus: number; minus: number }> {
   const row = await db
     .selectFrom(changeGroups(db, applicationId, lo, hi).select(sql<number>`sum(sign)`.as("net")).as("g"))
     .select([

@@ -21,6 +21,8 @@ import { consoleSessionsMigration } from "./migrations/014-console-sessions.ts";
 import { occurrenceObjectListsMigration } from "./migrations/015-occurrence-object-lists.ts";
 import { ensurePgSearchIndex, listSearchMigration } from "./migrations/016-list-search.ts";
 import { compareAndGateModelsMigration } from "./migrations/017-compare-and-gate-models.ts";
+import { referenceRangeTotalsMigration } from "./migrations/018-reference-range-totals.ts";
+import { gateFindingsMigration } from "./migrations/019-gate-findings.ts";
 import { createNodeSqliteDialect, openNodeSqliteDatabase } from "./node-sqlite-dialect.ts";
 import { createPooledSqliteDialect } from "./pooled-sqlite-dialect.ts";
 import type { Database } from "./schema.ts";
@@ -146,6 +148,8 @@ export const migrationNames = [
   "015-occurrence-object-lists",
   "016-list-search",
   "017-compare-and-gate-models",
+  "018-reference-range-totals",
+  "019-gate-findings",
 ] as const;
 
 function inCodeMigrations(kind: StoreKind): MigrationProvider {
@@ -167,6 +171,8 @@ function inCodeMigrations(kind: StoreKind): MigrationProvider {
       [migrationNames[13]]: occurrenceObjectListsMigration(kind),
       [migrationNames[14]]: listSearchMigration(kind),
       [migrationNames[15]]: compareAndGateModelsMigration(kind),
+      [migrationNames[16]]: referenceRangeTotalsMigration(kind),
+      [migrationNames[17]]: gateFindingsMigration(kind),
     }),
   };
 }

@@ -1,14 +1,6 @@
 import { type Kysely, sql } from "kysely";
-import {
-  evaluateGates,
-  type GateFinding,
-  type GateVerdict,
-  type PackageInterval,
-  type ReferenceInterval,
-  type RuleOutcome,
-  statesAt,
-} from "./gate-evaluation.ts";
 import { effectiveGateParameters, type GateRule, isGateKind } from "./gate-kinds.ts";
+import type { GateFinding, GateVerdict, PackageInterval, ReferenceInterval } from "./gate-records.ts";
 import type { ExternalObjectRecord } from "./insights.ts";
 import { vulnerabilitiesOfVersions } from "./packages.ts";
 import type { Database, GateRulesTable } from "./schema.ts";
@@ -73,7 +65,7 @@ export async function updateGateRule(
  * The packages used by an application in any analysis of lo..hi (inclusive), with the facts the rules
  * read and the intervals of their references, so each analysis is evaluated without a snapshot.
  */
-async function gateInputs(
+export async function gateInputs(
   db: Db,
   applicationId: number,
   lo: number,
@@ -176,20 +168,41 @@ export interface GateEvaluation {
   verdict: "pass" | "fail";
 }
 
-/** Evaluates the enabled rules on analysis `seq` from the facts, every finding (no objects). */
-async function computeVerdict(db: Db, applicationId: number, seq: number): Promise<GateVerdict> {
-  const rules = await listGateRules(db);
-  const inputs = await gateInputs(db, applicationId, seq, seq);
-  return evaluateGates(rules, statesAt(seq, inputs.packages, inputs.references));
+interface RuleSummary {
+  findingsTotal: number;
+  id: string;
+  name: string;
+  passed: boolean;
 }
 
+/** What `gate_evaluations.doc` holds: the outcomes without their findings (rows of gate_findings). */
+interface StoredSummary {
+  rules: RuleSummary[];
+  verdict: "pass" | "fail";
+}
+
+/** A page of each rule's findings, with the rule's outcome. */
+export interface PagedOutcomes {
+  rules: (RuleSummary & { findings: GateFinding[] })[];
+  verdict: "pass" | "fail";
+}
+
+export type Paging = { limit: number; skip: number } | undefined;
+
 /**
- * The verdict of analysis `seq`, stored once computed and valid while `gate_facts_generation` keeps
- * the value read before computing it (triggers bump it on any write to gate rules, packages, versions
- * or vulnerabilities: migration 017). Reading the generation first means a stored verdict is never
- * older than its generation; a write in between only costs a recomputation.
+ * The stored outcomes of analysis `seq` with a page of each rule's findings, if stored at the current
+ * `gate_facts_generation` (triggers bump it on any write to gate rules, packages, versions or
+ * vulnerabilities: migration 017); otherwise the generation read, under which a verdict computed now
+ * may be stored. Reading the generation first means a stored verdict is never older than its
+ * generation; a write in between only costs a recomputation. The outcomes are one small document and
+ * the findings rows of `gate_findings` (migration 019), so a page reads only its rows.
  */
-async function storedVerdict(db: Db, applicationId: number, seq: number): Promise<GateVerdict> {
+export async function readStoredOutcomes(
+  db: Db,
+  applicationId: number,
+  seq: number,
+  paging: Paging,
+): Promise<{ generation: number; outcomes?: PagedOutcomes }> {
   const { value } = await db
     .selectFrom("gate_facts_generation")
     .select("value")
@@ -202,54 +215,102 @@ async function storedVerdict(db: Db, applicationId: number, seq: number): Promis
     .where("application_id", "=", applicationId)
     .where("seq", "=", seq)
     .executeTakeFirst();
-  if (stored && Number(stored.generation) === generation) return JSON.parse(stored.doc) as GateVerdict;
-  const verdict = await computeVerdict(db, applicationId, seq);
-  const doc = JSON.stringify(verdict);
-  await db
-    .insertInto("gate_evaluations")
-    .values({ application_id: applicationId, seq, generation, doc })
-    .onConflict((oc) => oc.columns(["application_id", "seq"]).doUpdateSet({ generation, doc }))
-    .execute();
-  return verdict;
+  if (!stored || Number(stored.generation) !== generation) return { generation };
+  const summary = JSON.parse(stored.doc) as StoredSummary;
+  const pages = await storedFindings(db, applicationId, seq, generation, summary, paging);
+  // Rows missing: a recomputation at a newer generation replaced them after the summary was read.
+  if (!pages) return { generation };
+  return {
+    generation,
+    outcomes: {
+      rules: summary.rules.map((r, i) => ({ ...r, findings: pages[i] ?? [] })),
+      verdict: summary.verdict,
+    },
+  };
 }
 
-/**
- * Evaluates the enabled rules on analysis `seq`: the stored verdict, or the facts when `fresh`. With
- * `paging`, each rule lists the findings skip..skip+limit (its total in `findingsTotal`); CVE findings
- * list up to 20 referred objects, read for the listed findings only.
- */
-export async function evaluateAnalysis(
+/** Each rule's findings skip..skip+limit (all without paging) from one key range walk, or undefined if incomplete. */
+async function storedFindings(
   db: Db,
   applicationId: number,
   seq: number,
-  paging?: { limit: number; skip: number },
-  options: { fresh?: boolean } = {},
-): Promise<GateEvaluation> {
-  const result = options.fresh
-    ? await computeVerdict(db, applicationId, seq)
-    : await storedVerdict(db, applicationId, seq);
-  const page = (findings: GateFinding[]) =>
-    paging ? findings.slice(paging.skip, paging.skip + paging.limit) : findings;
-  const withObjects = new Set(
-    result.rules.flatMap((r) =>
-      page(r.findings)
-        .filter((f) => f.cve !== undefined)
-        .map((f) => f.packageId),
-    ),
+  generation: number,
+  summary: StoredSummary,
+  paging: Paging,
+): Promise<GateFinding[][] | undefined> {
+  const skip = paging?.skip ?? 0;
+  const expected = summary.rules.map((r) =>
+    Math.max(0, Math.min(r.findingsTotal, paging ? skip + paging.limit : r.findingsTotal) - skip),
   );
-  const objects = await referredObjectsSamples(db, applicationId, seq, [...withObjects]);
-  return {
-    rules: result.rules.map((rule: RuleOutcome) => ({
-      findings: page(rule.findings).map(({ packageId, ...finding }) =>
-        finding.cve === undefined ? finding : { ...finding, objects: objects.get(packageId) ?? [] },
-      ),
-      findingsTotal: rule.findings.length,
-      id: rule.id,
-      name: rule.name,
-      passed: rule.passed,
+  const wanted = summary.rules.filter((_, i) => (expected[i] ?? 0) > 0).map((r) => r.id);
+  const pages = summary.rules.map((): GateFinding[] => []);
+  if (wanted.length === 0) return pages;
+  let query = db
+    .selectFrom("gate_findings")
+    .select(["rule_id", "doc"])
+    .where("application_id", "=", applicationId)
+    .where("seq", "=", seq)
+    .where("generation", "=", generation)
+    .where("rule_id", "in", wanted)
+    .where("position", ">=", skip);
+  if (paging) query = query.where("position", "<", skip + paging.limit);
+  const rows = await query.orderBy("rule_id").orderBy("position").execute();
+  const index = new Map(summary.rules.map((r, i) => [r.id, i]));
+  for (const row of rows) pages[index.get(row.rule_id) ?? -1]?.push(JSON.parse(row.doc) as GateFinding);
+  return pages.every((page, i) => page.length === expected[i]) ? pages : undefined;
+}
+
+/** Stores a computed verdict under `generation`: its outcomes, its findings as rows, older rows dropped. */
+export async function storeVerdict(
+  db: Db,
+  applicationId: number,
+  seq: number,
+  generation: number,
+  verdict: GateVerdict,
+): Promise<void> {
+  const summary: StoredSummary = {
+    rules: verdict.rules.map((r) => ({
+      findingsTotal: r.findings.length,
+      id: r.id,
+      name: r.name,
+      passed: r.passed,
     })),
-    verdict: result.verdict,
+    verdict: verdict.verdict,
   };
+  const rows = verdict.rules.flatMap((r) =>
+    r.findings.map((f, position) => ({
+      application_id: applicationId,
+      seq,
+      generation,
+      rule_id: r.id,
+      position,
+      doc: JSON.stringify(f),
+    })),
+  );
+  const write = async (trx: Db) => {
+    await trx
+      .deleteFrom("gate_findings")
+      .where("application_id", "=", applicationId)
+      .where("seq", "=", seq)
+      .where("generation", "<", generation)
+      .execute();
+    // Two readers may compute the same generation at once: the rows are the same, the first wins.
+    for (let i = 0; i < rows.length; i += 1_000) {
+      await trx
+        .insertInto("gate_findings")
+        .values(rows.slice(i, i + 1_000))
+        .onConflict((oc) => oc.doNothing())
+        .execute();
+    }
+    const doc = JSON.stringify(summary);
+    await trx
+      .insertInto("gate_evaluations")
+      .values({ application_id: applicationId, seq, generation, doc })
+      .onConflict((oc) => oc.columns(["application_id", "seq"]).doUpdateSet({ generation, doc }))
+      .execute();
+  };
+  if (db.isTransaction) await write(db);
+  else await db.transaction().execute(write);
 }
 
 export interface GateHistoryEntry {
@@ -258,13 +319,9 @@ export interface GateHistoryEntry {
   verdict: "pass" | "fail";
 }
 
-/** The verdict of every analysis of the page, newest first, from one read of the intervals. */
-export async function gateHistory(
-  db: Db,
-  applicationId: number,
-  paging: { limit: number; skip: number },
-): Promise<GateHistoryEntry[]> {
-  const analyses = await db
+/** The analyses of a page of the gate history, newest first. */
+export function historyAnalyses(db: Db, applicationId: number, paging: { limit: number; skip: number }) {
+  return db
     .selectFrom("analyses")
     .select(["seq", "analyzed_at"])
     .where("application_id", "=", applicationId)
@@ -272,25 +329,13 @@ export async function gateHistory(
     .limit(paging.limit)
     .offset(paging.skip)
     .execute();
-  if (analyses.length === 0) return [];
-  const seqs = analyses.map((a) => a.seq);
-  const rules = await listGateRules(db);
-  const inputs = await gateInputs(db, applicationId, Math.min(...seqs), Math.max(...seqs));
-  return analyses.map((a) => {
-    const result = evaluateGates(rules, statesAt(a.seq, inputs.packages, inputs.references));
-    return {
-      analyzedAt: a.analyzed_at,
-      failedRules: result.rules.filter((r) => !r.passed).map((r) => r.id),
-      verdict: result.verdict,
-    };
-  });
 }
 
 /**
  * Up to 20 referred objects of each package, in fullName order: one statement for all of them (a
  * UNION ALL of one bounded index walk per package), as a page lists up to 100 packages per rule.
  */
-async function referredObjectsSamples(
+export async function referredObjectsSamples(
   db: Db,
   applicationId: number,
   seq: number,

@@ -2,7 +2,7 @@ import { type Kysely, type Selectable, SqliteAdapter, sql, type Transaction } fr
 import { chunks } from "./batch.ts";
 import { ensurePackage, recomputePackagesFacts } from "./catalog.ts";
 import { nowIso } from "./clock.ts";
-import { recordChanges } from "./compare.ts";
+import { recordChanges, recordRangeTotals } from "./compare.ts";
 import {
   type AnalysisInput,
   type ApplicationObjectInput,
@@ -101,6 +101,7 @@ export async function ingestAnalysis(
       external.replaced,
     );
     await recordChanges(trx, applicationId, seq);
+    await recordRangeTotals(trx, applicationId, seq);
     return {
       application: applicationName,
       seq,

@@ -242,6 +242,19 @@ export interface ReferenceChangeTotalsTable {
   removed: number;
 }
 
+/**
+ * The reference totals between two analyses that are not adjacent (lo < hi - 1): identities live in
+ * `hi` and not in `lo` (added) and the reverse (removed). Written at ingest from the previous analysis's
+ * totals and what the new one changed (migration 018).
+ */
+export interface ReferenceRangeTotalsTable {
+  application_id: number;
+  lo: number;
+  hi: number;
+  added: number;
+  removed: number;
+}
+
 /** One row (id 1): bumped by triggers on every write to a table a gate evaluation reads (migration 017). */
 export interface GateFactsGenerationTable {
   id: number;
@@ -253,7 +266,19 @@ export interface GateEvaluationsTable {
   application_id: number;
   seq: number;
   generation: number;
-  /** JSON of the rules' outcomes with every finding, without the findings' objects. */
+  /** JSON of the rules' outcomes and verdict; their findings are rows of gate_findings (migration 019). */
+  doc: string;
+}
+
+/** The findings of a stored gate evaluation, one row each in the rule's order (migration 019). */
+export interface GateFindingsTable {
+  application_id: number;
+  seq: number;
+  /** The evaluation's generation: a recomputation writes new rows beside the old until it replaces them. */
+  generation: number;
+  rule_id: string;
+  position: number;
+  /** JSON of the finding (with its package id), without its objects. */
   doc: string;
 }
 
@@ -400,8 +425,10 @@ export interface Database {
   package_changes: PackageChangesTable;
   reference_changes: ReferenceChangesTable;
   reference_change_totals: ReferenceChangeTotalsTable;
+  reference_range_totals: ReferenceRangeTotalsTable;
   gate_facts_generation: GateFactsGenerationTable;
   gate_evaluations: GateEvaluationsTable;
+  gate_findings: GateFindingsTable;
   api_keys: ApiKeysTable;
   gate_rules: GateRulesTable;
   users: UsersTable;

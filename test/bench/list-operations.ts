@@ -5,9 +5,9 @@
 
 import { performance } from "node:perf_hooks";
 import type { Kysely } from "kysely";
+import { evaluateAnalysis } from "../../src/domain/gates.ts";
 import { findApplication } from "../../src/store/applications.ts";
-import { compareAnalysesPage, compareFromIntervals } from "../../src/store/compare.ts";
-import { evaluateAnalysis } from "../../src/store/gates.ts";
+import { compareAnalysesPage, compareFromIntervals, countReferenceChanges } from "../../src/store/compare.ts";
 import { listCveInsights } from "../../src/store/insights.ts";
 import {
   findUsedPackages,
@@ -164,6 +164,12 @@ export async function measureListOperations(
         );
       },
     ],
+    before(`compare analysis 1 → ${latest}, limit 100, reference totals counted from the log`, async () => {
+      // Migration 017's read: the page, and the totals grouped from every change in the range.
+      const c = await compareAnalysesPage(db, applicationId, 1, latest, { limit, skip: 0 });
+      const counted = await countReferenceChanges(db, applicationId, 1, latest);
+      return c.packages.addedTotal + c.packages.removedTotal + counted.plus + counted.minus;
+    }),
     [
       `compare analysis ${latest - 1} → ${latest}, whole lists from the intervals (before paging)`,
       async () => {

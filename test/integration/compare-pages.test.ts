@@ -3,7 +3,12 @@ import { after, before, describe, it } from "node:test";
 import { sql } from "kysely";
 import { ingestAnalysis, loadAdvisory, loadPublishedVersions } from "../../src/domain/package-facts.ts";
 import { findApplication } from "../../src/store/applications.ts";
-import { type Comparison, compareAnalysesPage, compareFromIntervals } from "../../src/store/compare.ts";
+import {
+  type Comparison,
+  compareAnalysesPage,
+  compareFromIntervals,
+  referenceChangesWalk,
+} from "../../src/store/compare.ts";
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
 import type { AnalysisInput } from "../../src/store/input-records.ts";
 import { GATE_FACT_TABLES } from "../../src/store/migrations/017-compare-and-gate-models.ts";
@@ -269,6 +274,72 @@ for (const kind of STORE_KINDS) {
       store = await openStore({ databaseUrl: test.databaseUrl, sqliteFile: test.sqliteFile });
       assert.deepEqual(await logRows(), maintained);
       await assertPagesMatchWhole("after the migration");
+    });
+
+    it("the key walk (PostgreSQL's page) gives the same pages, whatever its chunk size", async () => {
+      for (let from = 1; from <= analyses.length; from++) {
+        for (let to = 1; to <= analyses.length; to++) {
+          if (from === to) continue;
+          const whole = await compareFromIntervals(store.db, applicationId, from, to);
+          const [lo, hi] = [Math.min(from, to), Math.max(from, to)];
+          const sign = to > from ? 1 : -1;
+          for (const chunk of [1, 2, 3, 1_000]) {
+            for (const [limit, skip] of PAGES) {
+              const at = `${from} → ${to} chunk ${chunk} limit ${limit} skip ${skip}`;
+              assert.deepEqual(
+                await referenceChangesWalk(store.db, applicationId, lo, hi, sign, { limit, skip }, chunk),
+                whole.references.added.slice(skip, skip + limit),
+                `added ${at}`,
+              );
+              assert.deepEqual(
+                await referenceChangesWalk(
+                  store.db,
+                  applicationId,
+                  lo,
+                  hi,
+                  -sign as 1 | -1,
+                  { limit, skip },
+                  chunk,
+                ),
+                whole.references.removed.slice(skip, skip + limit),
+                `removed ${at}`,
+              );
+            }
+          }
+        }
+      }
+    });
+
+    it("non-adjacent totals are stored per pair, and migration 018 builds the same ones ingestion maintains", async () => {
+      const rangeRows = () =>
+        store.db
+          .selectFrom("reference_range_totals")
+          .select(["application_id", "lo", "hi", "added", "removed"])
+          .orderBy("application_id")
+          .orderBy("hi")
+          .orderBy("lo")
+          .execute();
+      const maintained = await rangeRows();
+      // One row per pair lo < hi - 1 of the six analyses, each equal to the whole comparison's counts
+      // (plus one for the other application's three analyses).
+      const own = maintained.filter((r) => r.application_id === applicationId);
+      assert.equal(own.length, 10);
+      assert.equal(maintained.length, 11);
+      for (const r of own) {
+        const whole = await compareFromIntervals(store.db, applicationId, r.lo, r.hi);
+        assert.deepEqual(
+          [Number(r.added), Number(r.removed)],
+          [whole.references.added.length, whole.references.removed.length],
+          `${r.lo} → ${r.hi}`,
+        );
+      }
+      assert.ok(maintained.some((r) => Number(r.added) > 0) && maintained.some((r) => Number(r.removed) > 0));
+      await sql`drop table reference_range_totals`.execute(store.db);
+      await sql`delete from kysely_migration where name = ${"018-reference-range-totals"}`.execute(store.db);
+      await store.close();
+      store = await openStore({ databaseUrl: test.databaseUrl, sqliteFile: test.sqliteFile });
+      assert.deepEqual(await rangeRows(), maintained);
+      await assertPagesMatchWhole("after migration 018");
     });
   });
 }

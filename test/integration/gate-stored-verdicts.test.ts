@@ -1,10 +1,12 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { sql } from "kysely";
+import { evaluateAnalysis } from "../../src/domain/gates.ts";
 import { ingestAnalysis, loadPublishedVersions, recomputeTouched } from "../../src/domain/package-facts.ts";
 import { applyOsvRecords } from "../../src/store/advisories.ts";
 import { findApplication } from "../../src/store/applications.ts";
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
-import { evaluateAnalysis, updateGateRule } from "../../src/store/gates.ts";
+import { updateGateRule } from "../../src/store/gates.ts";
 import type { AnalysisInput, OsvRecordInput } from "../../src/store/input-records.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 
@@ -82,6 +84,19 @@ for (const kind of STORE_KINDS) {
             `${context}: analysis ${seq}, ${round}`,
           );
         }
+        // Pages are read from the stored findings' rows: each the slice of the full evaluation's.
+        for (const paging of [
+          { limit: 1, skip: 0 },
+          { limit: 1, skip: 1 },
+          { limit: 2, skip: 1 },
+          { limit: 100, skip: 3 },
+        ]) {
+          assert.deepEqual(
+            await evaluateAnalysis(store.db, applicationId, seq, paging),
+            await evaluateAnalysis(store.db, applicationId, seq, paging, { fresh: true }),
+            `${context}: analysis ${seq}, page ${JSON.stringify(paging)}`,
+          );
+        }
         const stored = await store.db
           .selectFrom("gate_evaluations")
           .select("generation")
@@ -96,6 +111,17 @@ for (const kind of STORE_KINDS) {
           Number(stored.generation),
           Number(current.value),
           `${context}: stored at the current generation`,
+        );
+        const rows = await store.db
+          .selectFrom("gate_findings")
+          .select([sql<number>`count(*)`.as("n")])
+          .where("application_id", "=", applicationId)
+          .where("seq", "=", seq)
+          .executeTakeFirstOrThrow();
+        assert.equal(
+          Number(rows.n),
+          fresh.rules.reduce((n, r) => n + r.findingsTotal, 0),
+          `${context}: one row per finding, older generations' rows dropped`,
         );
         verdicts.push(`${fresh.verdict} ${fresh.rules.map((r) => `${r.id}:${r.findingsTotal}`).join(" ")}`);
       }
@@ -149,6 +175,29 @@ for (const kind of STORE_KINDS) {
       await assertStoredIsFresh("after ingestion");
       assert.deepEqual(await summary(1), ["no-referenced-severe-cve alpha@1.0.0 CVE-2099-0001"]);
       assert.deepEqual(await summary(2), []);
+      // A stored page is its rows, not a recomputation: a row changed in place shows in the answer.
+      const where = { application_id: applicationId, seq: 1, position: 0 };
+      const row = await store.db
+        .selectFrom("gate_findings")
+        .select(["doc", "rule_id"])
+        .where("application_id", "=", where.application_id)
+        .where("seq", "=", where.seq)
+        .where("position", "=", where.position)
+        .executeTakeFirstOrThrow();
+      const edited = JSON.stringify({ ...JSON.parse(row.doc), detail: "edited in place" });
+      const setDoc = (doc: string) =>
+        store.db
+          .updateTable("gate_findings")
+          .set({ doc })
+          .where("application_id", "=", where.application_id)
+          .where("seq", "=", where.seq)
+          .where("rule_id", "=", row.rule_id)
+          .where("position", "=", where.position)
+          .execute();
+      await setDoc(edited);
+      const page = await evaluateAnalysis(store.db, applicationId, 1, { limit: 1, skip: 0 });
+      assert.equal(page.rules.find((r) => r.id === row.rule_id)?.findings[0]?.detail, "edited in place");
+      await setDoc(row.doc);
     });
 
     it("follows an advisory imported later, a severity revision and a withdrawal", async () => {

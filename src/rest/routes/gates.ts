@@ -1,12 +1,7 @@
 import type { FastifyInstance } from "fastify";
+import { evaluateAnalysis, gateHistory } from "../../domain/gates.ts";
 import { mergeGateParameters, parametersOfSomeKind } from "../../store/gate-kinds.ts";
-import {
-  evaluateAnalysis,
-  findGateRule,
-  gateHistory,
-  listGateRules,
-  updateGateRule,
-} from "../../store/gates.ts";
+import { findGateRule, listGateRules, updateGateRule } from "../../store/gates.ts";
 import { toUtcSeconds } from "../../store/insights.ts";
 import { adminOnly, applicationAt, readableApplication } from "../authorization.ts";
 import { type AtDate, type NameParams as Name, type Paging, type RestDeps, take } from "../context.ts";

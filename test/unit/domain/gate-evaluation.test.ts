@@ -1,13 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import {
-  evaluateGates,
-  type PackageInterval,
-  type PackageState,
-  ruleFindings,
-  statesAt,
-} from "../../../src/store/gate-evaluation.ts";
+import { evaluateGates, ruleFindings, statesAt } from "../../../src/domain/gate-evaluation.ts";
 import type { GateRule } from "../../../src/store/gate-kinds.ts";
+import type { PackageInterval, PackageState } from "../../../src/store/gate-records.ts";
 
 const rule = (kind: string, parameters: Record<string, unknown> = {}, enabled = true): GateRule => ({
   description: "",

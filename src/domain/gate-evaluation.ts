@@ -1,47 +1,16 @@
 /**
  * Quality gate evaluation as a pure function: the packages of one analysis (with their facts) and the
- * rules in, each enabled rule's findings and the verdict out.
+ * rules in, each enabled rule's findings and the verdict out. The store reads the facts and keeps the
+ * verdicts (store/gates.ts); the rules are here.
  */
-import { effectiveGateParameters, type GateRule, severityRank } from "./gate-kinds.ts";
-
-export interface PackageState {
-  packageId: number;
-  name: string;
-  version: string;
-  saferClosestVersion: string | null;
-  safestVersion: string | null;
-  /**
-   * Published non-prerelease versions after the one in use, up to and including the safest version;
-   * null when the package has no safest version.
-   */
-  releasesBehind: number | null;
-  /** At least one application object refers to an external object of the package. */
-  referred: boolean;
-  /** CVEs affecting the version in use, ordered by id. */
-  vulnerabilities: readonly { cve: string; severity: string }[];
-}
-
-export interface GateFinding {
-  cve?: string;
-  detail: string;
-  package: string;
-  /** Internal: which package the finding is about, to attach its objects. */
-  packageId: number;
-  severity?: string;
-  version: string;
-}
-
-export interface RuleOutcome {
-  findings: GateFinding[];
-  id: string;
-  name: string;
-  passed: boolean;
-}
-
-export interface GateVerdict {
-  rules: RuleOutcome[];
-  verdict: "pass" | "fail";
-}
+import { effectiveGateParameters, type GateRule, severityRank } from "../store/gate-kinds.ts";
+import type {
+  GateFinding,
+  GateVerdict,
+  PackageInterval,
+  PackageState,
+  ReferenceInterval,
+} from "../store/gate-records.ts";
 
 /** Findings of one rule over the packages of an analysis, in the packages' order. */
 export function ruleFindings(rule: GateRule, packages: readonly PackageState[]): GateFinding[] {
@@ -113,14 +82,6 @@ export function evaluateGates(rules: readonly GateRule[], packages: readonly Pac
       return { findings, id: rule.id, name: rule.name, passed: findings.length === 0 };
     });
   return { rules: outcomes, verdict: outcomes.every((o) => o.passed) ? "pass" : "fail" };
-}
-
-export type PackageInterval = Omit<PackageState, "referred"> & { fromSeq: number; toSeq: number };
-
-export interface ReferenceInterval {
-  packageId: number;
-  fromSeq: number;
-  toSeq: number;
 }
 
 /**
