@@ -21,6 +21,7 @@ import { zipSync } from "fflate";
 import pg from "pg";
 import { type ImportResult, importAdvisories } from "../../src/scanner/advisories/import.ts";
 import { openStore } from "../../src/store/database.ts";
+import { dropDatabase } from "../support/stores.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const DOCS_FILE = join(ROOT, "docs", "benchmarks.md");
@@ -158,8 +159,11 @@ export async function runStore(
     if (kind === "postgres") {
       const admin = new pg.Client({ connectionString: postgresAdminUrl });
       await admin.connect();
-      await admin.query(`drop database if exists ${dbName} with (force)`);
-      await admin.end();
+      try {
+        await dropDatabase(admin, dbName);
+      } finally {
+        await admin.end();
+      }
     }
   }
 }

@@ -46,6 +46,7 @@ import type {
   PublishedVersionInput,
   ReferenceInput,
 } from "../../src/store/input-records.ts";
+import { dropDatabase } from "../support/stores.ts";
 
 /** Bump whenever the data set or the way it is written changes: caches keyed by it are regenerated. */
 export const GENERATOR_VERSION = 2;
@@ -722,7 +723,7 @@ export async function ensurePostgresStore(force = false): Promise<StoreInfo> {
       `PostgreSQL is required by the benchmark (BENCH_POSTGRES_URL=${POSTGRES_ADMIN_URL}): ${(error as Error).message}`,
     );
   }
-  await admin.query(`drop database if exists ${POSTGRES_DATABASE} with (force)`);
+  await dropDatabase(admin, POSTGRES_DATABASE);
   await admin.query(`create database ${POSTGRES_DATABASE}`);
   await admin.end();
 

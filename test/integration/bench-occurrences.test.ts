@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import pg from "pg";
-import { postgresAdminUrl } from "../support/stores.ts";
+import { dropDatabase, postgresAdminUrl } from "../support/stores.ts";
 
 /**
  * `npm run bench:occurrences` at a tiny scale, so that the benchmark cannot rot: it generates both stores
@@ -21,8 +21,11 @@ describe("bench:occurrences at a tiny scale", () => {
     rmSync(dataDir, { recursive: true, force: true });
     const admin = new pg.Client({ connectionString: postgresAdminUrl });
     await admin.connect();
-    await admin.query(`drop database if exists ${database} with (force)`);
-    await admin.end();
+    try {
+      await dropDatabase(admin, database);
+    } finally {
+      await admin.end();
+    }
   });
 
   it("runs from an empty cache and reports every phase with identical answers on both stores", () => {

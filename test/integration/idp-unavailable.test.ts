@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import pg from "pg";
 import { type IdpService, startIdpService } from "../support/idp-service.ts";
-import { createTestStore, postgresAdminUrl, type TestStore } from "../support/stores.ts";
+import { createTestStore, dropDatabase, postgresAdminUrl, type TestStore } from "../support/stores.ts";
 
 /**
  * The embedded identity provider when its store fails (issue 17, point 2): its routes answer a
@@ -51,7 +51,7 @@ describe("the embedded identity provider with its store gone", () => {
     const admin = new pg.Client({ connectionString: postgresAdminUrl });
     await admin.connect();
     try {
-      await admin.query(`drop database ${database} with (force)`);
+      await dropDatabase(admin, database);
     } finally {
       await admin.end();
     }

@@ -56,8 +56,35 @@ export async function createTestStore(kind: "sqlite" | "postgres"): Promise<Test
       rmSync(dataDir, { recursive: true, force: true });
       const client = new pg.Client({ connectionString: postgresAdminUrl });
       await client.connect();
-      await client.query(`drop database if exists ${name} with (force)`);
-      await client.end();
+      try {
+        await dropDatabase(client, name);
+      } finally {
+        await client.end();
+      }
     },
   };
+}
+
+/**
+ * Drops a test database even while an autovacuum worker is in it. `with (force)` refuses (42501) to end
+ * a process of a role the test role is not a member of, and an autovacuum worker is one; a plain drop
+ * asks autovacuum to stop and waits for it, so that is the fallback, retried while it is still busy.
+ */
+export async function dropDatabase(client: pg.Client, name: string): Promise<void> {
+  try {
+    await client.query(`drop database if exists ${name} with (force)`);
+    return;
+  } catch (error) {
+    if ((error as { code?: string }).code !== "42501") throw error;
+  }
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await client.query(`drop database if exists ${name}`);
+      return;
+    } catch (error) {
+      // 55006: still in use (the worker had not stopped within PostgreSQL's own wait).
+      if ((error as { code?: string }).code !== "55006" || attempt === 5) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+  }
 }
