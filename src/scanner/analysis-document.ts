@@ -7,12 +7,18 @@
 import { z } from "zod";
 import type { AnalysisInput } from "../store/input-records.ts";
 
-const name = z.string().trim().min(1).max(1024);
+/**
+ * A required text: the pattern states in the JSON Schema (so in the OpenAPI document) what the trim
+ * enforces, that whitespace alone is no value; without it the published schema accepted "\t".
+ */
+const text = (max: number) => z.string().regex(/\S/, "must not be blank").trim().min(1).max(max);
+
+const name = text(1024);
 
 const packageRef = z.object({
   ecosystem: z.enum(["npm", "maven"]),
   name: name.describe("npm name as published; Maven groupId:artifactId"),
-  version: z.string().trim().min(1).max(256),
+  version: text(256),
 });
 
 const externalObject = z.object({
@@ -35,12 +41,9 @@ const applicationObject = z.object({
 
 export const analysisDocumentSchema = z
   .object({
-    application: z
-      .string()
-      .trim()
-      .min(1)
-      .max(256)
-      .describe("The application analyzed; must be the {name} of the URL when sent to the REST API"),
+    application: text(256).describe(
+      "The application analyzed; must be the {name} of the URL when sent to the REST API",
+    ),
     analyzedAt: z.iso
       .datetime({ offset: true })
       .describe("When the analysis was made (ISO 8601), later than the application's latest analysis"),

@@ -64,4 +64,23 @@ describe("analysis document", () => {
       "packages",
     ]);
   });
+
+  it("publishes in its JSON Schema that a blank name is refused, as the upload does", () => {
+    type Published = { properties: { packages: { items: { properties: { name: { pattern: string } } } } } };
+    const pattern = new RegExp(
+      (analysisDocumentJsonSchema as unknown as Published).properties.packages.items.properties.name.pattern,
+    );
+    for (const blank of ["\t", " ", "\n  "]) {
+      assert.equal(pattern.test(blank), false, "the schema refuses it");
+      const document = analysisDocumentOf("storefront", {
+        ...input,
+        packages: [{ ecosystem: "npm", name: blank, version: "4.17.21" }],
+        objects: [],
+        references: [],
+      });
+      const parsed = parseAnalysisDocument(JSON.parse(JSON.stringify(document)));
+      assert.equal(parsed.ok, false, "the upload refuses it");
+    }
+    assert.equal(pattern.test(" lodash"), true);
+  });
 });
