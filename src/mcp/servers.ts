@@ -1,15 +1,16 @@
 import { McpServer } from "@modelcontextprotocol/server";
+import { MCP_ROUTES, type McpPath, type McpServerKind } from "../contracts/platform.ts";
 import { VERSION } from "../version.ts";
 import { ANALYSIS_INSTRUCTIONS, analysisTools } from "./analysis/tools.ts";
 import { GATEKEEPER_INSTRUCTIONS, gatekeeperTools } from "./gatekeeper/tools.ts";
 import { type AnyToolSpec, registerTools, type ToolEnvironment } from "./tool-kit.ts";
 
-export type McpServerKind = "analysis" | "gatekeeper";
+export type { McpServerKind };
 
 export interface McpServerDefinition {
   kind: McpServerKind;
   /** MCP endpoint path, the same on the internal service as on the gateway. */
-  path: "/mcp" | "/mcp/gatekeeper";
+  path: McpPath;
   name: string;
   title: string;
   instructions: string;
@@ -19,7 +20,7 @@ export interface McpServerDefinition {
 export const MCP_SERVERS: Record<McpServerKind, McpServerDefinition> = {
   analysis: {
     kind: "analysis",
-    path: "/mcp",
+    path: MCP_ROUTES.analysis,
     name: "imaging-analysis",
     title: "Imaging application analysis",
     instructions: ANALYSIS_INSTRUCTIONS,
@@ -27,7 +28,7 @@ export const MCP_SERVERS: Record<McpServerKind, McpServerDefinition> = {
   },
   gatekeeper: {
     kind: "gatekeeper",
-    path: "/mcp/gatekeeper",
+    path: MCP_ROUTES.gatekeeper,
     name: "imaging-gatekeeper",
     title: "Imaging quality gate",
     instructions: GATEKEEPER_INSTRUCTIONS,

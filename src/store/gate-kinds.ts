@@ -1,3 +1,4 @@
+import { KNOWN_SEVERITIES } from "../contracts/platform.ts";
 /**
  * Quality gate rule kinds and their parameters, as pure functions: each kind names its parameters,
  * their defaults and the rule that checks a value, so an update is refused with the key at fault and
@@ -15,7 +16,7 @@ export interface GateRule {
   parameters: Record<string, unknown>;
 }
 
-export const GATE_SEVERITIES = ["CRITICAL", "HIGH", "MEDIUM", "LOW"] as const;
+export const GATE_SEVERITIES = KNOWN_SEVERITIES;
 
 /** CRITICAL 4 .. LOW 1; anything else (UNKNOWN) 0. */
 export function severityRank(severity: string): number {

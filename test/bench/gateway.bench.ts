@@ -54,9 +54,9 @@ import { BroadcastChannel } from "node:worker_threads";
 import autocannon from "autocannon";
 import { issuerMetadata } from "../../src/auth/issuer-metadata.ts";
 import { createTokenExchanger, type TokenExchanger } from "../../src/auth/token-exchange.ts";
+import { PLATFORM_AUDIENCE } from "../../src/contracts/platform.ts";
 import { createUser } from "../../src/domain/users.ts";
 import { openStore } from "../../src/store/database.ts";
-import { PLATFORM_AUDIENCE } from "../../src/version.ts";
 import {
   authorize,
   type CimdDocumentServer,

@@ -20,9 +20,9 @@ import { join } from "node:path";
 import autocannon from "autocannon";
 import { issuerMetadata } from "../../src/auth/issuer-metadata.ts";
 import { createTokenExchanger } from "../../src/auth/token-exchange.ts";
+import { PLATFORM_AUDIENCE } from "../../src/contracts/platform.ts";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import { openStore } from "../../src/store/database.ts";
-import { PLATFORM_AUDIENCE } from "../../src/version.ts";
 import { startHaproxy } from "../support/haproxy.ts";
 import { seedCimdClient, seedUsers, startCimdDocumentServer, USERS } from "../support/idp-flow.ts";
 import {

@@ -2,8 +2,10 @@
  * What each AI client needs for one MCP server of this deployment: the same command and mcp.json entry
  * as `imaging client-config` prints (src/cli/commands/client-config.ts).
  */
+import { MCP_ROUTES, type McpServerKind } from "../../contracts/platform.ts";
+
 export interface McpServer {
-  kind: "analysis" | "gatekeeper";
+  kind: McpServerKind;
   /** The name the client shows: imaging, imaging-gatekeeper. */
   name: string;
   url: string;
@@ -11,8 +13,8 @@ export interface McpServer {
 
 export function mcpServers(baseUrl: string): McpServer[] {
   return [
-    { kind: "analysis", name: "imaging", url: `${baseUrl}/mcp` },
-    { kind: "gatekeeper", name: "imaging-gatekeeper", url: `${baseUrl}/mcp/gatekeeper` },
+    { kind: "analysis", name: "imaging", url: `${baseUrl}${MCP_ROUTES.analysis}` },
+    { kind: "gatekeeper", name: "imaging-gatekeeper", url: `${baseUrl}${MCP_ROUTES.gatekeeper}` },
   ];
 }
 
