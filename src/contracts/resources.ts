@@ -175,6 +175,7 @@ export const GATE_RULE_KINDS = [
   "no-referenced-severe-cve",
   "no-unfixable-vulnerability",
 ] as const;
+export type GateRuleKind = (typeof GATE_RULE_KINDS)[number];
 
 export const gateRule = object({
   description: z.string(),
