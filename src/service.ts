@@ -13,6 +13,7 @@ import {
 import { ConfigError } from "./config/load-config.ts";
 import { loggerOptions, redactText } from "./config/logging.ts";
 import type { RuntimeConfig } from "./config/runtime-config.ts";
+import { MCP_ROUTES, PLATFORM_AUDIENCE } from "./contracts/platform.ts";
 import { buildGateway } from "./gateway/app.ts";
 import { loadConsoleBuild } from "./gateway/console/assets.ts";
 import { keycloakProxy } from "./gateway/keycloak-proxy.ts";
@@ -44,7 +45,7 @@ import { drainListener, ShutdownSequence, type StopStep, trackConnections } from
 import { openStore, type StoreHandle } from "./store/database.ts";
 import { secureDataDirectory } from "./store/file-modes.ts";
 import { pingStore } from "./store/ping.ts";
-import { PLATFORM_AUDIENCE, VERSION } from "./version.ts";
+import { VERSION } from "./version.ts";
 
 export const PARTS = ["gateway", "rest", "mcp-analysis", "mcp-gatekeeper"] as const;
 export type Part = (typeof PARTS)[number];
@@ -284,10 +285,15 @@ export async function startService(
       }
       exchanger = await createExchanger(config, metadata, store.db, exchangeSecret);
       const resources: McpResource[] = [
-        { kind: "analysis", path: "/mcp", name: MCP_SERVER_NAMES.analysis, upstreamUrl: mcpUrls.analysis },
+        {
+          kind: "analysis",
+          path: MCP_ROUTES.analysis,
+          name: MCP_SERVER_NAMES.analysis,
+          upstreamUrl: mcpUrls.analysis,
+        },
         {
           kind: "gatekeeper",
-          path: "/mcp/gatekeeper",
+          path: MCP_ROUTES.gatekeeper,
           name: MCP_SERVER_NAMES.gatekeeper,
           upstreamUrl: mcpUrls.gatekeeper,
         },

@@ -4,6 +4,3 @@ import { readFileSync } from "node:fs";
 export const VERSION: string = (
   JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }
 ).version;
-
-/** Audience of platform tokens (DESIGN.md). */
-export const PLATFORM_AUDIENCE = "imaging-api";

@@ -1,11 +1,9 @@
 import { createHash } from "node:crypto";
 import * as oauth from "oauth4webapi";
+import { ACCESS_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT } from "../contracts/platform.ts";
 import { tokenExchanges } from "../observability/metrics.ts";
 import { BoundedCache } from "./bounded-cache.ts";
 import { httpOptions, type IssuerMetadata } from "./issuer-metadata.ts";
-
-export const TOKEN_EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange";
-export const ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token";
 
 /** The identity provider could not be asked (network, timeout, 5xx): retrying later may work. */
 export class TokenExchangeUnavailableError extends Error {

@@ -1,3 +1,8 @@
+import {
+  type McpPath,
+  type McpServerKind,
+  MCP_ROUTES as PLATFORM_MCP_ROUTES,
+} from "../contracts/platform.ts";
 import { type Check, type CheckDefinition, fail, pass, warn } from "./check.ts";
 import { type Answered, describeAnswer, jsonObject, looksLikeHtml, type Observation } from "./http.ts";
 
@@ -7,14 +12,13 @@ import { type Answered, describeAnswer, jsonObject, looksLikeHtml, type Observat
  */
 
 export interface McpRoute {
-  kind: "analysis" | "gatekeeper";
-  path: "/mcp" | "/mcp/gatekeeper";
+  kind: McpServerKind;
+  path: McpPath;
 }
 
-export const MCP_ROUTES: readonly McpRoute[] = [
-  { kind: "analysis", path: "/mcp" },
-  { kind: "gatekeeper", path: "/mcp/gatekeeper" },
-];
+export const MCP_ROUTES: readonly McpRoute[] = (Object.keys(PLATFORM_MCP_ROUTES) as McpServerKind[]).map(
+  (kind) => ({ kind, path: PLATFORM_MCP_ROUTES[kind] }),
+);
 
 /** Suffix of the per-route check ids: `challenge-mcp`, `challenge-gatekeeper`. */
 const suffix = (route: McpRoute) => (route.kind === "analysis" ? "mcp" : "gatekeeper");

@@ -1,10 +1,10 @@
 import { lookup } from "node:dns/promises";
 import { networkInterfaces } from "node:os";
 import * as oauth from "oauth4webapi";
-import { ACCESS_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT } from "../auth/token-exchange.ts";
 import { ConfigError } from "../config/load-config.ts";
 import { type RuntimeConfig, resolveRuntimeConfig } from "../config/runtime-config.ts";
 import type { Settings } from "../config/settings.ts";
+import { ACCESS_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT } from "../contracts/platform.ts";
 import type { CimdClientState, CimdRepository } from "../idp/cimd/repository.ts";
 import { registrationEndpointOf } from "../idp/registration/endpoint.ts";
 import { type Check, notRun } from "./check.ts";

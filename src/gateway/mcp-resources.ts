@@ -1,10 +1,11 @@
 import { MCP_SCOPES } from "../auth/mcp-access.ts";
+import type { McpPath, McpServerKind } from "../contracts/platform.ts";
 
 /** The MCP servers the gateway fronts, and the URLs derived from base_url for each. */
 export interface McpResource {
-  kind: "analysis" | "gatekeeper";
+  kind: McpServerKind;
   /** Public path, identical on the internal MCP service. */
-  path: "/mcp" | "/mcp/gatekeeper";
+  path: McpPath;
   name: string;
   upstreamUrl: string;
 }

@@ -7,164 +7,46 @@ import { parseTraceparent } from "../observability/trace-context.ts";
 
 import { STATUS_CODES } from "node:http";
 
-export type Severity = "CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "UNKNOWN";
-export type DateTime = { dateTime: string };
+// The REST resources, as src/contracts declares them (the REST API's JSON Schemas derive from the same shapes).
+export type {
+  ApplicationCounts,
+  ApplicationDetail,
+  ApplicationObject,
+  ApplicationSummary,
+  Changes,
+  Comparison,
+  CveInsight,
+  CvePackage as CveOccurrence,
+  CveReference,
+  DateTime,
+  ExternalObject,
+  ExternalObjectMatch,
+  GateEvaluation,
+  GateFinding,
+  GateHistoryEntry,
+  GateRule,
+  Interaction,
+  PackageUse,
+  PackageVersion,
+  ReferenceChange,
+  Severity,
+  VulnerablePackageChange,
+} from "../contracts/resources.ts";
 
-export interface ApplicationSummary {
-  analysisCount: number;
-  demo: boolean;
-  description: string;
-  latestAnalysis: DateTime | null;
-  name: string;
-}
-
-export interface ApplicationCounts {
-  externalObjects: number;
-  packages: number;
-  references: number;
-  vulnerabilities: number;
-  vulnerablePackages: number;
-}
-
-export interface ApplicationDetail {
-  analyses: DateTime[];
-  counts: ApplicationCounts;
-  demo: boolean;
-  description: string;
-  latestAnalysis: DateTime | null;
-  name: string;
-}
-
-export interface CveInsight {
-  affectedPackageCount: number;
-  aliases: string[];
-  id: string;
-  referringObjectCount: number;
-  score: number | null;
-  severity: Severity;
-  summary: string;
-}
-
-export interface ExternalObject {
-  fullName: string;
-  id: string;
-  mangling: string;
-  name: string;
-  type: string;
-  typeId: string;
-}
-
-export interface CveOccurrence {
-  name: string;
-  objects: ExternalObject[];
-  releaseDate: DateTime | null;
-  releasesPerYear: number | null;
-  saferClosestVersion: string | null;
-  safestVersion: string | null;
-  version: string;
-}
-
-export interface PackageUse {
-  ecosystem: string;
-  maxSeverity: string | null;
-  name: string;
-  releaseDate: DateTime | null;
-  releasesPerYear: number | null;
-  saferClosestVersion: string | null;
-  safestVersion: string | null;
-  version: string;
-  vulnerabilities: string[];
-}
-
-export interface ApplicationObject {
-  fullName: string;
-  id: string;
-  name: string;
-  type: string;
-  typeId: string;
-}
-
-export interface Interaction {
-  source: ApplicationObject;
-  target: ExternalObject;
-}
-
-/** A reference to a package a CVE affects, marked by the advisory's affected functions. */
-export interface CveReference {
-  affectedFunctions: string[];
-  ecosystem: string;
-  package: string;
-  reachesAffectedFunction: boolean | null;
-  reachedFunctions: string[];
-  source: ApplicationObject;
-  target: ExternalObject;
-}
-
-export interface ExternalObjectMatch extends ExternalObject {
-  package: string;
-}
-
-export interface GateRule {
-  description: string;
-  enabled: boolean;
-  id: string;
-  kind: string;
-  name: string;
-  parameters: Record<string, unknown>;
-}
-
-export interface GateFinding {
-  cve?: string;
-  detail: string;
-  objects?: ExternalObject[];
-  package: string;
-  severity?: string;
-  version: string;
-}
-
-export interface GateEvaluation {
-  analysis: DateTime;
-  application: string;
-  /** `findings`: the first 100 (the REST default page); `findingsTotal`: all of them. */
-  rules: { findings: GateFinding[]; findingsTotal: number; id: string; name: string; passed: boolean }[];
-  verdict: "pass" | "fail";
-}
-
-export interface GateHistoryEntry {
-  analysis: DateTime;
-  failedRules: string[];
-  verdict: "pass" | "fail";
-}
-
-export interface PackageVersion {
-  name: string;
-  version: string;
-}
-
-export interface ReferenceChange {
-  source: { fullName: string; id: string };
-  target: { fullName: string; id: string; package: string };
-}
-
-export interface VulnerablePackageChange extends PackageVersion {
-  vulnerabilities: string[];
-}
-
-/** One page of each list (the query's skip and limit) and the length of each whole list. */
-export interface Changes<T> {
-  added: T[];
-  addedTotal: number;
-  removed: T[];
-  removedTotal: number;
-}
-
-export interface Comparison {
-  from: DateTime;
-  packages: Changes<PackageVersion>;
-  references: Changes<ReferenceChange>;
-  to: DateTime;
-  vulnerablePackages: Changes<VulnerablePackageChange>;
-}
+import type {
+  ApplicationDetail,
+  ApplicationSummary,
+  Comparison,
+  CveInsight,
+  CvePackage,
+  CveReference,
+  ExternalObjectMatch,
+  GateEvaluation,
+  GateHistoryEntry,
+  GateRule,
+  Interaction,
+  PackageUse,
+} from "../contracts/resources.ts";
 
 export interface Paging {
   limit: number;
@@ -269,7 +151,7 @@ export interface RestClient {
     name: string,
     query: Paging & { date?: string; severity?: readonly string[] },
   ): Promise<CveInsight[]>;
-  listCveOccurrences(name: string, cve: string, query: Paging & { date?: string }): Promise<CveOccurrence[]>;
+  listCveOccurrences(name: string, cve: string, query: Paging & { date?: string }): Promise<CvePackage[]>;
   listCveReferences(
     name: string,
     cve: string,

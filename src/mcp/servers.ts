@@ -1,16 +1,17 @@
 import { McpServer } from "@modelcontextprotocol/server";
+import { MCP_ROUTES, type McpPath, type McpServerKind } from "../contracts/platform.ts";
 import { VERSION } from "../version.ts";
 import { ANALYSIS_INSTRUCTIONS, analysisTools } from "./analysis/tools.ts";
 import { GATEKEEPER_INSTRUCTIONS, gatekeeperTools } from "./gatekeeper/tools.ts";
 import { MCP_SERVER_NAMES } from "./server-names.ts";
 import { type AnyToolSpec, registerTools, type ToolEnvironment } from "./tool-kit.ts";
 
-export type McpServerKind = "analysis" | "gatekeeper";
+export type { McpServerKind };
 
 export interface McpServerDefinition {
   kind: McpServerKind;
   /** MCP endpoint path, the same on the internal service as on the gateway. */
-  path: "/mcp" | "/mcp/gatekeeper";
+  path: McpPath;
   name: string;
   title: string;
   instructions: string;
@@ -20,7 +21,7 @@ export interface McpServerDefinition {
 export const MCP_SERVERS: Record<McpServerKind, McpServerDefinition> = {
   analysis: {
     kind: "analysis",
-    path: "/mcp",
+    path: MCP_ROUTES.analysis,
     name: MCP_SERVER_NAMES.analysis,
     title: "Imaging application analysis",
     instructions: ANALYSIS_INSTRUCTIONS,
@@ -28,7 +29,7 @@ export const MCP_SERVERS: Record<McpServerKind, McpServerDefinition> = {
   },
   gatekeeper: {
     kind: "gatekeeper",
-    path: "/mcp/gatekeeper",
+    path: MCP_ROUTES.gatekeeper,
     name: MCP_SERVER_NAMES.gatekeeper,
     title: "Imaging quality gate",
     instructions: GATEKEEPER_INSTRUCTIONS,

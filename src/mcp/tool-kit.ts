@@ -4,6 +4,7 @@
  */
 import type { CallToolResult, McpServer, ServerContext } from "@modelcontextprotocol/server";
 import * as z from "zod";
+import { packageFacts } from "../contracts/resources.ts";
 import { mcpToolCalls, mcpToolDuration } from "../observability/metrics.ts";
 import { createRestClient, RestApiError, type RestClient, type RestTransport } from "./rest-client.ts";
 
@@ -219,36 +220,18 @@ export async function readPage<T>(
 // ---------------------------------------------------------------------------------------------
 // Output pieces shared by the tools
 
-export const SEVERITIES = ["CRITICAL", "HIGH", "MEDIUM", "LOW", "UNKNOWN"] as const;
+// The REST resources' shapes (src/contracts) are the tools' output pieces: a field added there reaches
+// the tools' output schemas.
+export { SEVERITIES } from "../contracts/platform.ts";
+export {
+  applicationObject as applicationObjectOutput,
+  externalObject as externalObjectOutput,
+} from "../contracts/resources.ts";
 
-export const externalObjectOutput = z.object({
-  fullName: z.string().describe("Long name locating the object in the software architecture"),
-  id: z.string(),
-  mangling: z.string().describe("Function signature, or an empty string"),
-  name: z.string(),
-  type: z.string().describe("Object type, for display"),
-  typeId: z.string().describe("Type identifier, e.g. JS_FUNCTION"),
-});
-
-export const applicationObjectOutput = z.object({
-  fullName: z.string(),
-  id: z.string(),
-  name: z.string(),
-  type: z.string(),
-  typeId: z.string(),
-});
-
+/** The REST package facts with the release date as a plain ISO string, as the tools give dates. */
 export const packageFactsOutput = {
+  ...packageFacts,
   releaseDate: z.string().nullable().describe("Release date of the version in use (null if unknown)"),
-  releasesPerYear: z.number().nullable().describe("Average releases per year over the package's history"),
-  saferClosestVersion: z
-    .string()
-    .nullable()
-    .describe("Smallest upgrade affected by no known vulnerability (null when none exists)"),
-  safestVersion: z
-    .string()
-    .nullable()
-    .describe("Newest release affected by no known vulnerability (null if none)"),
 };
 
 /** `{dateTime}` of the REST API, or null, as a plain ISO string. */

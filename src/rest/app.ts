@@ -7,6 +7,7 @@ import Fastify, {
 } from "fastify";
 import type { Kysely } from "kysely";
 import type { JwtVerifier } from "../auth/jwt-verifier.ts";
+import { resourceJsonSchemas } from "../contracts/json-schema.ts";
 import { type IdentityAdministration, storeAdministration } from "../idp/administration.ts";
 import { recordHttpMetrics } from "../observability/http-metrics.ts";
 import { requestIdOf } from "../observability/trace-context.ts";
@@ -15,22 +16,8 @@ import { adminProblem } from "./admin-input.ts";
 import { allowedMethods } from "./allowed-methods.ts";
 import { createAuthenticator } from "./authenticate.ts";
 import { compressAnswers } from "./compression.ts";
-import { cveReferenceSchema } from "./cve-reference-schema.ts";
-import {
-  comparisonSchema,
-  gateEvaluationSchema,
-  gateFindingSchema,
-  gateHistoryEntrySchema,
-  gateRuleSchema,
-} from "./gate-schemas.ts";
 import { streamLargePages } from "./large-pages.ts";
 import { problemResponses } from "./openapi.ts";
-import {
-  applicationObjectSchema,
-  externalObjectMatchSchema,
-  interactionSchema,
-  packageSchema,
-} from "./package-schemas.ts";
 import { problemSchema, sendError, sendProblem } from "./problem.ts";
 import { adminApiKeyRoutes } from "./routes/admin-api-keys.ts";
 import { adminCimdRoutes, cimdClientSchema } from "./routes/admin-cimd.ts";
@@ -43,14 +30,6 @@ import { gateRoutes } from "./routes/gates.ts";
 import { insightRoutes } from "./routes/insights.ts";
 import { packageRoutes } from "./routes/packages.ts";
 import { type StatusSources, statusRoutes } from "./routes/status.ts";
-import {
-  analysisHistoryEntrySchema,
-  applicationDetailSchema,
-  applicationSummarySchema,
-  cveInsightSchema,
-  cvePackageSchema,
-  externalObjectSchema,
-} from "./schemas.ts";
 import { passThrough, validateParameters } from "./validation.ts";
 
 export interface RestAppOptions {
@@ -99,27 +78,7 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
   const methods = allowedMethods(app);
   app.setValidatorCompiler(passThrough);
 
-  for (const schema of [
-    problemSchema,
-    externalObjectSchema,
-    cvePackageSchema,
-    applicationSummarySchema,
-    applicationDetailSchema,
-    analysisHistoryEntrySchema,
-    cveInsightSchema,
-    packageSchema,
-    applicationObjectSchema,
-    interactionSchema,
-    externalObjectMatchSchema,
-    gateRuleSchema,
-    gateFindingSchema,
-    gateEvaluationSchema,
-    gateHistoryEntrySchema,
-    comparisonSchema,
-    cveReferenceSchema,
-    cimdClientSchema,
-    userSchema,
-  ]) {
+  for (const schema of [problemSchema, ...resourceJsonSchemas, cimdClientSchema, userSchema]) {
     app.addSchema(schema);
   }
   await app.register(swagger, {

@@ -5,9 +5,9 @@ import { BoundedCache } from "../auth/bounded-cache.ts";
 import { repeatedCredentialHeader, repeatedHeaderDetail } from "../auth/credential-headers.ts";
 import type { JwtVerifier } from "../auth/jwt-verifier.ts";
 import { type Principal, principalFromClaims } from "../auth/principal.ts";
+import { PLATFORM_AUDIENCE } from "../contracts/platform.ts";
 import { verifyApiKey } from "../domain/api-keys.ts";
 import type { Database } from "../store/schema.ts";
-import { PLATFORM_AUDIENCE } from "../version.ts";
 
 export type Authentication =
   | { ok: true; principal: Principal }

@@ -2,6 +2,8 @@
  * Query and path parameter rules of the REST API as pure functions: raw input in, value or the
  * reason out, so every 400 names exactly what was wrong.
  */
+import { SEVERITIES } from "../contracts/platform.ts";
+
 export type Parsed<T> = { ok: true; value: T } | { ok: false; detail: string };
 
 export const MAX_LIMIT = 1000;
@@ -256,7 +258,7 @@ export function parseGateRuleUpdate(body: unknown): Parsed<GateRuleUpdate> {
 const NOT_CONTROL = "\\u0000-\\u001f\\u007f";
 const anyCase = (word: string) =>
   [...word].map((c) => (/[a-z]/i.test(c) ? `[${c.toUpperCase()}${c.toLowerCase()}]` : c)).join("");
-const SEVERITY_WORD = `\\s*(${["CRITICAL", "HIGH", "MEDIUM", "LOW", "UNKNOWN"].map(anyCase).join("|")})\\s*`;
+const SEVERITY_WORD = `\\s*(${SEVERITIES.map(anyCase).join("|")})\\s*`;
 
 export const paramSchemas = {
   applicationName: {

@@ -1,9 +1,9 @@
 import type { Kysely } from "kysely";
+import { ROLES, type Role } from "../contracts/platform.ts";
 import { nowIso } from "./clock.ts";
 import type { Database } from "./schema.ts";
 
-export const ROLES = ["admin", "viewer"] as const;
-export type Role = (typeof ROLES)[number];
+export { ROLES, type Role };
 
 export interface ApiKeyInfo {
   id: string;

@@ -1,3 +1,5 @@
+import { KNOWN_SEVERITIES } from "../contracts/platform.ts";
+import type { GateRuleKind } from "../contracts/resources.ts";
 /**
  * Quality gate rule kinds and their parameters, as pure functions: each kind names its parameters,
  * their defaults and the rule that checks a value, so an update is refused with the key at fault and
@@ -15,7 +17,7 @@ export interface GateRule {
   parameters: Record<string, unknown>;
 }
 
-export const GATE_SEVERITIES = ["CRITICAL", "HIGH", "MEDIUM", "LOW"] as const;
+export const GATE_SEVERITIES = KNOWN_SEVERITIES;
 
 /** CRITICAL 4 .. LOW 1; anything else (UNKNOWN) 0. */
 export function severityRank(severity: string): number {
@@ -59,7 +61,7 @@ export const GATE_KINDS = {
   "no-referenced-severe-cve": { minSeverity: severityParameter("HIGH") },
   "max-releases-behind-safest": { maxReleases: countParameter(10, 100_000) },
   "no-unfixable-vulnerability": {},
-} satisfies Record<string, Record<string, ParameterSpec>>;
+} satisfies Record<GateRuleKind, Record<string, ParameterSpec>>; // every kind the REST contract names, no other
 
 export type GateKind = keyof typeof GATE_KINDS;
 

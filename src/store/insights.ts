@@ -1,4 +1,6 @@
 import { type Kysely, SqliteAdapter, sql } from "kysely";
+/** The REST resources these queries answer with, as src/contracts declares them. */
+import type { CveInsight, CvePackage as CvePackageRecord } from "../contracts/resources.ts";
 import type { ExternalObjectRecord } from "./external-objects.ts";
 import { keepsObjectLists } from "./occurrence-model.ts";
 import { type Database, OPEN_SEQ } from "./schema.ts";
@@ -6,26 +8,7 @@ import { liveAt } from "./sql-helpers.ts";
 import { severitySqlRank } from "./vulnerabilities.ts";
 
 export type { ExternalObjectRecord } from "./external-objects.ts";
-
-export interface CvePackageRecord {
-  name: string;
-  objects: ExternalObjectRecord[];
-  releaseDate: { dateTime: string } | null;
-  releasesPerYear: number | null;
-  saferClosestVersion: string | null;
-  safestVersion: string | null;
-  version: string;
-}
-
-export interface CveInsight {
-  affectedPackageCount: number;
-  aliases: string[];
-  id: string;
-  referringObjectCount: number;
-  score: number | null;
-  severity: string;
-  summary: string;
-}
+export type { CveInsight, CvePackageRecord };
 
 type Db = Kysely<Database>;
 
@@ -218,7 +201,8 @@ export async function listCveInsights(
     id: r.cve_id,
     referringObjectCount: objectCounts.get(r.id) ?? 0,
     score: r.cvss_score,
-    severity: r.severity,
+    // A text column; the store writes only the contract's severities.
+    severity: r.severity as CveInsight["severity"],
     summary: r.summary,
   }));
 }

@@ -7,27 +7,19 @@ import { containsIgnoringCase, containsPattern, liveAt, referredAt, searchText }
 
 type Db = Kysely<Database>;
 
-export interface PackageRecord {
-  ecosystem: string;
-  maxSeverity: string | null;
-  name: string;
-  releaseDate: { dateTime: string } | null;
-  releasesPerYear: number | null;
-  saferClosestVersion: string | null;
-  safestVersion: string | null;
-  version: string;
-  vulnerabilities: string[];
-}
+/** The REST resources these queries answer with, as src/contracts declares them. */
+import type {
+  Interaction as InteractionRecord,
+  ExternalObjectMatch as ObjectMatchRecord,
+  PackageUse as PackageRecord,
+} from "../contracts/resources.ts";
+
+export type { InteractionRecord, ObjectMatchRecord, PackageRecord };
 
 export interface PackageRef {
   id: number;
   ecosystem: string;
   name: string;
-}
-
-export interface InteractionRecord {
-  source: { fullName: string; id: string; name: string; type: string; typeId: string };
-  target: ExternalObjectRecord;
 }
 
 /**
@@ -82,10 +74,6 @@ export function interactionOf(r: ReferenceRow): InteractionRecord {
       typeId: r.target_type_id,
     },
   };
-}
-
-export interface ObjectMatchRecord extends ExternalObjectRecord {
-  package: string;
 }
 
 /**
@@ -167,7 +155,8 @@ export async function listPackages(
   return rows.map((r) => {
     const found = vulnerabilities.get(r.version_id) ?? [];
     return {
-      ecosystem: r.ecosystem,
+      // A text column; the store writes only the contract's ecosystems.
+      ecosystem: r.ecosystem as PackageRecord["ecosystem"],
       maxSeverity: maxSeverity(found.map((v) => v.severity)),
       name: r.name,
       releaseDate: r.released_at ? { dateTime: toUtcSeconds(r.released_at) } : null,

@@ -48,6 +48,7 @@ import {
 } from "@modelcontextprotocol/client";
 import autocannon from "autocannon";
 import { type Browser, type BrowserContext, chromium } from "playwright-core";
+import { ACCESS_TOKEN_TYPE, PLATFORM_AUDIENCE, TOKEN_EXCHANGE_GRANT } from "../../src/contracts/platform.ts";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import { type CimdDocumentServer, startCimdDocumentServer } from "../support/cimd-document-server.ts";
 import {
@@ -83,10 +84,8 @@ const CHROMIUM = "/usr/bin/chromium";
 const USER = "alice" as const;
 /** What `applications` answers to alice (admin): the demo applications. */
 const EXPECTED_APPLICATIONS = ["claims-portal", "payments-service", "storefront-web"];
-const TOKEN_EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange";
-const ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token";
 const EXCHANGE_CLIENT_ID = "mcp-token-exchange";
-const PLATFORM_AUDIENCE = "imaging-api";
+
 /** A whole journey that takes longer than this fails the run. */
 const JOURNEY_TIMEOUT_MS = 60_000;
 /** autocannon's per-request timeout (s). */

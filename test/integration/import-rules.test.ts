@@ -33,6 +33,13 @@ const PLANTED: Record<string, string> = {
     'import type { Input } from "../../scanner/analysis.ts";\nexport type I = Input;\n',
   "src/store/metrics-use.ts": 'import { m } from "../observability/metrics.ts";\nexport const n = m;\n',
   "src/observability/metrics.ts": "export const m = 1;\n",
+  // the contracts: a leaf every part imports
+  "src/contracts/resources.ts": 'import { s } from "../store/s.ts";\nexport const r = s;\n',
+  "src/contracts/platform.ts": "export const AUDIENCE = 1;\n",
+  "src/store/contract-use.ts":
+    'import { AUDIENCE } from "../contracts/platform.ts";\nexport const c = AUDIENCE;\n',
+  "src/mcp/contract-use.ts":
+    'import { AUDIENCE } from "../contracts/platform.ts";\nexport const c = AUDIENCE;\n',
   // domain and auth
   "src/domain/passwords.ts": 'import { s } from "../store/s.ts";\nexport const hash = s;\n',
   "src/domain/facts.ts": 'import { route } from "../rest/route.ts";\nexport const f = route;\n',
@@ -101,6 +108,10 @@ describe("import direction lint rule (biome.json, run by npm run lint)", () => {
     assertRestricted("src/config/settings.ts", 1, /src\/config and src\/observability are the floor/);
   });
 
+  it("keeps src/contracts a leaf", () => {
+    assertRestricted("src/contracts/resources.ts", 1, /src\/contracts is a leaf/);
+  });
+
   it("keeps the store below the domain and every part, type-only imports included, at any depth", () => {
     assertRestricted("src/store/users.ts", 1, /src\/store imports nothing above it/);
     assertRestricted("src/store/cimd.ts", 1, /src\/store imports nothing above it/);
@@ -135,6 +146,9 @@ describe("import direction lint rule (biome.json, run by npm run lint)", () => {
     for (const path of [
       "src/store/s.ts",
       "src/store/metrics-use.ts",
+      "src/store/contract-use.ts",
+      "src/mcp/contract-use.ts",
+      "src/contracts/platform.ts",
       "src/domain/passwords.ts",
       "src/idp/grant.ts",
       "src/rest/route.ts",

@@ -6,6 +6,7 @@
  */
 
 import { type Kysely, SqliteAdapter, sql } from "kysely";
+import type { Severity } from "../../src/contracts/platform.ts";
 import {
   type CveInsight,
   type CvePackageRecord,
@@ -127,7 +128,7 @@ export async function cveInsightsByJoins(
     id: r.cve_id,
     referringObjectCount: objectCounts.get(r.id) ?? 0,
     score: r.cvss_score,
-    severity: r.severity,
+    severity: r.severity as Severity,
     summary: r.summary,
   }));
 }

@@ -1,11 +1,12 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
+import { MCP_ROUTES } from "../../contracts/platform.ts";
 import { MCP_SERVER_NAMES } from "../../mcp/server-names.ts";
 import { deploymentConfig, STARTED_LOCAL_HELP } from "../context.ts";
 import { CliError, emit } from "../output.ts";
 
-const SERVERS = { analysis: "/mcp", gatekeeper: "/mcp/gatekeeper" } as const;
+const SERVERS = MCP_ROUTES;
 type ServerKind = keyof typeof SERVERS;
 const CLIENTS = ["claude-code", "vscode"] as const;
 

@@ -1,11 +1,12 @@
-import { MCP_SERVER_NAMES } from "../../mcp/server-names.ts";
-
 /**
  * What each AI client needs for one MCP server of this deployment: the same command and mcp.json entry
  * as `imaging client-config` prints (src/cli/commands/client-config.ts).
  */
+import { MCP_ROUTES, type McpServerKind } from "../../contracts/platform.ts";
+import { MCP_SERVER_NAMES } from "../../mcp/server-names.ts";
+
 export interface McpServer {
-  kind: "analysis" | "gatekeeper";
+  kind: McpServerKind;
   /** The name the client shows (src/mcp/server-names.ts). */
   name: string;
   url: string;
@@ -13,8 +14,8 @@ export interface McpServer {
 
 export function mcpServers(baseUrl: string): McpServer[] {
   return [
-    { kind: "analysis", name: MCP_SERVER_NAMES.analysis, url: `${baseUrl}/mcp` },
-    { kind: "gatekeeper", name: MCP_SERVER_NAMES.gatekeeper, url: `${baseUrl}/mcp/gatekeeper` },
+    { kind: "analysis", name: MCP_SERVER_NAMES.analysis, url: `${baseUrl}${MCP_ROUTES.analysis}` },
+    { kind: "gatekeeper", name: MCP_SERVER_NAMES.gatekeeper, url: `${baseUrl}${MCP_ROUTES.gatekeeper}` },
   ];
 }
 

@@ -1,4 +1,5 @@
 import { useState } from "preact/hooks";
+import type { Role } from "../../contracts/platform.ts";
 import { apiSend } from "../api.ts";
 import { CopyButton } from "../ui/copy-button.tsx";
 import { ErrorBox } from "../ui/error-box.tsx";
@@ -26,7 +27,7 @@ interface User {
 interface ApiKey {
   id: string;
   user: string;
-  role: "admin" | "viewer";
+  role: Role;
   applications: string[];
   createdAt: string;
   revokedAt: string | null;

@@ -8,7 +8,7 @@ import {
   consoleRedirectUri,
 } from "../../auth/console-client.ts";
 import { MCP_SCOPES } from "../../auth/mcp-access.ts";
-import { PLATFORM_AUDIENCE } from "../../version.ts";
+import { PLATFORM_AUDIENCE, ROLES } from "../../contracts/platform.ts";
 import type { RegistrationPolicy } from "../registration/policy.ts";
 import { SCOPE_DESCRIPTIONS } from "../scope-descriptions.ts";
 import type { KeycloakAdmin } from "./admin.ts";
@@ -20,7 +20,6 @@ import { provisionRegistrationPolicies } from "./registration-policies.ts";
  * platform owns, so a second run changes nothing and what administrators added stays: other scopes,
  * mappers, clients, roles, user-profile attributes and client policies are never touched.
  */
-export const PLATFORM_ROLES = ["admin", "viewer"] as const;
 /** The client scope that gives exchanged tokens the platform contract: aud imaging-api, roles, applications. */
 export const PLATFORM_SCOPE = "imaging-platform";
 export const APPLICATIONS_ATTRIBUTE = "applications";
@@ -207,7 +206,7 @@ async function readDiscovery(options: ProvisionOptions): Promise<Discovery> {
 
 async function ensureRealmRoles(admin: KeycloakAdmin, changes: string[]) {
   const roles = [];
-  for (const name of PLATFORM_ROLES) {
+  for (const name of ROLES) {
     let role = await admin.roles.findOneByName({ name });
     if (!role) {
       await admin.roles.create({

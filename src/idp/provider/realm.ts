@@ -1,6 +1,5 @@
 import { MCP_SCOPES } from "../../auth/mcp-access.ts";
-import { ACCESS_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT } from "../../auth/token-exchange.ts";
-import { PLATFORM_AUDIENCE } from "../../version.ts";
+import { ACCESS_TOKEN_TYPE, PLATFORM_AUDIENCE, TOKEN_EXCHANGE_GRANT } from "../../contracts/platform.ts";
 
 /**
  * What the embedded identity provider defines at every start (DESIGN.md "Identity"): the `mcp:*`

@@ -3,6 +3,16 @@
  * are used in the code, as of any analysis in an application's history.
  */
 import * as z from "zod";
+import {
+  applicationCounts,
+  applicationDetail,
+  applicationSummary,
+  cveInsight,
+  cvePackage,
+  externalObjectMatch,
+  interaction,
+  packageUse,
+} from "../../contracts/resources.ts";
 import type { CveOccurrence, ExternalObject } from "../rest-client.ts";
 import {
   type AnyToolSpec,
@@ -44,11 +54,7 @@ export const ANALYSIS_INSTRUCTIONS = [
 
 // -------------------------------------------------------------------------------------------------
 
-const applicationSummaryOutput = z.object({
-  name: z.string(),
-  description: z.string(),
-  demo: z.boolean().describe("True for the demo applications shipped with the platform"),
-  analysisCount: count(),
+const applicationSummaryOutput = applicationSummary.extend({
   latestAnalysis: z.string().nullable().describe("Date-time of the latest analysis (null if never analyzed)"),
 });
 
@@ -63,13 +69,7 @@ const applications = defineTool({
   output: z.object({ applications: z.array(applicationSummaryOutput), page: pageOutput }),
   async run(args, rest) {
     const { items, page } = await readPage(args, (p) => rest.listApplications(p));
-    const list = items.map((a) => ({
-      name: a.name,
-      description: a.description,
-      demo: a.demo,
-      analysisCount: a.analysisCount,
-      latestAnalysis: instant(a.latestAnalysis),
-    }));
+    const list = items.map((a) => ({ ...a, latestAnalysis: instant(a.latestAnalysis) }));
     const text =
       list.length === 0
         ? page.skip > 0
@@ -99,21 +99,10 @@ const application = defineTool({
     "and counts in the latest analysis (packages, vulnerable packages, CVEs, external objects, references). " +
     "Use it to see which analysis dates exist before asking for an answer as of a date.",
   input: z.object({ application: applicationInput }),
-  output: z.object({
-    name: z.string(),
-    description: z.string(),
-    demo: z.boolean(),
+  output: applicationDetail.extend({
     latestAnalysis: z.string().nullable(),
     analyses: z.array(z.string()).describe("Date-times of all analyses, oldest first"),
-    counts: z
-      .object({
-        packages: count(),
-        vulnerablePackages: count(),
-        vulnerabilities: count().describe("Distinct CVEs affecting the packages"),
-        externalObjects: count().describe("External objects the application refers to"),
-        references: count().describe("References from application objects to external objects"),
-      })
-      .describe("Counts in the latest analysis"),
+    counts: applicationCounts.describe("Counts in the latest analysis"),
   }),
   async run(args, rest) {
     const a = await rest.getApplication(args.application);
@@ -133,20 +122,7 @@ const application = defineTool({
         `${plural(c.references, "reference")}.`,
     );
     return {
-      structured: {
-        name: a.name,
-        description: a.description,
-        demo: a.demo,
-        latestAnalysis: instant(a.latestAnalysis),
-        analyses,
-        counts: {
-          packages: c.packages,
-          vulnerablePackages: c.vulnerablePackages,
-          vulnerabilities: c.vulnerabilities,
-          externalObjects: c.externalObjects,
-          references: c.references,
-        },
-      },
+      structured: { ...a, latestAnalysis: instant(a.latestAnalysis), analyses },
       text,
     };
   },
@@ -178,17 +154,9 @@ const cveInsights = defineTool({
   output: z.object({
     application: z.string(),
     cves: z.array(
-      z.object({
+      cveInsight.extend({
         id: z.string().describe("CVE id"),
-        severity: z.enum(SEVERITIES),
-        score: z.number().nullable().describe("CVSS base score where known"),
-        summary: z.string(),
         aliases: z.array(z.string()).describe("Other ids of the advisory, e.g. GHSA-..."),
-        affectedPackageCount: count(),
-        referringObjectCount: z
-          .number()
-          .int()
-          .describe("External objects of the affected packages that the application refers to"),
       }),
     ),
     page: pageOutput,
@@ -197,15 +165,7 @@ const cveInsights = defineTool({
     const { items, page } = await readPage(args, (p) =>
       rest.listCveInsights(args.application, { ...p, date: args.date, severity: args.severity }),
     );
-    const cves = items.map((c) => ({
-      id: c.id,
-      severity: c.severity,
-      score: c.score,
-      summary: c.summary,
-      aliases: c.aliases,
-      affectedPackageCount: c.affectedPackageCount,
-      referringObjectCount: c.referringObjectCount,
-    }));
+    const cves = items;
     const filter = args.severity ? ` of severity ${args.severity.join(" or ")}` : "";
     const text =
       cves.length === 0
@@ -272,9 +232,7 @@ const cveOccurrences = defineTool({
     application: z.string(),
     cve: z.string(),
     packages: z.array(
-      z.object({
-        name: z.string().describe("Package name; Maven packages as groupId:artifactId"),
-        version: z.string().describe("Version in use"),
+      cvePackage.extend({
         ...packageFactsOutput,
         objectCount: count(),
         objects: z
@@ -289,14 +247,9 @@ const cveOccurrences = defineTool({
       rest.listCveOccurrences(args.application, args.cve, { ...p, date: args.date }),
     );
     const packages = items.map((p) => ({
-      name: p.name,
-      version: p.version,
+      ...p,
       releaseDate: instant(p.releaseDate),
-      releasesPerYear: p.releasesPerYear,
-      saferClosestVersion: p.saferClosestVersion,
-      safestVersion: p.safestVersion,
       objectCount: p.objects.length,
-      objects: p.objects,
     }));
     const text =
       packages.length === 0
@@ -347,16 +300,7 @@ const packages = defineTool({
   }),
   output: z.object({
     application: z.string(),
-    packages: z.array(
-      z.object({
-        ecosystem: z.string().describe("npm or maven"),
-        name: z.string(),
-        version: z.string(),
-        vulnerabilities: z.array(z.string()).describe("CVE ids affecting this version"),
-        maxSeverity: z.string().nullable().describe("Most severe severity among them (null when none)"),
-        ...packageFactsOutput,
-      }),
-    ),
+    packages: z.array(packageUse.extend(packageFactsOutput)),
     page: pageOutput,
   }),
   async run(args, rest) {
@@ -368,17 +312,7 @@ const packages = defineTool({
         q: args.query,
       }),
     );
-    const list = items.map((p) => ({
-      ecosystem: p.ecosystem,
-      name: p.name,
-      version: p.version,
-      vulnerabilities: p.vulnerabilities,
-      maxSeverity: p.maxSeverity,
-      releaseDate: instant(p.releaseDate),
-      releasesPerYear: p.releasesPerYear,
-      saferClosestVersion: p.saferClosestVersion,
-      safestVersion: p.safestVersion,
-    }));
+    const list = items.map((p) => ({ ...p, releaseDate: instant(p.releaseDate) }));
     const which = [
       args.vulnerable === true ? "vulnerable " : args.vulnerable === false ? "unaffected " : "",
       "packages",
@@ -444,7 +378,7 @@ const packageInteractions = defineTool({
     application: z.string(),
     package: z.string(),
     interactions: z.array(
-      z.object({
+      interaction.extend({
         source: applicationObjectOutput.describe("The application object that refers to the package"),
         target: externalObjectOutput.describe("The external object of the package it refers to"),
       }),
@@ -476,7 +410,7 @@ const packageInteractions = defineTool({
       structured: {
         application: args.application,
         package: args.package,
-        interactions: items.map((i) => ({ source: i.source, target: i.target })),
+        interactions: items,
         page,
       },
       text,
@@ -507,22 +441,14 @@ const objects = defineTool({
   }),
   output: z.object({
     application: z.string(),
-    objects: z.array(externalObjectOutput.extend({ package: z.string().describe("Package of the object") })),
+    objects: z.array(externalObjectMatch),
     page: pageOutput,
   }),
   async run(args, rest) {
     const { items, page } = await readPage(args, (p) =>
       rest.searchObjects(args.application, { ...p, q: args.query, type: args.type, date: args.date }),
     );
-    const list = items.map((o) => ({
-      fullName: o.fullName,
-      id: o.id,
-      mangling: o.mangling,
-      name: o.name,
-      package: o.package,
-      type: o.type,
-      typeId: o.typeId,
-    }));
+    const list = items;
     const text =
       list.length === 0
         ? pageNote(page, "objects") ||

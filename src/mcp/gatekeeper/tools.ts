@@ -3,15 +3,24 @@
  * the verdicts over an application's history, and what changed between two analyses.
  */
 import * as z from "zod";
+import {
+  changes,
+  gateEvaluation,
+  gateFinding,
+  gateHistoryEntry,
+  gateRule,
+  gateRuleResult,
+  packageVersion,
+  referenceChange,
+  vulnerablePackageChange,
+} from "../../contracts/resources.ts";
 import type { Changes, GateFinding } from "../rest-client.ts";
 import {
   type AnyToolSpec,
   applicationInput,
   clip,
-  count,
   dateInput,
   defineTool,
-  externalObjectOutput,
   joinLines,
   pageNote,
   pageOutput,
@@ -44,26 +53,10 @@ const gates = defineTool({
     "Use it to explain what the gate requires.",
   input: z.object({}),
   output: z.object({
-    rules: z.array(
-      z.object({
-        id: z.string(),
-        name: z.string(),
-        kind: z.string(),
-        enabled: z.boolean(),
-        description: z.string(),
-        parameters: z.record(z.string(), z.unknown()),
-      }),
-    ),
+    rules: z.array(gateRule),
   }),
   async run(_args, rest) {
-    const rules = (await rest.listGates()).map((r) => ({
-      id: r.id,
-      name: r.name,
-      kind: r.kind,
-      enabled: r.enabled,
-      description: r.description,
-      parameters: r.parameters,
-    }));
+    const rules = await rest.listGates();
     const enabled = rules.filter((r) => r.enabled).length;
     const text =
       rules.length === 0
@@ -89,17 +82,7 @@ const gates = defineTool({
 
 const FINDINGS_SHOWN = 10;
 
-const findingOutput = z.object({
-  package: z.string(),
-  version: z.string(),
-  cve: z.string().optional().describe("The CVE at fault (CVE rules)"),
-  severity: z.string().optional(),
-  detail: z.string().describe("One sentence saying what fails"),
-  objects: z
-    .array(externalObjectOutput)
-    .optional()
-    .describe("Up to 20 external objects of the package the application refers to (CVE rules)"),
-});
+const findingOutput = gateFinding;
 
 /** The finding's sentence already names the package, version, CVE and severity. */
 const renderFinding = (f: GateFinding) => {
@@ -121,17 +104,11 @@ const evaluateGate = defineTool({
     "CVE and severity where relevant, a sentence saying what fails and the referred external objects. Use it " +
     'for "does X pass the gate?" or "why does X fail?". date selects the analysis (default: latest).',
   input: z.object({ application: applicationInput, date: dateInput("evaluate") }),
-  output: z.object({
-    application: z.string(),
+  output: gateEvaluation.extend({
     analysis: z.string().describe("Date-time of the evaluated analysis"),
-    verdict: z.enum(["pass", "fail"]),
     rules: z.array(
-      z.object({
-        id: z.string(),
-        name: z.string(),
-        passed: z.boolean(),
+      gateRuleResult.extend({
         findings: z.array(findingOutput).describe("The rule's first 100 findings, in package order"),
-        findingsTotal: count().describe("Number of findings of the rule"),
       }),
     ),
   }),
@@ -157,18 +134,7 @@ const evaluateGate = defineTool({
       return [`- FAIL: ${r.id} (${r.name}), ${plural(r.findingsTotal, "finding")}:`, ...shown].join("\n");
     });
     return {
-      structured: {
-        application: e.application,
-        analysis: e.analysis.dateTime,
-        verdict: e.verdict,
-        rules: e.rules.map((r) => ({
-          id: r.id,
-          name: r.name,
-          passed: r.passed,
-          findings: r.findings,
-          findingsTotal: r.findingsTotal,
-        })),
-      },
+      structured: { ...e, analysis: e.analysis.dateTime },
       text: joinLines(header, lines.join("\n")),
     };
   },
@@ -186,22 +152,12 @@ const gateHistory = defineTool({
   input: z.object({ application: applicationInput, ...pagingInput("analyses", 50) }),
   output: z.object({
     application: z.string(),
-    history: z.array(
-      z.object({
-        analysis: z.string().describe("Date-time of the analysis"),
-        verdict: z.enum(["pass", "fail"]),
-        failedRules: z.array(z.string()).describe("Ids of the failed rules"),
-      }),
-    ),
+    history: z.array(gateHistoryEntry.extend({ analysis: z.string().describe("Date-time of the analysis") })),
     page: pageOutput,
   }),
   async run(args, rest) {
     const { items, page } = await readPage(args, (p) => rest.gateHistory(args.application, p));
-    const history = items.map((h) => ({
-      analysis: h.analysis.dateTime,
-      verdict: h.verdict,
-      failedRules: h.failedRules,
-    }));
+    const history = items.map((h) => ({ ...h, analysis: h.analysis.dateTime }));
     const text =
       history.length === 0
         ? pageNote(page, "analyses") || `${args.application} has no analysis yet.`
@@ -221,19 +177,15 @@ const gateHistory = defineTool({
 
 const LIST_SHOWN = 15;
 
-function changes<T>(c: Changes<T>) {
+function changesOf<T>(c: Changes<T>) {
   return { added: c.added, removed: c.removed, addedTotal: c.addedTotal, removedTotal: c.removedTotal };
 }
 
 const changesOutput = <T extends z.ZodType>(item: T, what: string) =>
-  z.object({
+  changes(item).extend({
     added: z.array(item).describe(`${what} in the 'to' analysis only (at most limit items, from skip)`),
     removed: z.array(item).describe(`${what} in the 'from' analysis only (at most limit items, from skip)`),
-    addedTotal: count(),
-    removedTotal: count(),
   });
-
-const packageVersionOutput = z.object({ name: z.string(), version: z.string() });
 
 function renderChanges<T>(title: string, c: Changes<T>, skip: number, render: (item: T) => string): string {
   if (c.addedTotal === 0 && c.removedTotal === 0) return `${title}: no change.`;
@@ -291,20 +243,9 @@ const compareAnalyses = defineTool({
     application: z.string(),
     from: z.string().describe("Date-time of the baseline analysis"),
     to: z.string().describe("Date-time of the compared analysis"),
-    packages: changesOutput(packageVersionOutput, "Package versions"),
-    vulnerablePackages: changesOutput(
-      packageVersionOutput.extend({ vulnerabilities: z.array(z.string()).describe("CVE ids") }),
-      "Vulnerable package versions",
-    ),
-    references: changesOutput(
-      z.object({
-        source: z.object({ fullName: z.string(), id: z.string() }).describe("Application object"),
-        target: z
-          .object({ fullName: z.string(), id: z.string(), package: z.string() })
-          .describe("External object and its package"),
-      }),
-      "References",
-    ),
+    packages: changesOutput(packageVersion, "Package versions"),
+    vulnerablePackages: changesOutput(vulnerablePackageChange, "Vulnerable package versions"),
+    references: changesOutput(referenceChange, "References"),
   }),
   async run(args, rest) {
     const c = await rest.compare(args.application, {
@@ -339,9 +280,9 @@ const compareAnalyses = defineTool({
         application: args.application,
         from: c.from.dateTime,
         to: c.to.dateTime,
-        packages: changes(c.packages),
-        vulnerablePackages: changes(c.vulnerablePackages),
-        references: changes(c.references),
+        packages: changesOf(c.packages),
+        vulnerablePackages: changesOf(c.vulnerablePackages),
+        references: changesOf(c.references),
       },
       text,
     };

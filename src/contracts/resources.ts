@@ -1,0 +1,317 @@
+/**
+ * The REST resources, declared once. The REST API's JSON Schemas (Fastify serialization and OpenAPI,
+ * `./json-schema.ts`), the MCP REST client's types (`z.infer`), the MCP tools' output schemas and the
+ * console's types all derive from these shapes, so a field added here reaches every one of them.
+ *
+ * Properties are kept in name order (`byName`): responses are serialized in schema order, and the API
+ * family orders JSON properties by name.
+ */
+import * as z from "zod";
+import { SEVERITIES } from "./platform.ts";
+
+/** The same shape with its keys in name order (so a field added anywhere lands in its place). */
+function byName<T extends z.ZodRawShape>(shape: T): T {
+  return Object.fromEntries(Object.entries(shape).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) as T;
+}
+
+const object = <T extends z.ZodRawShape>(shape: T) => z.object(byName(shape));
+const integer = () => z.number().int();
+
+export const dateTime = object({
+  dateTime: z.string().meta({ format: "date-time", examples: ["2024-04-22T08:41:34Z"] }),
+});
+
+export const ecosystem = z.enum(["npm", "maven"]);
+export const severity = z.enum(SEVERITIES);
+
+/** The facts of a package version in use, shared by every resource that lists packages. */
+export const packageFacts = {
+  releaseDate: dateTime.nullable().describe("Release date of the version in use (null if unknown)"),
+  releasesPerYear: integer()
+    .nullable()
+    .describe("Average number of releases per year over the package's published history"),
+  saferClosestVersion: z
+    .string()
+    .nullable()
+    .describe("Smallest upgrade affected by no known vulnerability (null when none exists)"),
+  safestVersion: z
+    .string()
+    .nullable()
+    .describe("Newest release affected by no known vulnerability (null when none exists)"),
+  version: z.string().describe("Package version in use"),
+};
+
+const externalObjectFields = {
+  fullName: z.string().describe("Long name locating the object in the software architecture"),
+  id: z.string().describe("External object ID"),
+  mangling: z.string().describe("External function signature, or an empty string"),
+  name: z.string(),
+  type: z.string().describe("Object type, for display"),
+  typeId: z.string().describe("Type identifier, the type reference key"),
+};
+
+export const externalObject = object(externalObjectFields).describe(
+  "An external object of a package that the application refers to.",
+);
+
+export const applicationObject = object({
+  fullName: z.string(),
+  id: z.string().describe("Application object ID"),
+  name: z.string(),
+  type: z.string().describe("Object type, for display"),
+  typeId: z.string().describe("Type identifier"),
+}).describe("An object of the application itself.");
+
+export const cvePackage = object({
+  name: z.string().describe("Package name; Maven packages as groupId:artifactId"),
+  objects: z.array(externalObject),
+  ...packageFacts,
+}).describe("A package of the application affected by the CVE, with its referred external objects.");
+
+export const applicationSummary = object({
+  analysisCount: integer(),
+  demo: z.boolean().describe("True for the demo applications shipped with the platform"),
+  description: z.string(),
+  latestAnalysis: dateTime.nullable(),
+  name: z.string(),
+});
+
+export const applicationCounts = object({
+  externalObjects: integer(),
+  packages: integer(),
+  references: integer(),
+  vulnerabilities: integer(),
+  vulnerablePackages: integer(),
+});
+
+export const applicationDetail = object({
+  analyses: z.array(dateTime).describe("Analysis history, oldest first"),
+  counts: applicationCounts.describe("Counts in the latest analysis"),
+  demo: z.boolean(),
+  description: z.string(),
+  latestAnalysis: dateTime.nullable(),
+  name: z.string(),
+});
+
+export const analysisHistoryEntry = object({
+  analysis: dateTime,
+  counts: applicationCounts,
+  vulnerablePackagesBySeverity: object({
+    CRITICAL: integer(),
+    HIGH: integer(),
+    LOW: integer(),
+    MEDIUM: integer(),
+    UNKNOWN: integer(),
+  }).describe(
+    "Vulnerable package versions counted once each, under the most severe CVE affecting them (the five " +
+      "counts add up to counts.vulnerablePackages)",
+  ),
+}).describe("An analysis with its counts and its vulnerable packages by severity.");
+
+export const cveInsight = object({
+  affectedPackageCount: integer(),
+  aliases: z.array(z.string()),
+  id: z.string().describe("CVE reference"),
+  referringObjectCount: integer().describe(
+    "External objects of the affected packages that the application refers to",
+  ),
+  score: z.number().nullable().describe("CVSS base score where known"),
+  severity,
+  summary: z.string(),
+});
+
+export const packageUse = object({
+  ecosystem,
+  maxSeverity: z
+    .string()
+    .nullable()
+    .describe("Most severe severity among the CVEs affecting this version (null when none does)"),
+  name: z.string().describe("Package name; Maven packages as groupId:artifactId"),
+  ...packageFacts,
+  vulnerabilities: z.array(z.string()).describe("CVE ids affecting this version, sorted"),
+}).describe("A package version the application uses, with its facts and the CVEs affecting it.");
+
+export const interaction = object({
+  source: applicationObject,
+  target: externalObject,
+}).describe("An application object (source) referring to an external object of the package (target).");
+
+export const externalObjectMatch = object({
+  ...externalObjectFields,
+  package: z.string().describe("Name of the package the object belongs to"),
+}).describe("An external object the application refers to, with the name of its package.");
+
+// Shipped with reachesAffectedFunction before reachedFunctions: kept, so answers keep their byte order.
+export const cveReference = z
+  .object({
+    affectedFunctions: z
+      .array(z.string())
+      .describe(
+        "Functions the advisory names as vulnerable in the target's package, as the advisory writes them " +
+          "(OSV affected_functions); empty when it names none",
+      ),
+    ecosystem,
+    package: z.string().describe("Package of the target; Maven packages as groupId:artifactId"),
+    reachesAffectedFunction: z
+      .boolean()
+      .nullable()
+      .describe(
+        "true: the target is an affected function; false: it is not, though the advisory names some; " +
+          "null: the advisory names no function of the package",
+      ),
+    reachedFunctions: z
+      .array(z.string())
+      .describe("The affected functions the target is (empty unless reachesAffectedFunction is true)"),
+    source: applicationObject,
+    target: externalObject,
+  })
+  .describe(
+    "A reference from an application object (source) to an external object (target) of a package version the " +
+      "CVE affects, marked by whether the target is one of the functions the advisory names as vulnerable.",
+  );
+
+export const GATE_RULE_KINDS = [
+  "max-releases-behind-safest",
+  "no-referenced-severe-cve",
+  "no-unfixable-vulnerability",
+] as const;
+export type GateRuleKind = (typeof GATE_RULE_KINDS)[number];
+
+export const gateRule = object({
+  description: z.string(),
+  enabled: z.boolean(),
+  id: z.string().meta({ examples: ["no-referenced-severe-cve"] }),
+  kind: z.enum(GATE_RULE_KINDS),
+  name: z.string(),
+  parameters: z
+    .record(z.string(), z.unknown())
+    .describe(
+      "no-referenced-severe-cve: {minSeverity: CRITICAL|HIGH|MEDIUM|LOW}; max-releases-behind-safest: " +
+        "{maxReleases: integer >= 0}; no-unfixable-vulnerability: {}",
+    ),
+}).describe("A quality gate rule. Only enabled rules take part in evaluations.");
+
+/**
+ * `detail`, `package` and `version` are always present; `cve`, `objects` and `severity` as the rule says.
+ * Its JSON Schema lists no `required` (json-schema.ts): the serializer writes required properties first,
+ * and findings keep name order.
+ */
+export const gateFinding = object({
+  cve: z.string().optional().describe("The CVE at fault (CVE rules)"),
+  detail: z.string().describe("One sentence saying what fails"),
+  objects: z
+    .array(externalObject)
+    .max(20)
+    .optional()
+    .describe("Up to 20 external objects of the package the application refers to (CVE rules)"),
+  package: z.string().describe("Package name"),
+  severity: z.string().optional().describe("Severity of the CVE, or the worst of the package's"),
+  version: z.string().describe("Package version in use"),
+}).describe(
+  "A reason a rule fails. detail, package and version are always present; CVE rules add cve, severity " +
+    "and objects; no-unfixable-vulnerability adds severity (the worst of the package's CVEs).",
+);
+
+export const verdict = z.enum(["pass", "fail"]);
+
+export const gateRuleResult = object({
+  findings: z.array(gateFinding).describe("A page (skip, limit) of the rule's findings, in package order"),
+  findingsTotal: integer().min(0).describe("Number of findings of the rule"),
+  id: z.string(),
+  name: z.string(),
+  passed: z.boolean(),
+});
+
+export const gateEvaluation = object({
+  analysis: dateTime,
+  application: z.string(),
+  rules: z.array(gateRuleResult).describe("The enabled rules, ordered by id"),
+  verdict,
+});
+
+export const gateHistoryEntry = object({
+  analysis: dateTime,
+  failedRules: z.array(z.string()).describe("Ids of the failed rules"),
+  verdict,
+});
+
+/** One page of each list (the query's skip and limit) and the length of each whole list. */
+export const changes = <T extends z.ZodType>(items: T) =>
+  object({
+    added: z.array(items).describe("A page (skip, limit) of the items in `to` only"),
+    addedTotal: integer().min(0).describe("Number of items in `to` only"),
+    removed: z.array(items).describe("A page (skip, limit) of the items in `from` only"),
+    removedTotal: integer().min(0).describe("Number of items in `from` only"),
+  });
+
+export const packageVersion = object({ name: z.string(), version: z.string() });
+
+export const referenceChange = object({
+  source: object({ fullName: z.string(), id: z.string() }),
+  target: object({ fullName: z.string(), id: z.string(), package: z.string() }),
+});
+
+export const vulnerablePackageChange = object({
+  ...packageVersion.shape,
+  vulnerabilities: z.array(z.string()),
+});
+
+export const comparison = object({
+  from: dateTime,
+  packages: changes(packageVersion),
+  references: changes(referenceChange),
+  to: dateTime,
+  vulnerablePackages: changes(vulnerablePackageChange),
+}).describe("What changed between two analyses: added = in `to` only, removed = in `from` only.");
+
+/**
+ * The resources that have a name of their own: the JSON Schema of each is registered under this name
+ * (`$id`), and other schemas refer to it (`Name#`).
+ */
+export const namedResources = {
+  ExternalObject: externalObject,
+  CvePackage: cvePackage,
+  ApplicationSummary: applicationSummary,
+  ApplicationDetail: applicationDetail,
+  AnalysisHistoryEntry: analysisHistoryEntry,
+  CveInsight: cveInsight,
+  Package: packageUse,
+  ApplicationObject: applicationObject,
+  Interaction: interaction,
+  ExternalObjectMatch: externalObjectMatch,
+  GateRule: gateRule,
+  GateFinding: gateFinding,
+  GateEvaluation: gateEvaluation,
+  GateHistoryEntry: gateHistoryEntry,
+  Comparison: comparison,
+  CveReference: cveReference,
+} as const;
+
+export type DateTime = z.infer<typeof dateTime>;
+export type Severity = z.infer<typeof severity>;
+export type ExternalObject = z.infer<typeof externalObject>;
+export type ApplicationObject = z.infer<typeof applicationObject>;
+export type CvePackage = z.infer<typeof cvePackage>;
+export type ApplicationSummary = z.infer<typeof applicationSummary>;
+export type ApplicationCounts = z.infer<typeof applicationCounts>;
+export type ApplicationDetail = z.infer<typeof applicationDetail>;
+export type AnalysisHistoryEntry = z.infer<typeof analysisHistoryEntry>;
+export type CveInsight = z.infer<typeof cveInsight>;
+export type PackageUse = z.infer<typeof packageUse>;
+export type Interaction = z.infer<typeof interaction>;
+export type ExternalObjectMatch = z.infer<typeof externalObjectMatch>;
+export type CveReference = z.infer<typeof cveReference>;
+export type GateRule = z.infer<typeof gateRule>;
+export type GateFinding = z.infer<typeof gateFinding>;
+export type GateEvaluation = z.infer<typeof gateEvaluation>;
+export type GateHistoryEntry = z.infer<typeof gateHistoryEntry>;
+export type PackageVersion = z.infer<typeof packageVersion>;
+export type ReferenceChange = z.infer<typeof referenceChange>;
+export type VulnerablePackageChange = z.infer<typeof vulnerablePackageChange>;
+export interface Changes<T> {
+  added: T[];
+  addedTotal: number;
+  removed: T[];
+  removedTotal: number;
+}
+export type Comparison = z.infer<typeof comparison>;
