@@ -1,5 +1,5 @@
 import { type ExpressionBuilder, type Kysely, PostgresAdapter, type RawBuilder, sql } from "kysely";
-import { EXTERNAL_OBJECT_COLUMNS, type ExternalObjectRecord, toExternalObject } from "./external-objects.ts";
+import { EXTERNAL_OBJECT_COLUMNS, toExternalObject } from "./external-objects.ts";
 import { severityRank } from "./gate-kinds.ts";
 import { toUtcSeconds } from "./insights.ts";
 import type { Database } from "./schema.ts";
