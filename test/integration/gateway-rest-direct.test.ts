@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import { once } from "node:events";
 import { type IncomingMessage, request, type Server } from "node:http";
+import { connect } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { RunningService } from "../../src/service.ts";
@@ -177,6 +178,23 @@ for (const kind of STORE_KINDS) {
       assert.equal(inProcess.status, 413);
       assert.deepEqual(withoutDate(inProcess.headers), withoutDate(http.headers));
       assert.deepEqual(JSON.parse(inProcess.body.toString("utf8")), JSON.parse(http.body.toString("utf8")));
+    });
+
+    it("a client that goes away mid-page: the page is not written further, the next one is whole", async () => {
+      const port = Number(new URL(oneProcess.gatewayUrl).port);
+      const socket = connect(port, "127.0.0.1");
+      socket.write(`GET ${page} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-KEY: ${key}\r\n\r\n`);
+      // The head and the first bytes of the page arrived: the client leaves.
+      await once(socket, "data");
+      socket.destroy();
+      await once(socket, "close");
+      const { inProcess, http } = await bothWays(page, { "X-API-KEY": key });
+      assert.equal(inProcess.status, 200);
+      assert.ok(inProcess.body.equals(http.body));
+      const health = (await (await fetch(`${oneProcess.gatewayUrl}/mcp/healthcheck`)).json()) as {
+        details: { upstreams: Record<string, string> };
+      };
+      assert.equal(health.details.upstreams.rest, "UP");
     });
 
     it("answers the REST API's refusals the same: 401 with its challenge, 400 for a body that is no JSON, 405 with Allow", async () => {
