@@ -290,4 +290,24 @@ describe("the direct path's log lines in one `imaging start` process", () => {
     for (const line of incoming) assert.equal(line.req?.remotePort, answer.localPort);
     assert.equal(service.stdout().includes(key), false, "no API key in the log");
   });
+
+  it("without traceparent the REST API's lines carry the id the gateway made, as over HTTP", async () => {
+    const marker = randomBytes(6).toString("hex");
+    const path = `/rest/applications?marker=${marker}`;
+    const answer = await rawRequest(`${service.summary.gateway}${path}`, { "X-API-KEY": key });
+    assert.equal(answer.status, 200);
+    const deadline = Date.now() + 5_000;
+    let ids: (string | undefined)[] = [];
+    while (ids.length < 2 && Date.now() < deadline) {
+      ids = service
+        .stdout()
+        .split("\n")
+        .filter((line) => line.startsWith('{"level":') && line.includes(marker))
+        .map((line) => (JSON.parse(line) as LogLine).reqId);
+      if (ids.length < 2) await sleep(50);
+    }
+    assert.equal(ids.length, 2, "an incoming line at the gateway and one at the REST API");
+    assert.match(ids[0] ?? "", /^[0-9a-f]{32}$/);
+    assert.equal(ids[1], ids[0]);
+  });
 });
