@@ -197,7 +197,7 @@ for (const kind of STORE_KINDS) {
       assert.equal(health.details.upstreams.rest, "UP");
     });
 
-    it("answers the REST API's refusals the same: 401 with its challenge, 400 for a body that is no JSON, 405 with Allow", async () => {
+    it("answers the REST API's refusals the same: 401 with its challenge, 400 for a body that is no JSON, 415 for one without a type, 405 with Allow", async () => {
       for (const [path, headers, method, body, status] of [
         [page, {}, "GET", undefined, 401],
         [
@@ -207,6 +207,8 @@ for (const kind of STORE_KINDS) {
           "{not json",
           400,
         ],
+        // A body without Content-Type: the REST API answers it as application/octet-stream, both ways.
+        [`/rest/applications/${WIDE.app}/analyses`, { "X-API-KEY": key }, "POST", "a,b", 415],
         [`/rest/applications/${WIDE.app}`, { "X-API-KEY": key }, "PATCH", undefined, 405],
       ] as const) {
         const { inProcess, http, socketsInProcess } = await bothWays(path, headers, method, body);
