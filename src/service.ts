@@ -302,6 +302,8 @@ export async function startService(
         baseUrl: config.baseUrl,
         issuer: config.issuer,
         restUpstreamUrl: restUrl,
+        // With the REST API in this process, it answers `/rest` on the gateway's connection directly.
+        restApp,
         restBodyLimit: config.analysisUploadMaxBytes,
         mcp: {
           resources,

@@ -21,6 +21,7 @@ import { probeRoutes, type ReadinessCheck } from "./probes.ts";
 import { answerClientError, sendGatewayProblem } from "./problem.ts";
 import { keepRawBodies, rawBodyOptions } from "./raw-body.ts";
 import { originFormTarget } from "./request-target.ts";
+import { type DirectRestApp, forwardRestDirect, leaveBodiesUnread } from "./rest-direct.ts";
 import { type UpstreamHealth, watchUpstreams, withoutPerRequestUpstreamErrors } from "./upstream-health.ts";
 import { wellKnownRoutes } from "./well-known.ts";
 
@@ -28,6 +29,11 @@ export interface GatewayOptions {
   baseUrl: string;
   issuer: string;
   restUpstreamUrl: string;
+  /**
+   * The REST application when it runs in this process: `/rest` requests are then handed to its request
+   * listener, which answers the client directly (`restUpstreamUrl` is still probed for health).
+   */
+  restApp?: DirectRestApp | undefined;
   /** Largest request body forwarded to the REST API: analysis uploads may exceed the 4 MiB default. */
   restBodyLimit?: number;
   mcp: {
@@ -135,12 +141,17 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
   if (options.identityProvider) await app.register(options.identityProvider);
 
   // The REST API is forwarded as is: it authenticates callers itself.
+  const restApp = options.restApp;
   await app.register(async (scope) => {
-    await scope.register(replyFrom, {
-      base: options.restUpstreamUrl,
-      undici: { connections: 64, pipelining: 1, keepAliveTimeout: 60_000 },
-    });
-    keepRawBodies(scope, Math.max(options.restBodyLimit ?? 0, 4 * 1024 * 1024));
+    const bodyLimit = Math.max(options.restBodyLimit ?? 0, 4 * 1024 * 1024);
+    if (restApp) leaveBodiesUnread(scope, bodyLimit);
+    else {
+      await scope.register(replyFrom, {
+        base: options.restUpstreamUrl,
+        undici: { connections: 64, pipelining: 1, keepAliveTimeout: 60_000 },
+      });
+      keepRawBodies(scope, bodyLimit);
+    }
     scope.addHook("onRequest", async (request) => {
       request.log = withoutPerRequestUpstreamErrors(request.log);
       // Fastify refuses a QUERY without Content-Type before routing (RFC 10008); the REST API, which has
@@ -159,7 +170,7 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
         status === 500 ? "The gateway could not complete the request" : error.message,
       );
     });
-    const forwardRest = (request: FastifyRequest, reply: FastifyReply) =>
+    const forwardRestOverHttp = (request: FastifyRequest, reply: FastifyReply) =>
       reply.from(request.url, {
         ...rawBodyOptions(request),
         rewriteRequestHeaders: (_request, headers) => ({
@@ -185,6 +196,13 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
           );
         },
       });
+    // In one process the REST API answers the client itself: the page crosses no second HTTP hop.
+    const forwardRest = restApp
+      ? forwardRestDirect(restApp, {
+          answered: () => health.reached("rest"),
+          failed: (error) => health.failed("rest", error),
+        })
+      : forwardRestOverHttp;
     scope.all("/rest", forwardRest);
     scope.all("/rest/*", forwardRest);
   });

@@ -6,6 +6,8 @@
  * - "reads on the event loop": STORE_READ_WORKERS=0, every query runs on the thread that serves the
  *   gateway, the REST API and the MCP servers (the design before the read pool);
  * - "read pool": the default, SQLite reads in worker threads.
+ * In both, the gateway hands `/rest` to the REST API's request listener in-process
+ * (src/gateway/rest-direct.ts): a baseline checkout from before that change relays it over loopback HTTP.
  * For each: (1) throughput of GET .../insights/cve/{wide CVE}/occurrences?limit=50 without compression
  * (autocannon, BENCH_CONNECTIONS connections, BENCH_HTTP_SECONDS); (2) isolation: the latency of
  * GET /mcp/healthcheck and of an MCP tools/call (`applications`, 2026-07-28 stateless era, through the
