@@ -13,7 +13,7 @@ import {
 import { ConfigError } from "./config/load-config.ts";
 import { loggerOptions, redactText } from "./config/logging.ts";
 import type { RuntimeConfig } from "./config/runtime-config.ts";
-import { MCP_ROUTES, PLATFORM_AUDIENCE } from "./contracts/platform.ts";
+import { MCP_ROUTES, MCP_SERVER_NAMES, PLATFORM_AUDIENCE } from "./contracts/platform.ts";
 import { buildGateway } from "./gateway/app.ts";
 import { loadConsoleBuild } from "./gateway/console/assets.ts";
 import { keycloakProxy } from "./gateway/keycloak-proxy.ts";
@@ -34,7 +34,6 @@ import { createRegistrationGate } from "./idp/registration/gate.ts";
 import { secretVault } from "./idp/secrets-key.ts";
 import { readStoredSecret } from "./idp/stored-secrets.ts";
 import { startMcpService } from "./mcp/http-service.ts";
-import { MCP_SERVER_NAMES } from "./mcp/server-names.ts";
 import { createMetricsServer } from "./observability/metrics-listener.ts";
 import { buildRestApp } from "./rest/app.ts";
 import type { GatherFacts } from "./rest/routes/analyses.ts";

@@ -24,3 +24,13 @@ export const KNOWN_SEVERITIES = ["CRITICAL", "HIGH", "MEDIUM", "LOW"] as const s
 export const MCP_ROUTES = { analysis: "/mcp", gatekeeper: "/mcp/gatekeeper" } as const;
 export type McpServerKind = keyof typeof MCP_ROUTES;
 export type McpPath = (typeof MCP_ROUTES)[McpServerKind];
+
+/**
+ * The one name of each MCP server: its `serverInfo.name`, what the gateway's protected resource metadata
+ * calls it, and what `imaging client-config`, `imaging start` and the console tell an AI client to
+ * register it as.
+ */
+export const MCP_SERVER_NAMES = {
+  analysis: "imaging",
+  gatekeeper: "imaging-gatekeeper",
+} as const satisfies Record<McpServerKind, string>;

@@ -1,9 +1,8 @@
 import { McpServer } from "@modelcontextprotocol/server";
-import { MCP_ROUTES, type McpPath, type McpServerKind } from "../contracts/platform.ts";
+import { MCP_ROUTES, MCP_SERVER_NAMES, type McpPath, type McpServerKind } from "../contracts/platform.ts";
 import { VERSION } from "../version.ts";
 import { ANALYSIS_INSTRUCTIONS, analysisTools } from "./analysis/tools.ts";
 import { GATEKEEPER_INSTRUCTIONS, gatekeeperTools } from "./gatekeeper/tools.ts";
-import { MCP_SERVER_NAMES } from "./server-names.ts";
 import { type AnyToolSpec, registerTools, type ToolEnvironment } from "./tool-kit.ts";
 
 export type { McpServerKind };

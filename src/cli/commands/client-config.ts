@@ -1,8 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
-import { MCP_ROUTES } from "../../contracts/platform.ts";
-import { MCP_SERVER_NAMES } from "../../mcp/server-names.ts";
+import { MCP_ROUTES, MCP_SERVER_NAMES } from "../../contracts/platform.ts";
 import { deploymentConfig, STARTED_LOCAL_HELP } from "../context.ts";
 import { CliError, emit } from "../output.ts";
 

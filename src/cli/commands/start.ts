@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { MCP_SERVER_NAMES } from "../../mcp/server-names.ts";
+import { MCP_SERVER_NAMES } from "../../contracts/platform.ts";
 import { demoLoadPending, loadDemo } from "../../scanner/demo/load-demo.ts";
 import { PARTS, type Part, startService } from "../../service.ts";
 import { type DeploymentOptions, deploymentConfig, deploymentOptions } from "../context.ts";

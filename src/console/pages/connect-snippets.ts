@@ -2,12 +2,11 @@
  * What each AI client needs for one MCP server of this deployment: the same command and mcp.json entry
  * as `imaging client-config` prints (src/cli/commands/client-config.ts).
  */
-import { MCP_ROUTES, type McpServerKind } from "../../contracts/platform.ts";
-import { MCP_SERVER_NAMES } from "../../mcp/server-names.ts";
+import { MCP_ROUTES, MCP_SERVER_NAMES, type McpServerKind } from "../../contracts/platform.ts";
 
 export interface McpServer {
   kind: McpServerKind;
-  /** The name the client shows (src/mcp/server-names.ts). */
+  /** The name the client shows (src/contracts/platform.ts). */
   name: string;
   url: string;
 }
