@@ -114,5 +114,5 @@ for (const [limit, skip, date] of cases) {
 await store.close();
 const load1 = loadavg();
 process.stdout.write(
-  `${postgres ? "PostgreSQL" : "SQLite"}, ${new Date().toISOString()}, load average ${load0.map(r2).join(" ")} at the start, ${load1.map(r2).join(" ")} at the end; every answer of both reads equal\n\n${lines.join("\n")}\n`,
+  `${postgres ? "PostgreSQL" : "SQLite"}, ${new Date().toISOString()}, load average ${load0.map(r2).join(" ")} at the start, ${load1.map(r2).join(" ")} at the end; every answer of every read equal\n\n${lines.join("\n")}\n`,
 );
