@@ -156,19 +156,21 @@ async function cachedListsPage(
     else lists.set(key(r), list);
   }
   if (missing.length > 0) {
-    const read = await db
-      .selectFrom("occurrence_object_lists")
-      .select([
-        "package_id",
-        "from_seq as list_from",
-        "docs",
-        sql<number>`octet_length(docs)`.as("list_bytes"),
-      ])
-      .where("application_id", "=", applicationId)
-      .where(
-        sql<boolean>`(package_id, from_seq) in (${sql.join(missing.map((r) => sql`(${r.package_id}, ${r.list_from})`))})`,
-      )
-      .execute();
+    // The keys as two arrays joined by unnest, one lookup per list: with a row-value IN list of 500 pairs
+    // the first limit-500 page in a fresh process took 250 ms (median), with unnest 57 ms (015's read: 42).
+    const { rows: read } = await sql<{
+      package_id: number;
+      list_from: number;
+      docs: string;
+      list_bytes: number;
+    }>`
+      select l.package_id, l.from_seq as list_from, l.docs, octet_length(l.docs) as list_bytes
+      from unnest(${missing.map((r) => r.package_id)}::integer[], ${missing.map((r) => r.list_from)}::integer[])
+        as k(package_id, from_seq)
+      join occurrence_object_lists l
+        on l.application_id = ${applicationId} and l.package_id = k.package_id and l.from_seq = k.from_seq`.execute(
+      db,
+    );
     for (const r of read) {
       cache.set(key(r), r.docs);
       lists.set(key(r), r.docs);
