@@ -492,5 +492,47 @@ for (const kind of STORE_KINDS) {
       await buildObjectLists(store.db);
       assert.deepEqual(await lists(), after);
     });
+    it("reads each stored object list once per process on PostgreSQL, and the page stays the same", async () => {
+      if (kind !== "postgres") return; // SQLite reads occurrence_objects; there are no stored lists.
+      const statements: string[] = [];
+      const logged = await openStore({
+        databaseUrl: test.databaseUrl,
+        sqliteFile: test.sqliteFile,
+        log: (event) => statements.push(event.query.sql),
+      });
+      try {
+        const vulnerability = await findVulnerability(logged.db, "CVE-2099-1000");
+        const query = {
+          applicationId,
+          seq: ingested,
+          vulnerabilityId: vulnerability?.id as number,
+          limit: 10,
+          skip: 0,
+        };
+        const expected = JSON.stringify(await occurrencesBySingleQuery(logged.db, query));
+        // A statement that reads lists selects docs (the facts statement only asks their length).
+        const readsLists = () =>
+          statements.filter(
+            (q) => /occurrence_object_lists/.test(q) && /docs/.test(q.replace(/octet_length\([^)]*\)/g, "")),
+          );
+        statements.length = 0;
+        assert.equal(await listOccurrencesJson(logged.db, query), expected);
+        assert.equal(readsLists().length, 1, "the first page reads the lists it lacks");
+        statements.length = 0;
+        assert.equal(await listOccurrencesJson(logged.db, query), expected);
+        assert.ok(statements.length > 0, "the page's facts are read again");
+        assert.deepEqual(readsLists(), [], "the second page reads no list");
+        // Inside a transaction (whose writes may roll back) the page reads its lists in its one statement.
+        statements.length = 0;
+        assert.equal(
+          await logged.db.transaction().execute((trx) => listOccurrencesJson(trx, query)),
+          expected,
+        );
+        assert.equal(readsLists().length, 1);
+        assert.ok(JSON.parse(expected).length > 0);
+      } finally {
+        await logged.close();
+      }
+    });
   });
 }
