@@ -7,7 +7,7 @@ import Fastify, {
 } from "fastify";
 import type { Kysely } from "kysely";
 import type { JwtVerifier } from "../auth/jwt-verifier.ts";
-import { resourceJsonSchemas } from "../contracts/json-schema.ts";
+import { adminJsonSchema, resourceJsonSchemas } from "../contracts/json-schema.ts";
 import { type IdentityAdministration, storeAdministration } from "../idp/administration.ts";
 import { recordHttpMetrics } from "../observability/http-metrics.ts";
 import { requestIdOf } from "../observability/trace-context.ts";
@@ -18,10 +18,10 @@ import { createAuthenticator } from "./authenticate.ts";
 import { compressAnswers } from "./compression.ts";
 import { streamLargePages } from "./large-pages.ts";
 import { problemResponses } from "./openapi.ts";
-import { problemSchema, sendError, sendProblem } from "./problem.ts";
+import { sendError, sendProblem } from "./problem.ts";
 import { adminApiKeyRoutes } from "./routes/admin-api-keys.ts";
-import { adminCimdRoutes, cimdClientSchema } from "./routes/admin-cimd.ts";
-import { adminUserRoutes, userSchema } from "./routes/admin-users.ts";
+import { adminCimdRoutes } from "./routes/admin-cimd.ts";
+import { adminUserRoutes } from "./routes/admin-users.ts";
 import { type AnalysisUploadOptions, analysisRoutes } from "./routes/analyses.ts";
 import { applicationRoutes } from "./routes/applications.ts";
 import { compareRoutes } from "./routes/compare.ts";
@@ -78,7 +78,13 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
   const methods = allowedMethods(app);
   app.setValidatorCompiler(passThrough);
 
-  for (const schema of [problemSchema, ...resourceJsonSchemas, cimdClientSchema, userSchema]) {
+  const named = [
+    adminJsonSchema("Problem"),
+    ...resourceJsonSchemas,
+    adminJsonSchema("CimdClient"),
+    adminJsonSchema("User"),
+  ];
+  for (const schema of named) {
     app.addSchema(schema);
   }
   await app.register(swagger, {
