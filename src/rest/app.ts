@@ -8,6 +8,7 @@ import Fastify, {
 import type { Kysely } from "kysely";
 import type { JwtVerifier } from "../auth/jwt-verifier.ts";
 import { adminJsonSchema, resourceJsonSchemas } from "../contracts/json-schema.ts";
+import { PLATFORM_AUDIENCE } from "../contracts/platform.ts";
 import { type IdentityAdministration, storeAdministration } from "../idp/administration.ts";
 import { recordHttpMetrics } from "../observability/http-metrics.ts";
 import { requestIdOf } from "../observability/trace-context.ts";
@@ -103,7 +104,7 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
             type: "http",
             scheme: "bearer",
             bearerFormat: "JWT",
-            description: "Platform token (aud imaging-api)",
+            description: `Platform token (aud ${PLATFORM_AUDIENCE})`,
           },
           apiKey: { type: "apiKey", in: "header", name: "X-API-KEY" },
         },
@@ -132,8 +133,8 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
     if (result.unavailable) return sendProblem(reply, 503, result.detail);
     if (result.malformed) return sendProblem(reply, 400, result.detail);
     const challenge = result.tokenGiven
-      ? `Bearer realm="imaging-api", error="invalid_token", error_description="${result.detail.replace(/"/g, "'")}"`
-      : `Bearer realm="imaging-api"`;
+      ? `Bearer realm="${PLATFORM_AUDIENCE}", error="invalid_token", error_description="${result.detail.replace(/"/g, "'")}"`
+      : `Bearer realm="${PLATFORM_AUDIENCE}"`;
     reply.header("WWW-Authenticate", challenge);
     return sendProblem(reply, 401, result.detail);
   });
