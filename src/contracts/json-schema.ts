@@ -6,11 +6,14 @@
  * `$schema` and no safe-integer bounds, which zod adds and the answers never needed.
  */
 import * as z from "zod";
+import { namedAdminShapes } from "./admin.ts";
 import { namedResources } from "./resources.ts";
 
 type JsonSchema = Record<string, unknown>;
 
-const names = new Map<object, string>(Object.entries(namedResources).map(([name, schema]) => [schema, name]));
+const names = new Map<object, string>(
+  Object.entries({ ...namedResources, ...namedAdminShapes }).map(([name, schema]) => [schema, name]),
+);
 
 /** Resources whose JSON Schema lists no `required`: the serializer writes required properties first. */
 const WITHOUT_REQUIRED = new Set(["GateFinding"]);
@@ -69,3 +72,7 @@ export function resourceJsonSchema(schema: z.ZodType, name?: string): JsonSchema
 export const resourceJsonSchemas: JsonSchema[] = Object.entries(namedResources).map(([name, schema]) =>
   resourceJsonSchema(schema, name),
 );
+
+/** The JSON Schema of a named administration shape (admin.ts), with its `$id`, for Fastify's `addSchema`. */
+export const adminJsonSchema = (name: keyof typeof namedAdminShapes): JsonSchema =>
+  resourceJsonSchema(namedAdminShapes[name], name);

@@ -303,6 +303,7 @@ export type ExternalObjectMatch = z.infer<typeof externalObjectMatch>;
 export type CveReference = z.infer<typeof cveReference>;
 export type GateRule = z.infer<typeof gateRule>;
 export type GateFinding = z.infer<typeof gateFinding>;
+export type GateRuleResult = z.infer<typeof gateRuleResult>;
 export type GateEvaluation = z.infer<typeof gateEvaluation>;
 export type GateHistoryEntry = z.infer<typeof gateHistoryEntry>;
 export type PackageVersion = z.infer<typeof packageVersion>;

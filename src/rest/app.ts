@@ -7,7 +7,8 @@ import Fastify, {
 } from "fastify";
 import type { Kysely } from "kysely";
 import type { JwtVerifier } from "../auth/jwt-verifier.ts";
-import { resourceJsonSchemas } from "../contracts/json-schema.ts";
+import { adminJsonSchema, resourceJsonSchemas } from "../contracts/json-schema.ts";
+import { PLATFORM_AUDIENCE } from "../contracts/platform.ts";
 import { type IdentityAdministration, storeAdministration } from "../idp/administration.ts";
 import { recordHttpMetrics } from "../observability/http-metrics.ts";
 import { requestIdOf } from "../observability/trace-context.ts";
@@ -18,10 +19,10 @@ import { createAuthenticator } from "./authenticate.ts";
 import { compressAnswers } from "./compression.ts";
 import { streamLargePages } from "./large-pages.ts";
 import { problemResponses } from "./openapi.ts";
-import { problemSchema, sendError, sendProblem } from "./problem.ts";
+import { sendError, sendProblem } from "./problem.ts";
 import { adminApiKeyRoutes } from "./routes/admin-api-keys.ts";
-import { adminCimdRoutes, cimdClientSchema } from "./routes/admin-cimd.ts";
-import { adminUserRoutes, userSchema } from "./routes/admin-users.ts";
+import { adminCimdRoutes } from "./routes/admin-cimd.ts";
+import { adminUserRoutes } from "./routes/admin-users.ts";
 import { type AnalysisUploadOptions, analysisRoutes } from "./routes/analyses.ts";
 import { applicationRoutes } from "./routes/applications.ts";
 import { compareRoutes } from "./routes/compare.ts";
@@ -78,7 +79,13 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
   const methods = allowedMethods(app);
   app.setValidatorCompiler(passThrough);
 
-  for (const schema of [problemSchema, ...resourceJsonSchemas, cimdClientSchema, userSchema]) {
+  const named = [
+    adminJsonSchema("Problem"),
+    ...resourceJsonSchemas,
+    adminJsonSchema("CimdClient"),
+    adminJsonSchema("User"),
+  ];
+  for (const schema of named) {
     app.addSchema(schema);
   }
   await app.register(swagger, {
@@ -97,7 +104,7 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
             type: "http",
             scheme: "bearer",
             bearerFormat: "JWT",
-            description: "Platform token (aud imaging-api)",
+            description: `Platform token (aud ${PLATFORM_AUDIENCE})`,
           },
           apiKey: { type: "apiKey", in: "header", name: "X-API-KEY" },
         },
@@ -126,8 +133,8 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
     if (result.unavailable) return sendProblem(reply, 503, result.detail);
     if (result.malformed) return sendProblem(reply, 400, result.detail);
     const challenge = result.tokenGiven
-      ? `Bearer realm="imaging-api", error="invalid_token", error_description="${result.detail.replace(/"/g, "'")}"`
-      : `Bearer realm="imaging-api"`;
+      ? `Bearer realm="${PLATFORM_AUDIENCE}", error="invalid_token", error_description="${result.detail.replace(/"/g, "'")}"`
+      : `Bearer realm="${PLATFORM_AUDIENCE}"`;
     reply.header("WWW-Authenticate", challenge);
     return sendProblem(reply, 401, result.detail);
   });

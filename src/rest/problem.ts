@@ -82,19 +82,3 @@ export function sendError(
   if (status === 500) reply.log.error({ err: error }, options.log);
   return sendProblem(reply, status, status === 500 ? options.failure : String(message));
 }
-
-export const problemSchema = {
-  $id: "Problem",
-  type: "object",
-  description: "RFC 9457 problem details",
-  properties: {
-    type: { type: "string" },
-    title: { type: "string" },
-    status: { type: "integer" },
-    detail: { type: "string" },
-    instance: { type: "string" },
-    rule: { type: "string", description: "The validation rule the input breaks (administration endpoints)" },
-    field: { type: "string", description: "The input field at fault (administration endpoints)" },
-  },
-  required: ["type", "title", "status", "detail"],
-} as const;

@@ -1,46 +1,22 @@
 import { type Kysely, SqliteAdapter, sql } from "kysely";
+import type {
+  Comparison as ComparisonAnswer,
+  Changes as PagedChanges,
+  ReferenceChange,
+  VulnerablePackageChange,
+} from "../contracts/resources.ts";
 import { vulnerabilitiesOfVersions } from "./packages.ts";
 import type { Database } from "./schema.ts";
 import { liveAt } from "./sql-helpers.ts";
 
 type Db = Kysely<Database>;
 
-export interface PackageChange {
-  name: string;
-  version: string;
-}
+/** The REST resource of a comparison without its two instants (the route adds them). */
+export type ComparisonPage = Omit<ComparisonAnswer, "from" | "to">;
 
-export interface VulnerablePackageChange extends PackageChange {
-  vulnerabilities: string[];
-}
-
-export interface ReferenceChange {
-  source: { fullName: string; id: string };
-  target: { fullName: string; id: string; package: string };
-}
-
-export interface Changes<T> {
-  added: T[];
-  removed: T[];
-}
-
-/** One page of each list, with the length of each whole list. */
-export interface PagedChanges<T> extends Changes<T> {
-  addedTotal: number;
-  removedTotal: number;
-}
-
-export interface Comparison {
-  packages: Changes<PackageChange>;
-  references: Changes<ReferenceChange>;
-  vulnerablePackages: Changes<VulnerablePackageChange>;
-}
-
-export interface ComparisonPage {
-  packages: PagedChanges<PackageChange>;
-  references: PagedChanges<ReferenceChange>;
-  vulnerablePackages: PagedChanges<VulnerablePackageChange>;
-}
+/** Whole lists, without totals: what a comparison from validity intervals computes. */
+export type Changes<T> = Pick<PagedChanges<T>, "added" | "removed">;
+export type Comparison = { [List in keyof ComparisonPage]: Pick<ComparisonPage[List], "added" | "removed"> };
 
 export interface ComparePaging {
   limit: number;

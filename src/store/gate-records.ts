@@ -1,8 +1,14 @@
 /**
  * What a quality gate evaluation reads and what the store keeps of it: the package facts of an
  * analysis, and the rules' outcomes with their findings. The rules themselves are in
- * domain/gate-evaluation.ts.
+ * domain/gate-evaluation.ts. The findings and outcomes are the REST resources of src/contracts, with
+ * what the store keeps beside them.
  */
+import type {
+  GateEvaluation,
+  GateFinding as GateFindingAnswer,
+  GateRuleResult,
+} from "../contracts/resources.ts";
 
 export interface PackageState {
   packageId: number;
@@ -21,26 +27,18 @@ export interface PackageState {
   vulnerabilities: readonly { cve: string; severity: string }[];
 }
 
-export interface GateFinding {
-  cve?: string;
-  detail: string;
-  package: string;
+/** A finding as the REST API answers it, before its referred objects are attached. */
+export type GateFinding = Omit<GateFindingAnswer, "objects"> & {
   /** Internal: which package the finding is about, to attach its objects. */
   packageId: number;
-  severity?: string;
-  version: string;
-}
+};
 
-export interface RuleOutcome {
-  findings: GateFinding[];
-  id: string;
-  name: string;
-  passed: boolean;
-}
+/** A rule's outcome with all its findings (the answer pages them and adds `findingsTotal`). */
+export type RuleOutcome = Pick<GateRuleResult, "id" | "name" | "passed"> & { findings: GateFinding[] };
 
 export interface GateVerdict {
   rules: RuleOutcome[];
-  verdict: "pass" | "fail";
+  verdict: GateEvaluation["verdict"];
 }
 
 export type PackageInterval = Omit<PackageState, "referred"> & { fromSeq: number; toSeq: number };

@@ -1,7 +1,12 @@
 import { type Kysely, sql } from "kysely";
+import type {
+  ExternalObject,
+  GateEvaluation as GateEvaluationAnswer,
+  GateHistoryEntry as GateHistoryAnswer,
+  GateRuleResult,
+} from "../contracts/resources.ts";
 import { effectiveGateParameters, type GateRule, isGateKind } from "./gate-kinds.ts";
 import type { GateFinding, GateVerdict, PackageInterval, ReferenceInterval } from "./gate-records.ts";
-import type { ExternalObjectRecord } from "./insights.ts";
 import { vulnerabilitiesOfVersions } from "./packages.ts";
 import type { Database, GateRulesTable } from "./schema.ts";
 import { liveAt, liveWithin, referredAt } from "./sql-helpers.ts";
@@ -154,37 +159,21 @@ export async function gateInputs(
   return { packages, references };
 }
 
-export interface FindingRecord {
-  cve?: string;
-  detail: string;
-  objects?: ExternalObjectRecord[];
-  package: string;
-  severity?: string;
-  version: string;
-}
+/** The REST resource without what the route adds (the application and the analysis). */
+export type GateEvaluation = Pick<GateEvaluationAnswer, "rules" | "verdict">;
 
-export interface GateEvaluation {
-  rules: { findings: FindingRecord[]; findingsTotal: number; id: string; name: string; passed: boolean }[];
-  verdict: "pass" | "fail";
-}
-
-interface RuleSummary {
-  findingsTotal: number;
-  id: string;
-  name: string;
-  passed: boolean;
-}
+type RuleSummary = Omit<GateRuleResult, "findings">;
 
 /** What `gate_evaluations.doc` holds: the outcomes without their findings (rows of gate_findings). */
 interface StoredSummary {
   rules: RuleSummary[];
-  verdict: "pass" | "fail";
+  verdict: GateEvaluation["verdict"];
 }
 
 /** A page of each rule's findings, with the rule's outcome. */
 export interface PagedOutcomes {
   rules: (RuleSummary & { findings: GateFinding[] })[];
-  verdict: "pass" | "fail";
+  verdict: GateEvaluation["verdict"];
 }
 
 export type Paging = { limit: number; skip: number } | undefined;
@@ -313,11 +302,8 @@ export async function storeVerdict(
   else await db.transaction().execute(write);
 }
 
-export interface GateHistoryEntry {
-  analyzedAt: string;
-  failedRules: string[];
-  verdict: "pass" | "fail";
-}
+/** The REST resource with the analysis' instant as stored (the route makes it a DateTime). */
+export type GateHistoryEntry = Omit<GateHistoryAnswer, "analysis"> & { analyzedAt: string };
 
 /** The analyses of a page of the gate history, newest first. */
 export function historyAnalyses(db: Db, applicationId: number, paging: { limit: number; skip: number }) {
@@ -340,8 +326,8 @@ export async function referredObjectsSamples(
   applicationId: number,
   seq: number,
   packageIds: readonly number[],
-): Promise<Map<number, ExternalObjectRecord[]>> {
-  const samples = new Map<number, ExternalObjectRecord[]>();
+): Promise<Map<number, ExternalObject[]>> {
+  const samples = new Map<number, ExternalObject[]>();
   const walk = (packageId: number) =>
     db
       .selectFrom((eb) =>

@@ -8,12 +8,15 @@ import { after, before, describe, it } from "node:test";
 import swagger from "@fastify/swagger";
 import Fastify from "fastify";
 import * as z from "zod";
-import { resourceJsonSchema, resourceJsonSchemas } from "../../src/contracts/json-schema.ts";
+import * as admin from "../../src/contracts/admin.ts";
+import { adminJsonSchema, resourceJsonSchema, resourceJsonSchemas } from "../../src/contracts/json-schema.ts";
 import * as resources from "../../src/contracts/resources.ts";
 import { analysisTools } from "../../src/mcp/analysis/tools.ts";
 import { gatekeeperTools } from "../../src/mcp/gatekeeper/tools.ts";
 import type { PackageUse } from "../../src/mcp/rest-client.ts";
 import type { RunningService } from "../../src/service.ts";
+import type { ComparisonPage } from "../../src/store/compare.ts";
+import type { GateHistoryEntry as StoreGateHistoryEntry } from "../../src/store/gates.ts";
 import { loadPortalFixture, PORTAL } from "../support/fixture.ts";
 import { startTestService } from "../support/service.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
@@ -114,6 +117,80 @@ describe("contracts: a field added to a zod shape reaches every copy", () => {
   });
 });
 
+describe("contracts: a field added to an administration shape reaches the answer and the document", () => {
+  const planted = admin.user.extend({ plantedField: z.string().describe("Added by the test") });
+  let app: ReturnType<typeof Fastify>;
+  let url: string;
+
+  before(async () => {
+    app = Fastify();
+    for (const schema of resourceJsonSchemas) app.addSchema(schema);
+    app.addSchema(adminJsonSchema("User"));
+    await app.register(swagger, { openapi: { openapi: "3.1.0", info: { title: "t", version: "1" } } });
+    const user = { applications: [], createdAt: "2024-01-01T00:00:00Z", disabled: false, roles: ["viewer"] };
+    app.get("/planted", { schema: { response: { 200: resourceJsonSchema(planted) } } }, async () => ({
+      ...user,
+      username: "ann",
+      plantedField: "reached",
+      notInTheShape: "dropped",
+    }));
+    url = await app.listen({ host: "127.0.0.1", port: 0 });
+  });
+  after(async () => {
+    await app?.close();
+  });
+
+  it("the answer writes it in the shape's order and nothing outside the shape; the document has it", async () => {
+    const body = (await (await fetch(`${url}/planted`)).json()) as JsonObject;
+    assert.deepEqual(Object.keys(body), keysOf(planted));
+    assert.equal(body.plantedField, "reached");
+    await app.ready();
+    const doc = app.swagger() as {
+      paths: Record<string, { get: { responses: Record<string, JsonObject> } }>;
+    };
+    const content = doc.paths["/planted"]?.get.responses["200"]?.content as Record<string, JsonObject>;
+    assert.ok(content, "the planted operation is documented");
+    const schema = content["application/json"]?.schema as JsonObject;
+    assert.deepEqual((schema.properties as JsonObject).plantedField, {
+      type: "string",
+      description: "Added by the test",
+    });
+  });
+
+  it("the store's gate and compare types are the contract's (compile-time: typecheck fails on drift)", () => {
+    const fromShape: admin.User = {
+      applications: [],
+      createdAt: "2024-01-01T00:00:00Z",
+      disabled: false,
+      roles: ["admin"],
+      username: "ann",
+    };
+    const entry: StoreGateHistoryEntry = {
+      analyzedAt: "2024-01-01T00:00:00Z",
+      failedRules: [],
+      verdict: "pass",
+    };
+    const page: ComparisonPage = {
+      packages: { added: [], addedTotal: 0, removed: [], removedTotal: 0 },
+      references: { added: [], addedTotal: 0, removed: [], removedTotal: 0 },
+      vulnerablePackages: { added: [], addedTotal: 0, removed: [], removedTotal: 0 },
+    };
+    const answer: resources.Comparison = {
+      ...page,
+      from: { dateTime: "2024-01-01T00:00:00Z" },
+      to: { dateTime: "2024-02-01T00:00:00Z" },
+    };
+    const history: resources.GateHistoryEntry = {
+      analysis: { dateTime: entry.analyzedAt },
+      failedRules: entry.failedRules,
+      verdict: entry.verdict,
+    };
+    assert.deepEqual(admin.user.parse(fromShape), fromShape);
+    assert.deepEqual(resources.comparison.parse(answer), answer);
+    assert.deepEqual(resources.gateHistoryEntry.parse(history), history);
+  });
+});
+
 describe("contracts: the MCP tools' output schemas extend the REST resources", () => {
   const cases: [typeof analysisTools, string, string[], z.ZodObject][] = [
     [analysisTools, "applications", ["applications"], resources.applicationSummary],
@@ -146,11 +223,18 @@ for (const kind of STORE_KINDS) {
     let service: RunningService;
     let token: string;
 
-    const json = async (path: string) => {
-      const response = await fetch(`${service.gatewayUrl}${path}`, {
-        headers: { authorization: `Bearer ${token}` },
+    const call = (path: string, init: { method?: string; body?: unknown } = {}) =>
+      fetch(`${service.gatewayUrl}${path}`, {
+        method: init.method ?? "GET",
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(init.body === undefined ? {} : { "content-type": "application/json" }),
+        },
+        ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
       });
-      assert.equal(response.status, 200, `${path}: ${await response.clone().text()}`);
+    const json = async (path: string, init: { method?: string; body?: unknown; status?: number } = {}) => {
+      const response = await call(path, init);
+      assert.equal(response.status, init.status ?? 200, `${path}: ${await response.clone().text()}`);
       return response.json();
     };
 
@@ -172,7 +256,10 @@ for (const kind of STORE_KINDS) {
       const doc = (await json("/rest/openapi.json")) as {
         components: { schemas: Record<string, JsonObject> };
       };
-      for (const [name, shape] of Object.entries(resources.namedResources)) {
+      for (const [name, shape] of Object.entries({
+        ...resources.namedResources,
+        ...admin.namedAdminShapes,
+      })) {
         const component = doc.components.schemas[name];
         assert.ok(component, `${name} documented`);
         assert.deepEqual(Object.keys(component.properties as JsonObject), keysOf(shape), name);
@@ -206,6 +293,38 @@ for (const kind of STORE_KINDS) {
         assert.deepEqual(Object.keys(answer), keysOf(shape));
         assert.deepEqual(shape.parse(answer), answer, "the answer is what the shape says");
       }
+    });
+
+    it("the administration and status answers have exactly their shape's properties, in its order", async () => {
+      const created = (await json("/rest/admin/api-keys", {
+        method: "POST",
+        body: { user: "ci-bot", role: "viewer", applications: ["portal"] },
+        status: 201,
+      })) as JsonObject;
+      const users = (await json("/rest/admin/users")) as JsonObject;
+      const answers: [string, JsonObject, z.ZodObject][] = [
+        ["created API key", created, admin.createdApiKey],
+        ["API key", ((await json("/rest/admin/api-keys")) as JsonObject[])[0] as JsonObject, admin.apiKey],
+        ["users", users, admin.usersAnswer],
+        ["status", (await json("/rest/status")) as JsonObject, admin.platformStatus],
+      ];
+      const user = (users.users as JsonObject[])[0];
+      if (user) answers.push(["user", user, admin.user]);
+      for (const [what, answer, shape] of answers) {
+        assert.ok(answer, `${what}: an answer to check`);
+        assert.deepEqual(Object.keys(answer), keysOf(shape), what);
+        assert.deepEqual(shape.parse(answer), answer, `${what}: the answer is what the shape says`);
+      }
+    });
+
+    it("a problem answer has the Problem shape's properties, in its order", async () => {
+      const response = await call("/rest/applications/no-such-application");
+      assert.equal(response.status, 404);
+      assert.match(response.headers.get("content-type") ?? "", /^application\/problem\+json\b/);
+      const answer = (await response.json()) as JsonObject;
+      const order = keysOf(admin.problem).filter((key) => key in answer);
+      assert.deepEqual(Object.keys(answer), order);
+      assert.deepEqual(admin.problem.parse(answer), answer);
     });
   });
 }

@@ -1,4 +1,5 @@
 import { useState } from "preact/hooks";
+import type { CimdClient } from "../../contracts/admin.ts";
 import { apiSend } from "../api.ts";
 import { ErrorBox } from "../ui/error-box.tsx";
 import { type FieldError, FormField, fieldErrorOf, listOf, TextField } from "../ui/form-field.tsx";
@@ -7,33 +8,8 @@ import { PageTitle } from "../ui/page-title.tsx";
 import { DataTable } from "../ui/table.tsx";
 import { useApiGet } from "../ui/use-api.ts";
 
-/** GET /rest/admin/cimd-policies (src/rest/routes/admin-cimd.ts, schema CimdClient). */
-export interface CimdClientJson {
-  client: string;
-  clientId: string | null;
-  enabled: boolean;
-  linked: boolean;
-  notes: string[];
-  preset: string | null;
-  problems: string[];
-  variant: "https" | "http";
-  profile: {
-    name: string;
-    executor: string;
-    allowHttpScheme: boolean;
-    restrictSameDomain: boolean;
-    onlyAllowConfidentialClient: boolean;
-    trustedDomains: string[];
-  } | null;
-  policy: {
-    name: string;
-    condition: string;
-    uriSchemes: string[];
-    trustedDomains: string[];
-    profiles: string[];
-    enabled: boolean;
-  } | null;
-}
+/** GET /rest/admin/cimd-policies: the CimdClient shape of src/contracts/admin.ts. */
+export type CimdClientJson = CimdClient;
 
 interface Preset {
   id: string;

@@ -1,4 +1,5 @@
 import { useState } from "preact/hooks";
+import type { CimdClient } from "../../contracts/admin.ts";
 import { ApiError, apiSend } from "../api.ts";
 import { useSession } from "../session.ts";
 import { CodeBlock } from "../ui/code-block.tsx";
@@ -43,14 +44,8 @@ const CLIENTS = [
 
 type ClientEntry = (typeof CLIENTS)[number];
 
-/** A CIMD policy as listed by GET /rest/admin/cimd-policies (only the fields read here). */
-interface PolicySummary {
-  client?: string;
-  clientId?: string | null;
-  preset?: string | null;
-  enabled?: boolean;
-  linked?: boolean;
-}
+/** A CIMD policy as listed by GET /rest/admin/cimd-policies (only the fields read here, each maybe absent). */
+type PolicySummary = Partial<Pick<CimdClient, "client" | "clientId" | "preset" | "enabled" | "linked">>;
 
 /** The client's policy: "missing", "usable", or "inactive" (disabled, or its profile not linked). */
 function policyFor(

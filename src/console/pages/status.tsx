@@ -1,4 +1,6 @@
 import { useState } from "preact/hooks";
+/** GET /rest/status and POST /rest/admin/doctor, as src/contracts/admin.ts declares them. */
+import type { DoctorAnswer, PlatformStatus } from "../../contracts/admin.ts";
 import { apiSend } from "../api.ts";
 import { useSession } from "../session.ts";
 import { ErrorBox } from "../ui/error-box.tsx";
@@ -6,28 +8,6 @@ import { Loading } from "../ui/loading.tsx";
 import { PageTitle } from "../ui/page-title.tsx";
 import { DataTable } from "../ui/table.tsx";
 import { useApiGet } from "../ui/use-api.ts";
-
-/** GET /rest/status (src/rest/routes/status.ts). */
-interface PlatformStatus {
-  version: string;
-  baseUrl: string;
-  parts: { id: string; name: string; state: "UP" | "DOWN"; detail: string }[];
-}
-
-/** POST /rest/admin/doctor: the checks of `imaging doctor`. */
-interface DoctorAnswer {
-  baseUrl: string | null;
-  issuer: string | null;
-  idp: string;
-  checkedAt: string;
-  checks: {
-    id: string;
-    title: string;
-    verdict: "pass" | "fail" | "warn" | "n/a";
-    detail: string;
-    fix: string | null;
-  }[];
-}
 
 const VERDICT_LABEL = { pass: "Pass", fail: "Fail", warn: "Warning", "n/a": "Not applicable" } as const;
 

@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import type { Role } from "../../contracts/platform.ts";
+import type { ApiKey, UsersAnswer } from "../../contracts/admin.ts";
 import { apiSend } from "../api.ts";
 import { CopyButton } from "../ui/copy-button.tsx";
 import { ErrorBox } from "../ui/error-box.tsx";
@@ -9,29 +9,8 @@ import { PageTitle } from "../ui/page-title.tsx";
 import { DataTable } from "../ui/table.tsx";
 import { useApiGet } from "../ui/use-api.ts";
 
-/** GET /rest/admin/users (src/rest/routes/admin-users.ts). */
-interface UsersAnswer {
-  idp: "embedded" | "keycloak";
-  readOnly: boolean;
-  usersConsoleUrl: string | null;
-  users: User[];
-}
-interface User {
-  username: string;
-  roles: string[];
-  applications: string[];
-  createdAt: string;
-  disabled: boolean;
-}
-/** GET /rest/admin/api-keys. */
-interface ApiKey {
-  id: string;
-  user: string;
-  role: Role;
-  applications: string[];
-  createdAt: string;
-  revokedAt: string | null;
-}
+/** GET /rest/admin/users and /rest/admin/api-keys, as src/contracts/admin.ts declares them. */
+type User = UsersAnswer["users"][number];
 
 /** Runs an API change, keeping the refusal (shown beside the field it names). */
 function useChange() {

@@ -1,4 +1,6 @@
 import type { FastifyInstance } from "fastify";
+import { apiKey, createdApiKey } from "../../contracts/admin.ts";
+import { resourceJsonSchema } from "../../contracts/json-schema.ts";
 import { createApiKey } from "../../domain/api-keys.ts";
 import { listApiKeys, ROLES, type Role, revokeApiKey } from "../../store/api-keys.ts";
 import {
@@ -17,16 +19,6 @@ const guard = administratorsOnly("API keys");
 const tags = ["administration"];
 const problem = (description: string) => ({ description, $ref: "Problem#" });
 
-const keyProperties = {
-  applications: { type: "array", items: { type: "string" } },
-  createdAt: { type: "string" },
-  id: { type: "string" },
-  revokedAt: { type: ["string", "null"] },
-  role: { type: "string", enum: [...ROLES] },
-  user: { type: "string" },
-} as const;
-const keyRequired = ["applications", "createdAt", "id", "revokedAt", "role", "user"];
-
 /** API keys for scripts (admins): list (never the secrets), create (the key answered once), revoke. */
 export function adminApiKeyRoutes(app: FastifyInstance, deps: RestDeps): void {
   app.get(
@@ -37,7 +29,7 @@ export function adminApiKeyRoutes(app: FastifyInstance, deps: RestDeps): void {
         summary: "List API keys (never their secrets), revoked ones included",
         tags,
         response: {
-          200: { type: "array", items: { type: "object", properties: keyProperties, required: keyRequired } },
+          200: { type: "array", items: resourceJsonSchema(apiKey) },
           403: problem("The caller is not an administrator"),
         },
       },
@@ -67,11 +59,7 @@ export function adminApiKeyRoutes(app: FastifyInstance, deps: RestDeps): void {
           additionalProperties: false,
         },
         response: {
-          201: {
-            type: "object",
-            properties: { ...keyProperties, key: { type: "string", description: "Send it as X-API-KEY" } },
-            required: [...keyRequired, "key"],
-          },
+          201: resourceJsonSchema(createdApiKey),
           400: problem("The input breaks a rule (named in `rule`)"),
           403: problem("The caller is not an administrator"),
         },

@@ -1,4 +1,6 @@
 import type { FastifyInstance } from "fastify";
+import { createdUser, usersAnswer } from "../../contracts/admin.ts";
+import { resourceJsonSchema } from "../../contracts/json-schema.ts";
 import { generatePassword, passwordProblem } from "../../domain/passwords.ts";
 import { usernameProblem } from "../../domain/users.ts";
 import type { IdentityAdministration } from "../../idp/administration.ts";
@@ -88,19 +90,7 @@ export function adminUserRoutes(app: FastifyInstance, identity: IdentityAdminist
         summary: "List who may sign in, with their role and applications",
         tags,
         response: {
-          200: {
-            type: "object",
-            properties: {
-              idp: { type: "string", enum: ["embedded", "keycloak"] },
-              readOnly: { type: "boolean", description: "true with IDP=keycloak: manage users in Keycloak" },
-              users: { type: "array", items: userResponse },
-              usersConsoleUrl: {
-                type: ["string", "null"],
-                description: "Keycloak's admin console at the realm's users (IDP=keycloak)",
-              },
-            },
-            required: ["idp", "readOnly", "users", "usersConsoleUrl"],
-          },
+          200: resourceJsonSchema(usersAnswer),
           403: problem("The caller is not an administrator"),
         },
       },
@@ -134,14 +124,7 @@ export function adminUserRoutes(app: FastifyInstance, identity: IdentityAdminist
           additionalProperties: false,
         },
         response: {
-          201: {
-            type: "object",
-            properties: {
-              ...userJsonProperties(),
-              generatedPassword: { type: "string", description: "Shown once: only its hash is kept" },
-            },
-            required: ["applications", "createdAt", "disabled", "roles", "username"],
-          },
+          201: resourceJsonSchema(createdUser),
           400: problem("The input breaks a rule (named in `rule`)"),
           403: problem("The caller is not an administrator"),
           409: problem("The user name is taken (ignoring case), or users are managed in Keycloak"),
@@ -268,21 +251,3 @@ export function adminUserRoutes(app: FastifyInstance, identity: IdentityAdminist
     },
   );
 }
-
-function userJsonProperties() {
-  return {
-    applications: { type: "array", items: { type: "string" } },
-    createdAt: { type: "string" },
-    disabled: { type: "boolean" },
-    roles: { type: "array", items: { type: "string" } },
-    username: { type: "string" },
-  } as const;
-}
-
-export const userSchema = {
-  $id: "User",
-  type: "object",
-  description: "Who may sign in: role and the applications a viewer may read (admins read all)",
-  properties: userJsonProperties(),
-  required: ["applications", "createdAt", "disabled", "roles", "username"],
-} as const;
