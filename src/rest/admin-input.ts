@@ -20,6 +20,12 @@ export function administratorsOnly(what: string) {
   };
 }
 
+/** The administration routes' OpenAPI tag and problem+json responses, declared once for all three files. */
+export const adminTags = ["administration"];
+export const problemResponse = (description: string) => ({ description, $ref: "Problem#" });
+export const notAdministrator = { 403: problemResponse("The caller is not an administrator") };
+export const inputRefused = { 400: problemResponse("The input breaks a rule (named in `rule`)") };
+
 /** A refused input: answered 400 naming the field and the rule. */
 export class InputError extends Error {
   override name = "InputError";

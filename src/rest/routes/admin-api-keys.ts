@@ -3,19 +3,23 @@ import { createApiKey } from "../../domain/api-keys.ts";
 import { listApiKeys, ROLES, type Role, revokeApiKey } from "../../store/api-keys.ts";
 import {
   administratorsOnly,
+  adminTags,
   bodyObject,
   InputError,
+  inputRefused,
+  notAdministrator,
   onlyKnown,
   optionalString,
   optionalStringList,
+  problemResponse,
 } from "../admin-input.ts";
 import type { RestDeps } from "../context.ts";
 import { paramSchemas, parseApplicationName } from "../params.ts";
 import { refuse } from "../problem.ts";
 
 const guard = administratorsOnly("API keys");
-const tags = ["administration"];
-const problem = (description: string) => ({ description, $ref: "Problem#" });
+const tags = adminTags;
+const problem = problemResponse;
 
 const keyProperties = {
   applications: { type: "array", items: { type: "string" } },
@@ -38,7 +42,7 @@ export function adminApiKeyRoutes(app: FastifyInstance, deps: RestDeps): void {
         tags,
         response: {
           200: { type: "array", items: { type: "object", properties: keyProperties, required: keyRequired } },
-          403: problem("The caller is not an administrator"),
+          ...notAdministrator,
         },
       },
     },
@@ -72,8 +76,8 @@ export function adminApiKeyRoutes(app: FastifyInstance, deps: RestDeps): void {
             properties: { ...keyProperties, key: { type: "string", description: "Send it as X-API-KEY" } },
             required: [...keyRequired, "key"],
           },
-          400: problem("The input breaks a rule (named in `rule`)"),
-          403: problem("The caller is not an administrator"),
+          ...inputRefused,
+          ...notAdministrator,
         },
       },
     },
@@ -106,7 +110,7 @@ export function adminApiKeyRoutes(app: FastifyInstance, deps: RestDeps): void {
         params: { type: "object", properties: { id: { type: "string" } }, required: ["id"] },
         response: {
           204: { type: "null", description: "Revoked" },
-          403: problem("The caller is not an administrator"),
+          ...notAdministrator,
           404: problem("No API key with that id"),
         },
       },

@@ -7,18 +7,24 @@ import { diagnoseCimdState, knownProfileNames } from "../../idp/cimd-diagnosis.t
 import { UNKNOWN_CLIENT_ID } from "../../idp/keycloak/cimd-repository.ts";
 import {
   administratorsOnly,
+  adminTags,
   bodyObject,
   InputError,
+  inputRefused,
+  notAdministrator,
   onlyKnown,
   optionalBoolean,
   optionalString,
   optionalStringList,
+  problemResponse,
 } from "../admin-input.ts";
 import { refuse } from "../problem.ts";
 
 const guard = administratorsOnly("CIMD client policies");
-const tags = ["administration"];
-const problem = (description: string) => ({ description, $ref: "Problem#" });
+const tags = adminTags;
+const problem = problemResponse;
+/** What a read or change of one CIMD client can be refused with. */
+const clientRefusals = { ...notAdministrator, 404: problem("No CIMD client of that name") };
 const clientParam = {
   type: "object",
   properties: { client: { type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$" } },
@@ -128,7 +134,7 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
               required: ["clientId", "id", "label", "policyDomains", "trustedDomains"],
             },
           },
-          403: problem("The caller is not an administrator"),
+          ...notAdministrator,
         },
       },
     },
@@ -151,7 +157,7 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
         tags,
         response: {
           200: { type: "array", items: clientResponse },
-          403: problem("The caller is not an administrator"),
+          ...notAdministrator,
         },
       },
     },
@@ -203,8 +209,8 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
         },
         response: {
           201: clientResponse,
-          400: problem("The input breaks a rule (named in `rule`)"),
-          403: problem("The caller is not an administrator"),
+          ...inputRefused,
+          ...notAdministrator,
           409: problem("A client of that name exists"),
         },
       },
@@ -238,8 +244,7 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
         params: clientParam,
         response: {
           200: clientResponse,
-          403: problem("The caller is not an administrator"),
-          404: problem("No CIMD client of that name"),
+          ...clientRefusals,
         },
       },
     },
@@ -278,9 +283,8 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
         },
         response: {
           200: clientResponse,
-          400: problem("The input breaks a rule (named in `rule`)"),
-          403: problem("The caller is not an administrator"),
-          404: problem("No CIMD client of that name"),
+          ...inputRefused,
+          ...clientRefusals,
         },
       },
     },
@@ -323,8 +327,7 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
           params: clientParam,
           response: {
             200: clientResponse,
-            403: problem("The caller is not an administrator"),
-            404: problem("No CIMD client of that name"),
+            ...clientRefusals,
           },
         },
       },
@@ -350,8 +353,7 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
         params: clientParam,
         response: {
           204: { type: "null", description: "Removed" },
-          403: problem("The caller is not an administrator"),
-          404: problem("No CIMD client of that name"),
+          ...clientRefusals,
         },
       },
     },

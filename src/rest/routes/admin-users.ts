@@ -5,18 +5,28 @@ import type { IdentityAdministration } from "../../idp/administration.ts";
 import { ROLES, type Role, type UserRecord } from "../../store/users.ts";
 import {
   administratorsOnly,
+  adminTags,
   bodyObject,
   InputError,
+  inputRefused,
+  notAdministrator,
   onlyKnown,
   optionalString,
   optionalStringList,
+  problemResponse,
 } from "../admin-input.ts";
 import { paramSchemas, parseApplicationName } from "../params.ts";
 import { refuse } from "../problem.ts";
 
 const guard = administratorsOnly("users");
-const tags = ["administration"];
-const problem = (description: string) => ({ description, $ref: "Problem#" });
+const tags = adminTags;
+const problem = problemResponse;
+/** What a change of an existing user can be refused with. */
+const userRefusals = {
+  404: problem("No user of that name"),
+  409: problem("Users are managed in Keycloak"),
+};
+const userChangeRefusals = { ...inputRefused, ...notAdministrator, ...userRefusals };
 const USERNAME_PATTERN = "^[A-Za-z0-9._@-]{1,64}$";
 const usernameParam = {
   type: "object",
@@ -101,7 +111,7 @@ export function adminUserRoutes(app: FastifyInstance, identity: IdentityAdminist
             },
             required: ["idp", "readOnly", "users", "usersConsoleUrl"],
           },
-          403: problem("The caller is not an administrator"),
+          ...notAdministrator,
         },
       },
     },
@@ -142,8 +152,8 @@ export function adminUserRoutes(app: FastifyInstance, identity: IdentityAdminist
             },
             required: ["applications", "createdAt", "disabled", "roles", "username"],
           },
-          400: problem("The input breaks a rule (named in `rule`)"),
-          403: problem("The caller is not an administrator"),
+          ...inputRefused,
+          ...notAdministrator,
           409: problem("The user name is taken (ignoring case), or users are managed in Keycloak"),
         },
       },
@@ -178,10 +188,7 @@ export function adminUserRoutes(app: FastifyInstance, identity: IdentityAdminist
         body: { type: "object", properties: rightsSchema, required: ["role"], additionalProperties: false },
         response: {
           200: userResponse,
-          400: problem("The input breaks a rule (named in `rule`)"),
-          403: problem("The caller is not an administrator"),
-          404: problem("No user of that name"),
-          409: problem("Users are managed in Keycloak"),
+          ...userChangeRefusals,
         },
       },
     },
@@ -221,10 +228,7 @@ export function adminUserRoutes(app: FastifyInstance, identity: IdentityAdminist
             },
             required: ["passwordChanged", "username"],
           },
-          400: problem("The input breaks a rule (named in `rule`)"),
-          403: problem("The caller is not an administrator"),
-          404: problem("No user of that name"),
-          409: problem("Users are managed in Keycloak"),
+          ...userChangeRefusals,
         },
       },
     },
@@ -254,9 +258,8 @@ export function adminUserRoutes(app: FastifyInstance, identity: IdentityAdminist
         params: usernameParam,
         response: {
           204: { type: "null", description: "Removed" },
-          403: problem("The caller is not an administrator"),
-          404: problem("No user of that name"),
-          409: problem("Users are managed in Keycloak"),
+          ...notAdministrator,
+          ...userRefusals,
         },
       },
     },
