@@ -1,5 +1,6 @@
 import { type Kysely, sql } from "kysely";
 import { effectiveGateParameters, type GateRule, isGateKind } from "./gate-kinds.ts";
+import { EXTERNAL_OBJECT_COLUMNS } from "./external-objects.ts";
 import type { GateFinding, GateVerdict, PackageInterval, ReferenceInterval } from "./gate-records.ts";
 import type { ExternalObjectRecord } from "./insights.ts";
 import { vulnerabilitiesOfVersions } from "./packages.ts";
@@ -347,15 +348,7 @@ export async function referredObjectsSamples(
       .selectFrom((eb) =>
         eb
           .selectFrom("external_objects as eo")
-          .select([
-            "eo.package_id",
-            "eo.object_id",
-            "eo.name",
-            "eo.full_name",
-            "eo.mangling",
-            "eo.type",
-            "eo.type_id",
-          ])
+          .select(["eo.package_id", ...EXTERNAL_OBJECT_COLUMNS])
           .where("eo.application_id", "=", applicationId)
           .where("eo.package_id", "=", packageId)
           .where(liveAt("eo", seq))
