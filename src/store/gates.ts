@@ -1,6 +1,6 @@
 import { type Kysely, sql } from "kysely";
-import { effectiveGateParameters, type GateRule, isGateKind } from "./gate-kinds.ts";
 import { EXTERNAL_OBJECT_COLUMNS } from "./external-objects.ts";
+import { effectiveGateParameters, type GateRule, isGateKind } from "./gate-kinds.ts";
 import type { GateFinding, GateVerdict, PackageInterval, ReferenceInterval } from "./gate-records.ts";
 import type { ExternalObjectRecord } from "./insights.ts";
 import { vulnerabilitiesOfVersions } from "./packages.ts";
