@@ -4,6 +4,7 @@ import { UserError } from "../domain/users.ts";
 import { IdentityAdministrationError } from "../idp/administration.ts";
 import { CimdEditError } from "../idp/cimd/edit.ts";
 import { CimdStoreError } from "../store/cimd.ts";
+import { parseApplicationName } from "./params.ts";
 import { assertThat, ProblemError } from "./problem.ts";
 
 /**
@@ -20,11 +21,17 @@ export function administratorsOnly(what: string) {
   };
 }
 
-/** The administration routes' OpenAPI tag and problem+json responses, declared once for all three files. */
-export const adminTags = ["administration"];
-export const problemResponse = (description: string) => ({ description, $ref: "Problem#" });
-export const notAdministrator = { 403: problemResponse("The caller is not an administrator") };
-export const inputRefused = { 400: problemResponse("The input breaks a rule (named in `rule`)") };
+/** What every administration route declares: its guard, OpenAPI tag and problem+json responses. */
+export function adminRoutes(what: string) {
+  const problem = (description: string) => ({ description, $ref: "Problem#" });
+  return {
+    guard: administratorsOnly(what),
+    tags: ["administration"],
+    problem,
+    notAdministrator: { 403: problem("The caller is not an administrator") },
+    inputRefused: { 400: problem("The input breaks a rule (named in `rule`)") },
+  };
+}
 
 /** A refused input: answered 400 naming the field and the rule. */
 export class InputError extends Error {
@@ -100,4 +107,14 @@ export function adminProblem(error: unknown): ProblemError | undefined {
   }
   if (error instanceof IdentityAdministrationError) return new ProblemError(502, error.message);
   return undefined;
+}
+
+/** The applications a viewer (user or API key) may read, each a valid application name. */
+export function applicationsOf(body: Record<string, unknown>): string[] {
+  const applications = optionalStringList(body, "applications") ?? [];
+  for (const name of applications) {
+    const parsed = parseApplicationName(name);
+    if (!parsed.ok) throw new InputError("applications", "invalid-application", parsed.detail);
+  }
+  return applications;
 }

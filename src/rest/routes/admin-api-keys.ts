@@ -2,24 +2,18 @@ import type { FastifyInstance } from "fastify";
 import { createApiKey } from "../../domain/api-keys.ts";
 import { listApiKeys, ROLES, type Role, revokeApiKey } from "../../store/api-keys.ts";
 import {
-  administratorsOnly,
-  adminTags,
+  adminRoutes,
+  applicationsOf,
   bodyObject,
   InputError,
-  inputRefused,
-  notAdministrator,
   onlyKnown,
   optionalString,
-  optionalStringList,
-  problemResponse,
 } from "../admin-input.ts";
 import type { RestDeps } from "../context.ts";
-import { paramSchemas, parseApplicationName } from "../params.ts";
+import { paramSchemas } from "../params.ts";
 import { refuse } from "../problem.ts";
 
-const guard = administratorsOnly("API keys");
-const tags = adminTags;
-const problem = problemResponse;
+const { guard, tags, problem, notAdministrator, inputRefused } = adminRoutes("API keys");
 
 const keyProperties = {
   applications: { type: "array", items: { type: "string" } },
@@ -90,11 +84,7 @@ export function adminApiKeyRoutes(app: FastifyInstance, deps: RestDeps): void {
       const role = optionalString(body, "role") ?? "viewer";
       if (!ROLES.includes(role as Role))
         throw new InputError("role", "invalid-role", `role must be ${ROLES.join(" or ")}, got '${role}'`);
-      const applications = optionalStringList(body, "applications") ?? [];
-      for (const name of applications) {
-        const parsed = parseApplicationName(name);
-        if (!parsed.ok) throw new InputError("applications", "invalid-application", parsed.detail);
-      }
+      const applications = applicationsOf(body);
       const created = await createApiKey(deps.db, { user, role: role as Role, applications });
       return reply.code(201).send(created);
     },

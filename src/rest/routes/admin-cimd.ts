@@ -6,23 +6,17 @@ import type { CimdClientState } from "../../idp/cimd/repository.ts";
 import { diagnoseCimdState, knownProfileNames } from "../../idp/cimd-diagnosis.ts";
 import { UNKNOWN_CLIENT_ID } from "../../idp/keycloak/cimd-repository.ts";
 import {
-  administratorsOnly,
-  adminTags,
+  adminRoutes,
   bodyObject,
   InputError,
-  inputRefused,
-  notAdministrator,
   onlyKnown,
   optionalBoolean,
   optionalString,
   optionalStringList,
-  problemResponse,
 } from "../admin-input.ts";
 import { refuse } from "../problem.ts";
 
-const guard = administratorsOnly("CIMD client policies");
-const tags = adminTags;
-const problem = problemResponse;
+const { guard, tags, problem, notAdministrator, inputRefused } = adminRoutes("CIMD client policies");
 /** What a read or change of one CIMD client can be refused with. */
 const clientRefusals = { ...notAdministrator, 404: problem("No CIMD client of that name") };
 const clientParam = {
@@ -31,6 +25,8 @@ const clientParam = {
   required: ["client"],
 } as const;
 const clientResponse = { $ref: "CimdClient#" } as const;
+/** The answers of a read or change of one CIMD client. */
+const clientAnswers = { 200: clientResponse, ...clientRefusals };
 
 /** One client's profile and policy with its diagnosis, as `imaging cimd list --json` and `show --json`. */
 function clientJson(state: CimdClientState, known?: readonly string[]) {
@@ -242,10 +238,7 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
         summary: "A CIMD client's profile and policy as the identity provider enforces them",
         tags,
         params: clientParam,
-        response: {
-          200: clientResponse,
-          ...clientRefusals,
-        },
+        response: clientAnswers,
       },
     },
     async (request) => {
@@ -325,10 +318,7 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
               : "Remove the client's profile from its policy's associated profiles (CIMD is then ignored)",
           tags,
           params: clientParam,
-          response: {
-            200: clientResponse,
-            ...clientRefusals,
-          },
+          response: clientAnswers,
         },
       },
       async (request) => {

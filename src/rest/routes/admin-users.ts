@@ -4,23 +4,17 @@ import { usernameProblem } from "../../domain/users.ts";
 import type { IdentityAdministration } from "../../idp/administration.ts";
 import { ROLES, type Role, type UserRecord } from "../../store/users.ts";
 import {
-  administratorsOnly,
-  adminTags,
+  adminRoutes,
+  applicationsOf,
   bodyObject,
   InputError,
-  inputRefused,
-  notAdministrator,
   onlyKnown,
   optionalString,
-  optionalStringList,
-  problemResponse,
 } from "../admin-input.ts";
-import { paramSchemas, parseApplicationName } from "../params.ts";
+import { paramSchemas } from "../params.ts";
 import { refuse } from "../problem.ts";
 
-const guard = administratorsOnly("users");
-const tags = adminTags;
-const problem = problemResponse;
+const { guard, tags, problem, notAdministrator, inputRefused } = adminRoutes("users");
 /** What a change of an existing user can be refused with. */
 const userRefusals = {
   404: problem("No user of that name"),
@@ -48,16 +42,6 @@ function role(body: Record<string, unknown>): Role {
   if (typeof value !== "string" || !ROLES.includes(value as Role))
     throw new InputError("role", "invalid-role", `role must be ${ROLES.join(" or ")}`);
   return value as Role;
-}
-
-/** The applications a viewer may read, each a valid application name. */
-function applicationsOf(body: Record<string, unknown>): string[] {
-  const applications = optionalStringList(body, "applications") ?? [];
-  for (const name of applications) {
-    const parsed = parseApplicationName(name);
-    if (!parsed.ok) throw new InputError("applications", "invalid-application", parsed.detail);
-  }
-  return applications;
 }
 
 /** The password given (checked as the store checks it), or one generated and shown once. */
