@@ -1,5 +1,5 @@
 import { type Kysely, sql } from "kysely";
-import { EXTERNAL_OBJECT_COLUMNS } from "./external-objects.ts";
+import { EXTERNAL_OBJECT_COLUMNS, toExternalObject } from "./external-objects.ts";
 import { effectiveGateParameters, type GateRule, isGateKind } from "./gate-kinds.ts";
 import type { GateFinding, GateVerdict, PackageInterval, ReferenceInterval } from "./gate-records.ts";
 import type { ExternalObjectRecord } from "./insights.ts";
@@ -366,14 +366,7 @@ export async function referredObjectsSamples(
     for (const packageId of rest) query = query.unionAll(walk(packageId));
     for (const r of await query.execute()) {
       const list = samples.get(r.package_id) ?? [];
-      list.push({
-        fullName: r.full_name,
-        id: r.object_id,
-        mangling: r.mangling,
-        name: r.name,
-        type: r.type,
-        typeId: r.type_id,
-      });
+      list.push(toExternalObject(r));
       samples.set(r.package_id, list);
     }
   }
