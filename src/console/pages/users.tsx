@@ -3,11 +3,12 @@ import type { Role } from "../../contracts/platform.ts";
 import { apiSend } from "../api.ts";
 import { CopyButton } from "../ui/copy-button.tsx";
 import { ErrorBox } from "../ui/error-box.tsx";
-import { FormField, fieldErrorOf, listOf, TextField } from "../ui/form-field.tsx";
+import { FormField, listOf, TextField } from "../ui/form-field.tsx";
 import { Loading } from "../ui/loading.tsx";
 import { PageTitle } from "../ui/page-title.tsx";
 import { DataTable } from "../ui/table.tsx";
 import { useApiGet } from "../ui/use-api.ts";
+import { useChange } from "../ui/use-change.tsx";
 
 /** GET /rest/admin/users (src/rest/routes/admin-users.ts). */
 interface UsersAnswer {
@@ -31,36 +32,6 @@ interface ApiKey {
   applications: string[];
   createdAt: string;
   revokedAt: string | null;
-}
-
-/** Runs an API change, keeping the refusal (shown beside the field it names). */
-function useChange() {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
-  const run = async <T,>(work: () => Promise<T>): Promise<T | undefined> => {
-    setBusy(true);
-    setError(undefined);
-    try {
-      return await work();
-    } catch (e) {
-      setError(e);
-      return undefined;
-    } finally {
-      setBusy(false);
-    }
-  };
-  const fieldError = fieldErrorOf(error);
-  return {
-    busy,
-    error,
-    run,
-    errorFor: (field: string) => (fieldError?.field === field ? fieldError.message : undefined),
-    /** The error box, unless the message is shown beside one of `fields`. */
-    otherError: (fields: string[]) =>
-      error !== undefined && !(fieldError && fields.includes(fieldError.field)) ? (
-        <ErrorBox error={error} />
-      ) : null,
-  };
 }
 
 /** A secret the API answers once: shown with a copy button and the warning that it is not shown again. */
