@@ -53,25 +53,39 @@ function ShownOnce(props: { label: string; value: string; onDismiss: () => void 
 }
 
 /** The role a user or an API key gets: viewer or admin. */
-function RoleField(props: {
+/** A user's or an API key's rights: the role, and the applications a viewer may read. */
+function RightsFields(props: {
   id: string;
-  value: string;
-  onChange: (v: string) => void;
-  error: string | undefined;
+  role: string;
+  onRole: (v: string) => void;
+  applications: string;
+  onApplications: (v: string) => void;
+  hint: string;
+  errorFor: (field: string) => string | undefined;
 }) {
   return (
-    <FormField id={props.id} label="Role" error={props.error}>
-      {(a) => (
-        <select
-          {...a}
-          value={props.value}
-          onChange={(e) => props.onChange((e.target as HTMLSelectElement).value)}
-        >
-          <option value="viewer">viewer (reads the applications granted)</option>
-          <option value="admin">admin (everything)</option>
-        </select>
-      )}
-    </FormField>
+    <>
+      <FormField id={`${props.id}-role`} label="Role" error={props.errorFor("role")}>
+        {(a) => (
+          <select
+            {...a}
+            value={props.role}
+            onChange={(e) => props.onRole((e.target as HTMLSelectElement).value)}
+          >
+            <option value="viewer">viewer (reads the applications granted)</option>
+            <option value="admin">admin (everything)</option>
+          </select>
+        )}
+      </FormField>
+      <TextField
+        id={`${props.id}-apps`}
+        label="Applications"
+        hint={props.hint}
+        error={props.errorFor("applications")}
+        value={props.applications}
+        onValue={props.onApplications}
+      />
+    </>
   );
 }
 
@@ -110,14 +124,14 @@ function AddUserForm(props: { onAdded: (username: string, password?: string) => 
         value={username}
         onValue={setUsername}
       />
-      <RoleField id="user-role" value={role} onChange={setRole} error={change.errorFor("role")} />
-      <TextField
-        id="user-apps"
-        label="Applications"
+      <RightsFields
+        id="user"
+        role={role}
+        onRole={setRole}
+        applications={applications}
+        onApplications={setApplications}
         hint="Comma-separated applications a viewer may read"
-        error={change.errorFor("applications")}
-        value={applications}
-        onValue={setApplications}
+        errorFor={change.errorFor}
       />
       <TextField
         id="user-password"
@@ -206,14 +220,14 @@ function UserActions(props: {
       </div>
       {granting && (
         <form onSubmit={grant} aria-label={`Rights of ${user.username}`} noValidate>
-          <RoleField id={`${id}-role`} value={role} onChange={setRole} error={change.errorFor("role")} />
-          <TextField
-            id={`${id}-apps`}
-            label="Applications"
+          <RightsFields
+            id={id}
+            role={role}
+            onRole={setRole}
+            applications={applications}
+            onApplications={setApplications}
             hint="Comma-separated"
-            error={change.errorFor("applications")}
-            value={applications}
-            onValue={setApplications}
+            errorFor={change.errorFor}
           />
           <button type="submit" disabled={change.busy}>
             Save rights of {user.username}
@@ -373,14 +387,14 @@ function ApiKeysSection() {
           value={user}
           onValue={setUser}
         />
-        <RoleField id="key-role" value={role} onChange={setRole} error={change.errorFor("role")} />
-        <TextField
-          id="key-apps"
-          label="Applications"
+        <RightsFields
+          id="key"
+          role={role}
+          onRole={setRole}
+          applications={applications}
+          onApplications={setApplications}
           hint="Comma-separated applications a viewer key may read"
-          error={change.errorFor("applications")}
-          value={applications}
-          onValue={setApplications}
+          errorFor={change.errorFor}
         />
         {change.otherError(["user", "role", "applications"])}
         <button type="submit" disabled={change.busy}>
