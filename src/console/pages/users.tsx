@@ -52,14 +52,15 @@ function ShownOnce(props: { label: string; value: string; onDismiss: () => void 
   );
 }
 
-/** The role a user or an API key gets: viewer or admin. */
 /** A user's or an API key's rights: the role, and the applications a viewer may read. */
 function RightsFields(props: {
   id: string;
-  role: string;
-  onRole: (v: string) => void;
-  applications: string;
-  onApplications: (v: string) => void;
+  rights: {
+    role: string;
+    setRole: (v: string) => void;
+    applications: string;
+    setApplications: (v: string) => void;
+  };
   hint: string;
   errorFor: (field: string) => string | undefined;
 }) {
@@ -69,8 +70,8 @@ function RightsFields(props: {
         {(a) => (
           <select
             {...a}
-            value={props.role}
-            onChange={(e) => props.onRole((e.target as HTMLSelectElement).value)}
+            value={props.rights.role}
+            onChange={(e) => props.rights.setRole((e.target as HTMLSelectElement).value)}
           >
             <option value="viewer">viewer (reads the applications granted)</option>
             <option value="admin">admin (everything)</option>
@@ -82,8 +83,8 @@ function RightsFields(props: {
         label="Applications"
         hint={props.hint}
         error={props.errorFor("applications")}
-        value={props.applications}
-        onValue={props.onApplications}
+        value={props.rights.applications}
+        onValue={props.rights.setApplications}
       />
     </>
   );
@@ -126,10 +127,7 @@ function AddUserForm(props: { onAdded: (username: string, password?: string) => 
       />
       <RightsFields
         id="user"
-        role={role}
-        onRole={setRole}
-        applications={applications}
-        onApplications={setApplications}
+        rights={{ role, setRole, applications, setApplications }}
         hint="Comma-separated applications a viewer may read"
         errorFor={change.errorFor}
       />
@@ -222,10 +220,7 @@ function UserActions(props: {
         <form onSubmit={grant} aria-label={`Rights of ${user.username}`} noValidate>
           <RightsFields
             id={id}
-            role={role}
-            onRole={setRole}
-            applications={applications}
-            onApplications={setApplications}
+            rights={{ role, setRole, applications, setApplications }}
             hint="Comma-separated"
             errorFor={change.errorFor}
           />
@@ -389,10 +384,7 @@ function ApiKeysSection() {
         />
         <RightsFields
           id="key"
-          role={role}
-          onRole={setRole}
-          applications={applications}
-          onApplications={setApplications}
+          rights={{ role, setRole, applications, setApplications }}
           hint="Comma-separated applications a viewer key may read"
           errorFor={change.errorFor}
         />
