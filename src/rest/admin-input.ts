@@ -1,5 +1,6 @@
 import type { FastifyRequest } from "fastify";
 import { isAdmin } from "../auth/principal.ts";
+import { FieldRuleError } from "../domain/field-rule-error.ts";
 import { UserError } from "../domain/users.ts";
 import { IdentityAdministrationError } from "../idp/administration.ts";
 import { CimdEditError } from "../idp/cimd/edit.ts";
@@ -34,15 +35,8 @@ export function adminRoutes(what: string) {
 }
 
 /** A refused input: answered 400 naming the field and the rule. */
-export class InputError extends Error {
+export class InputError extends FieldRuleError {
   override name = "InputError";
-  readonly field: string;
-  readonly rule: string;
-  constructor(field: string, rule: string, message: string) {
-    super(message);
-    this.field = field;
-    this.rule = rule;
-  }
 }
 
 /** The JSON object body (an absent body is an empty object). */
