@@ -1,9 +1,11 @@
 import type { FastifyRequest } from "fastify";
 import { isAdmin } from "../auth/principal.ts";
+import { FieldRuleError } from "../domain/field-rule-error.ts";
 import { UserError } from "../domain/users.ts";
 import { IdentityAdministrationError } from "../idp/administration.ts";
 import { CimdEditError } from "../idp/cimd/edit.ts";
 import { CimdStoreError } from "../store/cimd.ts";
+import { parseApplicationName } from "./params.ts";
 import { assertThat, ProblemError } from "./problem.ts";
 
 /**
@@ -20,16 +22,21 @@ export function administratorsOnly(what: string) {
   };
 }
 
+/** What every administration route declares: its guard, OpenAPI tag and problem+json responses. */
+export function adminRoutes(what: string) {
+  const problem = (description: string) => ({ description, $ref: "Problem#" });
+  return {
+    guard: administratorsOnly(what),
+    tags: ["administration"],
+    problem,
+    notAdministrator: { 403: problem("The caller is not an administrator") },
+    inputRefused: { 400: problem("The input breaks a rule (named in `rule`)") },
+  };
+}
+
 /** A refused input: answered 400 naming the field and the rule. */
-export class InputError extends Error {
+export class InputError extends FieldRuleError {
   override name = "InputError";
-  readonly field: string;
-  readonly rule: string;
-  constructor(field: string, rule: string, message: string) {
-    super(message);
-    this.field = field;
-    this.rule = rule;
-  }
 }
 
 /** The JSON object body (an absent body is an empty object). */
@@ -94,4 +101,14 @@ export function adminProblem(error: unknown): ProblemError | undefined {
   }
   if (error instanceof IdentityAdministrationError) return new ProblemError(502, error.message);
   return undefined;
+}
+
+/** The applications a viewer (user or API key) may read, each a valid application name. */
+export function applicationsOf(body: Record<string, unknown>): string[] {
+  const applications = optionalStringList(body, "applications") ?? [];
+  for (const name of applications) {
+    const parsed = parseApplicationName(name);
+    if (!parsed.ok) throw new InputError("applications", "invalid-application", parsed.detail);
+  }
+  return applications;
 }

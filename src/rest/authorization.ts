@@ -26,6 +26,15 @@ export async function applicationAt(
   return { application, analysis };
 }
 
+/** applicationAt as the store's reads take it: the application's id and the selected analysis's seq. */
+export async function analysisScope(
+  deps: RestDeps,
+  request: FastifyRequest<{ Params: NameParams; Querystring: AtDate }>,
+): Promise<{ applicationId: number; seq: number }> {
+  const { application, analysis } = await applicationAt(deps, request);
+  return { applicationId: application.id, seq: analysis.seq };
+}
+
 /** The application `name` when it exists (else 404) and the caller may read it (else 403). */
 export async function readableApplication(
   deps: RestDeps,

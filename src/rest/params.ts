@@ -297,3 +297,18 @@ export const paramSchemas = {
   gateRuleId: { type: "string", pattern: "^[a-z0-9][a-z0-9-]{0,99}$" },
   skip: { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
 } as const;
+
+/** The query of the per-analysis histories (analyses with their counts, gate verdicts). */
+export const analysisPagingQuery = {
+  type: "object",
+  properties: {
+    limit: {
+      type: "integer",
+      minimum: 1,
+      maximum: MAX_LIMIT,
+      default: 100,
+      description: "Maximum number of analyses to return",
+    },
+    skip: { ...paramSchemas.skip, default: 0, description: "Number of analyses to skip first" },
+  },
+} as const;

@@ -7,7 +7,7 @@
 import type { Kysely, Transaction } from "kysely";
 import { detachAffectedFunctions, insertAffectedFunctions } from "./affected-functions.ts";
 import { chunks } from "./batch.ts";
-import { ensurePackage, rangeColumns, recomputePackagesFacts } from "./catalog.ts";
+import { deleteRanges, ensurePackage, rangeColumns, recomputePackagesFacts } from "./catalog.ts";
 import type { OsvRecordInput } from "./input-records.ts";
 import { dropOccurrencesOf } from "./occurrence-model.ts";
 import type { PackageFactsRule } from "./package-facts.ts";
@@ -345,12 +345,7 @@ async function detachRecord(
   staying: string | null,
   touched: Set<number>,
 ): Promise<void> {
-  const removed = await db
-    .deleteFrom("vulnerability_ranges")
-    .where("record_id", "=", recordId)
-    .returning("package_id")
-    .execute();
-  for (const r of removed) touched.add(r.package_id);
+  await deleteRanges(db, "record_id", recordId, touched);
   await db
     .updateTable("advisory_records")
     .set({ vulnerability_id: null })

@@ -64,6 +64,18 @@ export async function findApplication(db: Db, name: string): Promise<Application
   return row && { ...row, demo: row.demo === 1 };
 }
 
+/** When the application's newest analysis was made (as stored, ISO 8601), undefined before its first. */
+export async function latestAnalyzedAt(db: Db, applicationId: number): Promise<string | undefined> {
+  const latest = await db
+    .selectFrom("analyses")
+    .select("analyzed_at")
+    .where("application_id", "=", applicationId)
+    .orderBy("seq", "desc")
+    .limit(1)
+    .executeTakeFirst();
+  return latest?.analyzed_at;
+}
+
 export async function listAnalyses(db: Db, applicationId: number): Promise<AnalysisRef[]> {
   const rows = await db
     .selectFrom("analyses")

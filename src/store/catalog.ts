@@ -94,12 +94,7 @@ export async function loadAdvisory(db: Db, advisory: AdvisoryInput, rule: Packag
   if (existing) {
     vulnerabilityId = existing.id;
     await db.updateTable("vulnerabilities").set(values).where("id", "=", vulnerabilityId).execute();
-    const previous = await db
-      .deleteFrom("vulnerability_ranges")
-      .where("vulnerability_id", "=", vulnerabilityId)
-      .returning("package_id")
-      .execute();
-    for (const row of previous) touched.add(row.package_id);
+    await deleteRanges(db, "vulnerability_id", vulnerabilityId, touched);
     await db.deleteFrom("vulnerability_aliases").where("vulnerability_id", "=", vulnerabilityId).execute();
   } else {
     vulnerabilityId = (
@@ -138,6 +133,21 @@ export async function loadAdvisory(db: Db, advisory: AdvisoryInput, rule: Packag
 }
 
 /** The columns of one affected span (see AffectedRange): bounds, OSV limit, or one listed version. */
+/** Deletes the vulnerability ranges a vulnerability or a stored record brought, noting their packages. */
+export async function deleteRanges(
+  db: Db,
+  by: "vulnerability_id" | "record_id",
+  value: number | string,
+  touched: Set<number>,
+): Promise<void> {
+  const removed = await db
+    .deleteFrom("vulnerability_ranges")
+    .where(by, "=", value)
+    .returning("package_id")
+    .execute();
+  for (const r of removed) touched.add(r.package_id);
+}
+
 export function rangeColumns(r: AffectedRange) {
   return {
     introduced: r.introduced ?? null,

@@ -5,6 +5,7 @@ import type {
   GateHistoryEntry as GateHistoryAnswer,
   GateRuleResult,
 } from "../contracts/resources.ts";
+import { EXTERNAL_OBJECT_COLUMNS, toExternalObject } from "./external-objects.ts";
 import { effectiveGateParameters, type GateRule, isGateKind } from "./gate-kinds.ts";
 import type { GateFinding, GateVerdict, PackageInterval, ReferenceInterval } from "./gate-records.ts";
 import { vulnerabilitiesOfVersions } from "./packages.ts";
@@ -333,15 +334,7 @@ export async function referredObjectsSamples(
       .selectFrom((eb) =>
         eb
           .selectFrom("external_objects as eo")
-          .select([
-            "eo.package_id",
-            "eo.object_id",
-            "eo.name",
-            "eo.full_name",
-            "eo.mangling",
-            "eo.type",
-            "eo.type_id",
-          ])
+          .select(["eo.package_id", ...EXTERNAL_OBJECT_COLUMNS])
           .where("eo.application_id", "=", applicationId)
           .where("eo.package_id", "=", packageId)
           .where(liveAt("eo", seq))
@@ -359,14 +352,7 @@ export async function referredObjectsSamples(
     for (const packageId of rest) query = query.unionAll(walk(packageId));
     for (const r of await query.execute()) {
       const list = samples.get(r.package_id) ?? [];
-      list.push({
-        fullName: r.full_name,
-        id: r.object_id,
-        mangling: r.mangling,
-        name: r.name,
-        type: r.type,
-        typeId: r.type_id,
-      });
+      list.push(toExternalObject(r));
       samples.set(r.package_id, list);
     }
   }

@@ -127,12 +127,25 @@ export async function closeOccurrencePackages(
   versionIds: readonly number[],
   seq: number,
 ): Promise<void> {
-  for (const batch of chunks(versionIds, 500)) {
+  await closeOpenRows(trx, "cve_occurrences", "package_version_id", applicationId, versionIds, seq);
+}
+
+/** Closes at `seq` the application's open rows of `table` whose `column` is one of `ids`, in batches. */
+async function closeOpenRows(
+  trx: Db,
+  table: "cve_occurrences" | "occurrence_objects",
+  column: "package_version_id" | "object_id",
+  applicationId: number,
+  ids: readonly (number | string)[],
+  seq: number,
+): Promise<void> {
+  for (const batch of chunks(ids, 500)) {
+    // Both tables have (application_id, <id>, to_seq); Kysely cannot type a column over a union of tables.
     await trx
-      .updateTable("cve_occurrences")
+      .updateTable(table as "cve_occurrences")
       .set({ to_seq: seq })
       .where("application_id", "=", applicationId)
-      .where("package_version_id", "in", batch)
+      .where(column as "package_version_id", "in", batch as number[])
       .where("to_seq", "=", OPEN_SEQ)
       .execute();
   }
@@ -173,15 +186,7 @@ export async function diffOccurrenceObjects(
       changedPackages.add(package_id);
     }
   }
-  for (const batch of chunks(closed, 500)) {
-    await trx
-      .updateTable("occurrence_objects")
-      .set({ to_seq: seq })
-      .where("application_id", "=", applicationId)
-      .where("to_seq", "=", OPEN_SEQ)
-      .where("object_id", "in", batch)
-      .execute();
-  }
+  await closeOpenRows(trx, "occurrence_objects", "object_id", applicationId, closed, seq);
   const added = objects.filter((o) => referred.has(o.id) && (!openIds.has(o.id) || replaced.has(o.id)));
   for (const batch of chunks(added, 400)) {
     await trx

@@ -2,11 +2,12 @@ import { useState } from "preact/hooks";
 import type { CimdClient } from "../../contracts/admin.ts";
 import { apiSend } from "../api.ts";
 import { ErrorBox } from "../ui/error-box.tsx";
-import { type FieldError, FormField, fieldErrorOf, listOf, TextField } from "../ui/form-field.tsx";
+import { type FieldError, FormField, listOf, TextField } from "../ui/form-field.tsx";
 import { Loading } from "../ui/loading.tsx";
 import { PageTitle } from "../ui/page-title.tsx";
 import { DataTable } from "../ui/table.tsx";
 import { useApiGet } from "../ui/use-api.ts";
+import { useChange } from "../ui/use-change.tsx";
 
 /** GET /rest/admin/cimd-policies: the CimdClient shape of src/contracts/admin.ts. */
 export type CimdClientJson = CimdClient;
@@ -20,28 +21,6 @@ interface Preset {
 }
 
 const onOff = (value: boolean) => (value ? "ON" : "OFF");
-
-/** Runs an API change, keeping the refusal (shown inline when it names a field). */
-function useChange() {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
-  const run = async (work: () => Promise<unknown>): Promise<boolean> => {
-    setBusy(true);
-    setError(undefined);
-    try {
-      await work();
-      return true;
-    } catch (e) {
-      setError(e);
-      return false;
-    } finally {
-      setBusy(false);
-    }
-  };
-  const fieldError = fieldErrorOf(error);
-  const errorFor = (field: string) => (fieldError?.field === field ? fieldError.message : undefined);
-  return { busy, error, fieldError, errorFor, run, clear: () => setError(undefined) };
-}
 
 /** The error box for a refusal no field shows inline. */
 function OtherError(props: { error: unknown; fieldError: FieldError | undefined; fields: string[] }) {
@@ -71,7 +50,7 @@ function CreateForm(props: { presets: Preset[]; onCreated: (client: string) => v
         }
       : { preset, ...(client.trim() ? { client } : {}), ...(http ? { http: true } : {}) };
     let created = "";
-    const ok = await change.run(async () => {
+    const ok = await change.succeeds(async () => {
       created = (await apiSend<CimdClientJson>("POST", "/admin/cimd-policies", body)).client;
     });
     if (ok) {
@@ -177,7 +156,7 @@ function EditForm(props: { client: CimdClientJson; onSaved: () => void }) {
   const prefix = `edit-${client.client}`;
   const submit = async (event: Event) => {
     event.preventDefault();
-    const ok = await change.run(() =>
+    const ok = await change.succeeds(() =>
       apiSend("PATCH", `/admin/cimd-policies/${encodeURIComponent(client.client)}`, {
         ...(clientId !== (client.clientId ?? "") ? { clientId } : {}),
         trustedDomains: listOf(trusted),
@@ -250,7 +229,7 @@ function ClientCard(props: { client: CimdClientJson; onChanged: () => void }) {
   const change = useChange();
   const path = `/admin/cimd-policies/${encodeURIComponent(client.client)}`;
   const act = async (work: () => Promise<unknown>) => {
-    if (await change.run(work)) props.onChanged();
+    if (await change.succeeds(work)) props.onChanged();
   };
   return (
     <section class="admin-card" aria-labelledby={`cimd-${client.client}`}>

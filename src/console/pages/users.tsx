@@ -3,44 +3,15 @@ import type { ApiKey, UsersAnswer } from "../../contracts/admin.ts";
 import { apiSend } from "../api.ts";
 import { CopyButton } from "../ui/copy-button.tsx";
 import { ErrorBox } from "../ui/error-box.tsx";
-import { FormField, fieldErrorOf, listOf, TextField } from "../ui/form-field.tsx";
+import { FormField, listOf, TextField } from "../ui/form-field.tsx";
 import { Loading } from "../ui/loading.tsx";
 import { PageTitle } from "../ui/page-title.tsx";
 import { DataTable } from "../ui/table.tsx";
 import { useApiGet } from "../ui/use-api.ts";
+import { useChange } from "../ui/use-change.tsx";
 
 /** GET /rest/admin/users and /rest/admin/api-keys, as src/contracts/admin.ts declares them. */
 type User = UsersAnswer["users"][number];
-
-/** Runs an API change, keeping the refusal (shown beside the field it names). */
-function useChange() {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
-  const run = async <T,>(work: () => Promise<T>): Promise<T | undefined> => {
-    setBusy(true);
-    setError(undefined);
-    try {
-      return await work();
-    } catch (e) {
-      setError(e);
-      return undefined;
-    } finally {
-      setBusy(false);
-    }
-  };
-  const fieldError = fieldErrorOf(error);
-  return {
-    busy,
-    error,
-    run,
-    errorFor: (field: string) => (fieldError?.field === field ? fieldError.message : undefined),
-    /** The error box, unless the message is shown beside one of `fields`. */
-    otherError: (fields: string[]) =>
-      error !== undefined && !(fieldError && fields.includes(fieldError.field)) ? (
-        <ErrorBox error={error} />
-      ) : null,
-  };
-}
 
 /** A secret the API answers once: shown with a copy button and the warning that it is not shown again. */
 function ShownOnce(props: { label: string; value: string; onDismiss: () => void }) {
@@ -60,26 +31,41 @@ function ShownOnce(props: { label: string; value: string; onDismiss: () => void 
   );
 }
 
-/** The role a user or an API key gets: viewer or admin. */
-function RoleField(props: {
+/** A user's or an API key's rights: the role, and the applications a viewer may read. */
+function RightsFields(props: {
   id: string;
-  value: string;
-  onChange: (v: string) => void;
-  error: string | undefined;
+  rights: {
+    role: string;
+    setRole: (v: string) => void;
+    applications: string;
+    setApplications: (v: string) => void;
+  };
+  hint: string;
+  errorFor: (field: string) => string | undefined;
 }) {
   return (
-    <FormField id={props.id} label="Role" error={props.error}>
-      {(a) => (
-        <select
-          {...a}
-          value={props.value}
-          onChange={(e) => props.onChange((e.target as HTMLSelectElement).value)}
-        >
-          <option value="viewer">viewer (reads the applications granted)</option>
-          <option value="admin">admin (everything)</option>
-        </select>
-      )}
-    </FormField>
+    <>
+      <FormField id={`${props.id}-role`} label="Role" error={props.errorFor("role")}>
+        {(a) => (
+          <select
+            {...a}
+            value={props.rights.role}
+            onChange={(e) => props.rights.setRole((e.target as HTMLSelectElement).value)}
+          >
+            <option value="viewer">viewer (reads the applications granted)</option>
+            <option value="admin">admin (everything)</option>
+          </select>
+        )}
+      </FormField>
+      <TextField
+        id={`${props.id}-apps`}
+        label="Applications"
+        hint={props.hint}
+        error={props.errorFor("applications")}
+        value={props.rights.applications}
+        onValue={props.rights.setApplications}
+      />
+    </>
   );
 }
 
@@ -118,14 +104,11 @@ function AddUserForm(props: { onAdded: (username: string, password?: string) => 
         value={username}
         onValue={setUsername}
       />
-      <RoleField id="user-role" value={role} onChange={setRole} error={change.errorFor("role")} />
-      <TextField
-        id="user-apps"
-        label="Applications"
+      <RightsFields
+        id="user"
+        rights={{ role, setRole, applications, setApplications }}
         hint="Comma-separated applications a viewer may read"
-        error={change.errorFor("applications")}
-        value={applications}
-        onValue={setApplications}
+        errorFor={change.errorFor}
       />
       <TextField
         id="user-password"
@@ -214,14 +197,11 @@ function UserActions(props: {
       </div>
       {granting && (
         <form onSubmit={grant} aria-label={`Rights of ${user.username}`} noValidate>
-          <RoleField id={`${id}-role`} value={role} onChange={setRole} error={change.errorFor("role")} />
-          <TextField
-            id={`${id}-apps`}
-            label="Applications"
+          <RightsFields
+            id={id}
+            rights={{ role, setRole, applications, setApplications }}
             hint="Comma-separated"
-            error={change.errorFor("applications")}
-            value={applications}
-            onValue={setApplications}
+            errorFor={change.errorFor}
           />
           <button type="submit" disabled={change.busy}>
             Save rights of {user.username}
@@ -381,14 +361,11 @@ function ApiKeysSection() {
           value={user}
           onValue={setUser}
         />
-        <RoleField id="key-role" value={role} onChange={setRole} error={change.errorFor("role")} />
-        <TextField
-          id="key-apps"
-          label="Applications"
+        <RightsFields
+          id="key"
+          rights={{ role, setRole, applications, setApplications }}
           hint="Comma-separated applications a viewer key may read"
-          error={change.errorFor("applications")}
-          value={applications}
-          onValue={setApplications}
+          errorFor={change.errorFor}
         />
         {change.otherError(["user", "role", "applications"])}
         <button type="submit" disabled={change.busy}>

@@ -1,3 +1,4 @@
+import { FieldRuleError } from "../../domain/field-rule-error.ts";
 import { checkClientIdUrl } from "./client-id.ts";
 import {
   CIMD_CONDITION,
@@ -29,15 +30,8 @@ export type CimdEditRule =
   | "policy-missing";
 
 /** A refused edit: the input field at fault, the rule it breaks and a sentence naming the rule. */
-export class CimdEditError extends Error {
+export class CimdEditError extends FieldRuleError<CimdEditRule> {
   override name = "CimdEditError";
-  readonly field: string;
-  readonly rule: CimdEditRule;
-  constructor(field: string, rule: CimdEditRule, message: string) {
-    super(message);
-    this.field = field;
-    this.rule = rule;
-  }
 }
 
 export interface NewCimdClientInput {

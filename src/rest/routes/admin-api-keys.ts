@@ -4,20 +4,18 @@ import { resourceJsonSchema } from "../../contracts/json-schema.ts";
 import { createApiKey } from "../../domain/api-keys.ts";
 import { listApiKeys, ROLES, type Role, revokeApiKey } from "../../store/api-keys.ts";
 import {
-  administratorsOnly,
+  adminRoutes,
+  applicationsOf,
   bodyObject,
   InputError,
   onlyKnown,
   optionalString,
-  optionalStringList,
 } from "../admin-input.ts";
 import type { RestDeps } from "../context.ts";
-import { paramSchemas, parseApplicationName } from "../params.ts";
+import { paramSchemas } from "../params.ts";
 import { refuse } from "../problem.ts";
 
-const guard = administratorsOnly("API keys");
-const tags = ["administration"];
-const problem = (description: string) => ({ description, $ref: "Problem#" });
+const { guard, tags, problem, notAdministrator, inputRefused } = adminRoutes("API keys");
 
 /** API keys for scripts (admins): list (never the secrets), create (the key answered once), revoke. */
 export function adminApiKeyRoutes(app: FastifyInstance, deps: RestDeps): void {
@@ -30,7 +28,7 @@ export function adminApiKeyRoutes(app: FastifyInstance, deps: RestDeps): void {
         tags,
         response: {
           200: { type: "array", items: resourceJsonSchema(apiKey) },
-          403: problem("The caller is not an administrator"),
+          ...notAdministrator,
         },
       },
     },
@@ -60,8 +58,8 @@ export function adminApiKeyRoutes(app: FastifyInstance, deps: RestDeps): void {
         },
         response: {
           201: resourceJsonSchema(createdApiKey),
-          400: problem("The input breaks a rule (named in `rule`)"),
-          403: problem("The caller is not an administrator"),
+          ...inputRefused,
+          ...notAdministrator,
         },
       },
     },
@@ -74,11 +72,7 @@ export function adminApiKeyRoutes(app: FastifyInstance, deps: RestDeps): void {
       const role = optionalString(body, "role") ?? "viewer";
       if (!ROLES.includes(role as Role))
         throw new InputError("role", "invalid-role", `role must be ${ROLES.join(" or ")}, got '${role}'`);
-      const applications = optionalStringList(body, "applications") ?? [];
-      for (const name of applications) {
-        const parsed = parseApplicationName(name);
-        if (!parsed.ok) throw new InputError("applications", "invalid-application", parsed.detail);
-      }
+      const applications = applicationsOf(body);
       const created = await createApiKey(deps.db, { user, role: role as Role, applications });
       return reply.code(201).send(created);
     },
@@ -94,7 +88,7 @@ export function adminApiKeyRoutes(app: FastifyInstance, deps: RestDeps): void {
         params: { type: "object", properties: { id: { type: "string" } }, required: ["id"] },
         response: {
           204: { type: "null", description: "Revoked" },
-          403: problem("The caller is not an administrator"),
+          ...notAdministrator,
           404: problem("No API key with that id"),
         },
       },

@@ -6,7 +6,7 @@ import type { CimdClientState } from "../../idp/cimd/repository.ts";
 import { diagnoseCimdState, knownProfileNames } from "../../idp/cimd-diagnosis.ts";
 import { UNKNOWN_CLIENT_ID } from "../../idp/keycloak/cimd-repository.ts";
 import {
-  administratorsOnly,
+  adminRoutes,
   bodyObject,
   InputError,
   onlyKnown,
@@ -16,15 +16,17 @@ import {
 } from "../admin-input.ts";
 import { refuse } from "../problem.ts";
 
-const guard = administratorsOnly("CIMD client policies");
-const tags = ["administration"];
-const problem = (description: string) => ({ description, $ref: "Problem#" });
+const { guard, tags, problem, notAdministrator, inputRefused } = adminRoutes("CIMD client policies");
+/** What a read or change of one CIMD client can be refused with. */
+const clientRefusals = { ...notAdministrator, 404: problem("No CIMD client of that name") };
 const clientParam = {
   type: "object",
   properties: { client: { type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$" } },
   required: ["client"],
 } as const;
 const clientResponse = { $ref: "CimdClient#" } as const;
+/** The answers of a read or change of one CIMD client. */
+const clientAnswers = { 200: clientResponse, ...clientRefusals };
 
 /** One client's profile and policy with its diagnosis, as `imaging cimd list --json` and `show --json`. */
 function clientJson(state: CimdClientState, known?: readonly string[]) {
@@ -128,7 +130,7 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
               required: ["clientId", "id", "label", "policyDomains", "trustedDomains"],
             },
           },
-          403: problem("The caller is not an administrator"),
+          ...notAdministrator,
         },
       },
     },
@@ -151,7 +153,7 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
         tags,
         response: {
           200: { type: "array", items: clientResponse },
-          403: problem("The caller is not an administrator"),
+          ...notAdministrator,
         },
       },
     },
@@ -203,8 +205,8 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
         },
         response: {
           201: clientResponse,
-          400: problem("The input breaks a rule (named in `rule`)"),
-          403: problem("The caller is not an administrator"),
+          ...inputRefused,
+          ...notAdministrator,
           409: problem("A client of that name exists"),
         },
       },
@@ -236,11 +238,7 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
         summary: "A CIMD client's profile and policy as the identity provider enforces them",
         tags,
         params: clientParam,
-        response: {
-          200: clientResponse,
-          403: problem("The caller is not an administrator"),
-          404: problem("No CIMD client of that name"),
-        },
+        response: clientAnswers,
       },
     },
     async (request) => {
@@ -278,9 +276,8 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
         },
         response: {
           200: clientResponse,
-          400: problem("The input breaks a rule (named in `rule`)"),
-          403: problem("The caller is not an administrator"),
-          404: problem("No CIMD client of that name"),
+          ...inputRefused,
+          ...clientRefusals,
         },
       },
     },
@@ -321,11 +318,7 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
               : "Remove the client's profile from its policy's associated profiles (CIMD is then ignored)",
           tags,
           params: clientParam,
-          response: {
-            200: clientResponse,
-            403: problem("The caller is not an administrator"),
-            404: problem("No CIMD client of that name"),
-          },
+          response: clientAnswers,
         },
       },
       async (request) => {
@@ -350,8 +343,7 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
         params: clientParam,
         response: {
           204: { type: "null", description: "Removed" },
-          403: problem("The caller is not an administrator"),
-          404: problem("No CIMD client of that name"),
+          ...clientRefusals,
         },
       },
     },

@@ -6,19 +6,23 @@ import { usernameProblem } from "../../domain/users.ts";
 import type { IdentityAdministration } from "../../idp/administration.ts";
 import { ROLES, type Role, type UserRecord } from "../../store/users.ts";
 import {
-  administratorsOnly,
+  adminRoutes,
+  applicationsOf,
   bodyObject,
   InputError,
   onlyKnown,
   optionalString,
-  optionalStringList,
 } from "../admin-input.ts";
-import { paramSchemas, parseApplicationName } from "../params.ts";
+import { paramSchemas } from "../params.ts";
 import { refuse } from "../problem.ts";
 
-const guard = administratorsOnly("users");
-const tags = ["administration"];
-const problem = (description: string) => ({ description, $ref: "Problem#" });
+const { guard, tags, problem, notAdministrator, inputRefused } = adminRoutes("users");
+/** What a change of an existing user can be refused with. */
+const userRefusals = {
+  404: problem("No user of that name"),
+  409: problem("Users are managed in Keycloak"),
+};
+const userChangeRefusals = { ...inputRefused, ...notAdministrator, ...userRefusals };
 const USERNAME_PATTERN = "^[A-Za-z0-9._@-]{1,64}$";
 const usernameParam = {
   type: "object",
@@ -40,16 +44,6 @@ function role(body: Record<string, unknown>): Role {
   if (typeof value !== "string" || !ROLES.includes(value as Role))
     throw new InputError("role", "invalid-role", `role must be ${ROLES.join(" or ")}`);
   return value as Role;
-}
-
-/** The applications a viewer may read, each a valid application name. */
-function applicationsOf(body: Record<string, unknown>): string[] {
-  const applications = optionalStringList(body, "applications") ?? [];
-  for (const name of applications) {
-    const parsed = parseApplicationName(name);
-    if (!parsed.ok) throw new InputError("applications", "invalid-application", parsed.detail);
-  }
-  return applications;
 }
 
 /** The password given (checked as the store checks it), or one generated and shown once. */
@@ -91,7 +85,7 @@ export function adminUserRoutes(app: FastifyInstance, identity: IdentityAdminist
         tags,
         response: {
           200: resourceJsonSchema(usersAnswer),
-          403: problem("The caller is not an administrator"),
+          ...notAdministrator,
         },
       },
     },
@@ -125,8 +119,8 @@ export function adminUserRoutes(app: FastifyInstance, identity: IdentityAdminist
         },
         response: {
           201: resourceJsonSchema(createdUser),
-          400: problem("The input breaks a rule (named in `rule`)"),
-          403: problem("The caller is not an administrator"),
+          ...inputRefused,
+          ...notAdministrator,
           409: problem("The user name is taken (ignoring case), or users are managed in Keycloak"),
         },
       },
@@ -161,10 +155,7 @@ export function adminUserRoutes(app: FastifyInstance, identity: IdentityAdminist
         body: { type: "object", properties: rightsSchema, required: ["role"], additionalProperties: false },
         response: {
           200: userResponse,
-          400: problem("The input breaks a rule (named in `rule`)"),
-          403: problem("The caller is not an administrator"),
-          404: problem("No user of that name"),
-          409: problem("Users are managed in Keycloak"),
+          ...userChangeRefusals,
         },
       },
     },
@@ -204,10 +195,7 @@ export function adminUserRoutes(app: FastifyInstance, identity: IdentityAdminist
             },
             required: ["passwordChanged", "username"],
           },
-          400: problem("The input breaks a rule (named in `rule`)"),
-          403: problem("The caller is not an administrator"),
-          404: problem("No user of that name"),
-          409: problem("Users are managed in Keycloak"),
+          ...userChangeRefusals,
         },
       },
     },
@@ -237,9 +225,8 @@ export function adminUserRoutes(app: FastifyInstance, identity: IdentityAdminist
         params: usernameParam,
         response: {
           204: { type: "null", description: "Removed" },
-          403: problem("The caller is not an administrator"),
-          404: problem("No user of that name"),
-          409: problem("Users are managed in Keycloak"),
+          ...notAdministrator,
+          ...userRefusals,
         },
       },
     },

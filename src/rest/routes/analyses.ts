@@ -5,7 +5,7 @@ import {
   analysisInputOf,
   parseAnalysisDocument,
 } from "../../scanner/analysis-document.ts";
-import { countAnalysis, findApplication } from "../../store/applications.ts";
+import { countAnalysis, findApplication, latestAnalyzedAt } from "../../store/applications.ts";
 import { IngestError } from "../../store/ingest.ts";
 import type { PackageRef } from "../../store/input-records.ts";
 import { toUtcSeconds } from "../../store/insights.ts";
@@ -141,17 +141,11 @@ export function analysisRoutes(app: FastifyInstance, deps: RestDeps, options: An
       }
       const existing = await findApplication(deps.db, name);
       if (existing) {
-        const latest = await deps.db
-          .selectFrom("analyses")
-          .select("analyzed_at")
-          .where("application_id", "=", existing.id)
-          .orderBy("seq", "desc")
-          .limit(1)
-          .executeTakeFirst();
-        if (latest && latest.analyzed_at >= new Date(document.analyzedAt).toISOString()) {
+        const latest = await latestAnalyzedAt(deps.db, existing.id);
+        if (latest !== undefined && latest >= new Date(document.analyzedAt).toISOString()) {
           return refuse(
             409,
-            `Application '${name}' already has an analysis at ${toUtcSeconds(latest.analyzed_at)}: ` +
+            `Application '${name}' already has an analysis at ${toUtcSeconds(latest)}: ` +
               `an analysis dated ${toUtcSeconds(document.analyzedAt)} must come later`,
           );
         }

@@ -5,7 +5,7 @@ import { countAnalysis, listAnalyses, listApplications } from "../../store/appli
 import { toUtcSeconds } from "../../store/insights.ts";
 import { applicationAt, readableApplication } from "../authorization.ts";
 import type { AtDate, NameParams, Paging, RestDeps } from "../context.ts";
-import { paramSchemas } from "../params.ts";
+import { analysisPagingQuery, paramSchemas } from "../params.ts";
 import { errorResponses } from "../schemas.ts";
 
 export function applicationRoutes(app: FastifyInstance, deps: RestDeps): void {
@@ -78,19 +78,7 @@ export function applicationRoutes(app: FastifyInstance, deps: RestDeps): void {
           "and its vulnerable package versions by the severity of the most severe CVE affecting each.",
         tags: ["applications"],
         params: { type: "object", properties: { name: paramSchemas.applicationName }, required: ["name"] },
-        querystring: {
-          type: "object",
-          properties: {
-            limit: {
-              type: "integer",
-              minimum: 1,
-              maximum: 1000,
-              default: 100,
-              description: "Maximum number of analyses to return",
-            },
-            skip: { ...paramSchemas.skip, default: 0, description: "Number of analyses to skip first" },
-          },
-        },
+        querystring: analysisPagingQuery,
         response: { 200: { type: "array", items: { $ref: "AnalysisHistoryEntry#" } }, ...errorResponses },
       },
     },

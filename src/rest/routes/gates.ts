@@ -6,7 +6,7 @@ import { toUtcSeconds } from "../../store/insights.ts";
 import { adminOnly, applicationAt, readableApplication } from "../authorization.ts";
 import { type AtDate, type NameParams as Name, type Paging, type RestDeps, take } from "../context.ts";
 import { gateRuleUpdateSchema } from "../gate-schemas.ts";
-import { paramSchemas, parseGateRuleUpdate } from "../params.ts";
+import { analysisPagingQuery, paramSchemas, parseGateRuleUpdate } from "../params.ts";
 import { refuse } from "../problem.ts";
 import { errorResponses } from "../schemas.ts";
 
@@ -140,23 +140,7 @@ export function gateRoutes(app: FastifyInstance, deps: RestDeps): void {
         summary: "Quality gate verdict of each analysis, newest first",
         tags: ["gates"],
         params: nameParams,
-        querystring: {
-          type: "object",
-          properties: {
-            limit: {
-              type: "integer",
-              minimum: 1,
-              maximum: 1000,
-              default: 100,
-              description: "Maximum number of analyses to return",
-            },
-            skip: {
-              ...paramSchemas.skip,
-              default: 0,
-              description: "Number of analyses to skip first",
-            },
-          },
-        },
+        querystring: analysisPagingQuery,
         response: { 200: { type: "array", items: { $ref: "GateHistoryEntry#" } }, ...errorResponses },
       },
     },

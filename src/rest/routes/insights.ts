@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { listCveInsights } from "../../store/insights.ts";
 import { listOccurrencesPage } from "../../store/read-task-runner.ts";
 import { findVulnerability } from "../../store/vulnerabilities.ts";
-import { applicationAt } from "../authorization.ts";
+import { analysisScope } from "../authorization.ts";
 import type { AtDate, NameParams as Name, Paging, RestDeps } from "../context.ts";
 import { paramSchemas } from "../params.ts";
 import { errorResponses, pagingQuery } from "../schemas.ts";
@@ -30,10 +30,9 @@ export function insightRoutes(app: FastifyInstance, deps: RestDeps): void {
     },
     async (request) => {
       const { limit, skip, severity: severities } = request.query;
-      const found = await applicationAt(deps, request);
+      const scope = await analysisScope(deps, request);
       return listCveInsights(deps.db, {
-        applicationId: found.application.id,
-        seq: found.analysis.seq,
+        ...scope,
         limit,
         skip,
         severities,
@@ -65,15 +64,14 @@ export function insightRoutes(app: FastifyInstance, deps: RestDeps): void {
     },
     async (request, reply) => {
       const { limit, skip } = request.query;
-      const found = await applicationAt(deps, request);
+      const scope = await analysisScope(deps, request);
       const vulnerability = await findVulnerability(deps.db, request.params.id);
       // A well-formed CVE the platform has no advisory for affects none of the application's packages.
       if (!vulnerability) return [];
       // Already JSON (the read model's objects spliced as stored), assembled by a reader thread on SQLite:
       // sent as it is, not through the schema's serializer.
       const page = await listOccurrencesPage(deps.db, {
-        applicationId: found.application.id,
-        seq: found.analysis.seq,
+        ...scope,
         vulnerabilityId: vulnerability.id,
         limit,
         skip,

@@ -6,7 +6,7 @@ import {
   listPackages,
   searchExternalObjects,
 } from "../../store/packages.ts";
-import { applicationAt } from "../authorization.ts";
+import { analysisScope, applicationAt } from "../authorization.ts";
 import type { AtDate, NameParams as Name, Paging, RestDeps } from "../context.ts";
 import { ECOSYSTEMS, paramSchemas } from "../params.ts";
 import { refuse } from "../problem.ts";
@@ -63,10 +63,9 @@ export function packageRoutes(app: FastifyInstance, deps: RestDeps): void {
     },
     async (request) => {
       const { limit, skip, vulnerable, q } = request.query;
-      const found = await applicationAt(deps, request);
+      const scope = await analysisScope(deps, request);
       return listPackages(deps.db, {
-        applicationId: found.application.id,
-        seq: found.analysis.seq,
+        ...scope,
         limit,
         skip,
         vulnerable,
@@ -172,10 +171,9 @@ export function packageRoutes(app: FastifyInstance, deps: RestDeps): void {
     },
     async (request) => {
       const { limit, skip, q, type: typeId } = request.query;
-      const found = await applicationAt(deps, request);
+      const scope = await analysisScope(deps, request);
       return searchExternalObjects(deps.db, {
-        applicationId: found.application.id,
-        seq: found.analysis.seq,
+        ...scope,
         q,
         typeId,
         limit,

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import type { Kysely } from "kysely";
 import { ingestAnalysis, loadPublishedVersions, recomputeTouched } from "../../domain/package-facts.ts";
 import { applyOsvRecord } from "../../store/advisories.ts";
+import { latestAnalyzedAt } from "../../store/applications.ts";
 import {
   type AdvisoryInput,
   type AnalysisInput,
@@ -74,14 +75,8 @@ export async function loadDemo(db: Kysely<Database>): Promise<DemoLoadResult> {
     // application with the first ones only, so this completes it with those after its latest.
     let latest = Number.NEGATIVE_INFINITY;
     if (existing?.demo) {
-      const last = await db
-        .selectFrom("analyses")
-        .select("analyzed_at")
-        .where("application_id", "=", existing.id)
-        .orderBy("seq", "desc")
-        .limit(1)
-        .executeTakeFirst();
-      latest = last ? Date.parse(last.analyzed_at) : latest;
+      const last = await latestAnalyzedAt(db, existing.id);
+      latest = last !== undefined ? Date.parse(last) : latest;
     }
     const missing = existing?.demo
       ? application.analyses.filter((analysis) => Date.parse(analysis.analyzedAt) > latest)
