@@ -19,7 +19,7 @@
  * Loopback only. Prints a Markdown table; docs/benchmarks.md ("Gateway") records a run by hand.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -77,15 +77,25 @@ async function freePort(): Promise<number> {
   return address.port;
 }
 
-const CLOCK_TICKS = 100;
+/**
+ * CPU time of a process in seconds, from its threads' schedstat (nanoseconds). /proc/<pid>/stat counts in
+ * clock ticks of 10 ms, and nginx serving a tiny run's few hundred requests may not use one, which left
+ * nginx at 0 and every "÷ nginx" undefined; the threads' sum misses only threads that ended meanwhile.
+ */
 function cpuSeconds(pid: number): number {
+  let nanoseconds = 0;
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        nanoseconds += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
+      } catch {
+        // the thread ended meanwhile
+      }
+    }
   } catch {
     return 0;
   }
+  return nanoseconds / 1e9;
 }
 
 const children: ChildProcess[] = [];
@@ -300,7 +310,7 @@ server { listen 127.0.0.1:${nginxPort}; location / { proxy_pass http://up; proxy
       "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
       ...report.paths.map(
         (p) =>
-          `| ${p.path} | ${p.layer} | ${p.cpuMsPerRequest.toFixed(4)} | × ${p.vsNginx?.toFixed(2)} | ${p.addedP50Ms?.toFixed(3) ?? ""} | ${p.requests} | ${p.failed} |`,
+          `| ${p.path} | ${p.layer} | ${p.cpuMsPerRequest.toFixed(4)} | ${p.vsNginx === null ? "n/a (nginx used no measurable CPU)" : `× ${p.vsNginx.toFixed(2)}`} | ${p.addedP50Ms?.toFixed(3) ?? ""} | ${p.requests} | ${p.failed} |`,
       ),
       "",
       `Unloaded: ${SEQUENTIAL} sequential requests per path, the upstream's own median ${report.upstreamP50Ms} ms.`,

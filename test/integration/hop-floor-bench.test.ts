@@ -59,12 +59,11 @@ describe("bench:gateway:floor at a tiny scale", { timeout: 120_000 }, () => {
     for (const path of report.paths) {
       assert.ok(path.requests > 0, `${path.path} answered no request`);
       assert.equal(path.failed, 0, `${path.path}: failed or wrong answers`);
-      assert.ok(Number.isFinite(path.cpuMsPerRequest) && path.cpuMsPerRequest >= 0, `${path.path}: CPU`);
+      // CPU time is read from the threads' schedstat in nanoseconds: every path that answered used some.
+      assert.ok(Number.isFinite(path.cpuMsPerRequest) && path.cpuMsPerRequest > 0, `${path.path}: CPU`);
       // Sequential answers were each checked against the upstream's body by the benchmark itself.
       assert.equal(typeof path.addedP50Ms, "number", `${path.path}: no unloaded median`);
     }
-    // CPU time comes in clock ticks (10 ms): one path's second at this rate may round to 0, all together not.
-    assert.ok(report.paths.reduce((sum, p) => sum + p.cpuMsPerRequest, 0) > 0, "no CPU measured at all");
     assert.match(output, /\| undici \| .* \| × \d+\.\d\d \|/);
   });
 });
