@@ -6,7 +6,7 @@ import type {
   VulnerablePackageChange,
 } from "../contracts/resources.ts";
 import { vulnerabilitiesOfVersions } from "./packages.ts";
-import type { Database } from "./schema.ts";
+import type { Database, ReferenceChangesTable } from "./schema.ts";
 import { liveAt } from "./sql-helpers.ts";
 
 type Db = Kysely<Database>;
@@ -316,6 +316,21 @@ async function recordReferenceChanges(db: Db, applicationId: number, seq: number
     .execute();
 }
 
+/** The reference totals between analysis `seq - 1` and `seq` (0 and 0 when `seq` changed nothing). */
+async function adjacentTotals(
+  db: Db,
+  applicationId: number,
+  seq: number,
+): Promise<{ added: number; removed: number }> {
+  const row = await db
+    .selectFrom("reference_change_totals")
+    .select(["added", "removed"])
+    .where("application_id", "=", applicationId)
+    .where("seq", "=", seq)
+    .executeTakeFirst();
+  return { added: Number(row?.added ?? 0), removed: Number(row?.removed ?? 0) };
+}
+
 /**
  * Records the reference totals between each earlier analysis `lo` ≤ `seq` - 2 and analysis `seq`
  * (migration 018), from the pair ending at `seq - 1` and the identities `seq` changed (D+ added, D-
@@ -348,16 +363,7 @@ export async function recordRangeTotals(db: Db, applicationId: number, seq: numb
   const inLo = new Map(
     rows.map((r) => [Number(r.lo), { plus: Number(r.plus_in ?? 0), minus: Number(r.minus_in ?? 0) }]),
   );
-  const adjacent = async (hi: number) => {
-    const row = await db
-      .selectFrom("reference_change_totals")
-      .select(["added", "removed"])
-      .where("application_id", "=", applicationId)
-      .where("seq", "=", hi)
-      .executeTakeFirst();
-    return { added: Number(row?.added ?? 0), removed: Number(row?.removed ?? 0) };
-  };
-  const changed = await adjacent(seq);
+  const changed = await adjacentTotals(db, applicationId, seq);
   const previous = new Map(
     (
       await db
@@ -368,7 +374,7 @@ export async function recordRangeTotals(db: Db, applicationId: number, seq: numb
         .execute()
     ).map((r) => [Number(r.lo), { added: Number(r.added), removed: Number(r.removed) }]),
   );
-  previous.set(seq - 2, await adjacent(seq - 1));
+  previous.set(seq - 2, await adjacentTotals(db, applicationId, seq - 1));
   const values = [];
   for (let lo = 1; lo <= seq - 2; lo++) {
     const before = previous.get(lo) ?? { added: 0, removed: 0 };
@@ -475,16 +481,7 @@ export async function referenceChangesWalk(
 ): Promise<ReferenceChange[]> {
   const page: ReferenceChange[] = [];
   if (paging.limit <= 0) return page;
-  type Row = {
-    target_full_name: string;
-    target_object_id: string;
-    source_full_name: string;
-    source_object_id: string;
-    package_id: number;
-    seq: number;
-    sign: number;
-    package_name: string;
-  };
+  type Row = Omit<ReferenceChangesTable, "application_id">;
   const sameIdentity = (a: Row, b: Row) =>
     a.target_full_name === b.target_full_name &&
     a.target_object_id === b.target_object_id &&
@@ -557,13 +554,8 @@ async function referenceChangeTotals(
   hi: number,
 ): Promise<{ plus: number; minus: number }> {
   if (hi === lo + 1) {
-    const row = await db
-      .selectFrom("reference_change_totals")
-      .select(["added", "removed"])
-      .where("application_id", "=", applicationId)
-      .where("seq", "=", hi)
-      .executeTakeFirst();
-    return { plus: Number(row?.added ?? 0), minus: Number(row?.removed ?? 0) };
+    const { added, removed } = await adjacentTotals(db, applicationId, hi);
+    return { plus: added, minus: removed };
   }
   const range = await db
     .selectFrom("reference_range_totals")

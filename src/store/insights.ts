@@ -84,16 +84,7 @@ async function occurrencePage(db: Db, query: OccurrenceQuery, useCache = true): 
     if (cache) return cachedListsPage(db, query, facts, cache);
     // PostgreSQL in a transaction (or a list gone since the page's facts were read): one statement, one
     // pre-serialized list per package (a round trip and ~100 rows per package fewer than object rows).
-    return facts
-      .leftJoin("occurrence_object_lists as l", (join) =>
-        join
-          .on("l.application_id", "=", applicationId)
-          .onRef("l.package_id", "=", "co.package_id")
-          .on("l.from_seq", "<=", seq)
-          .on("l.to_seq", ">", seq),
-      )
-      .select("l.docs as objects")
-      .execute();
+    return withPageLists(facts, applicationId, seq).select("l.docs as objects").execute();
   }
   const packages = await facts.execute();
   const objects =
@@ -104,6 +95,17 @@ async function occurrencePage(db: Db, query: OccurrenceQuery, useCache = true): 
 }
 
 type FactsQuery = ReturnType<typeof occurrenceFacts>;
+
+/** The facts joined with each package's pre-serialized object list valid at analysis `seq` (migration 015). */
+function withPageLists(facts: FactsQuery, applicationId: number, seq: number) {
+  return facts.leftJoin("occurrence_object_lists as l", (join) =>
+    join
+      .on("l.application_id", "=", applicationId)
+      .onRef("l.package_id", "=", "co.package_id")
+      .on("l.from_seq", "<=", seq)
+      .on("l.to_seq", ">", seq),
+  );
+}
 
 /**
  * PostgreSQL: the page's facts with the key of each package's list (its row and byte length, read from
@@ -118,14 +120,7 @@ async function cachedListsPage(
   cache: ObjectListCache,
 ): Promise<OccurrenceRow[]> {
   const { applicationId, seq } = query;
-  const rows = await facts
-    .leftJoin("occurrence_object_lists as l", (join) =>
-      join
-        .on("l.application_id", "=", applicationId)
-        .onRef("l.package_id", "=", "co.package_id")
-        .on("l.from_seq", "<=", seq)
-        .on("l.to_seq", ">", seq),
-    )
+  const rows = await withPageLists(facts, applicationId, seq)
     .select(["l.from_seq as list_from", sql<number>`octet_length(l.docs)`.as("list_bytes")])
     .execute();
   const key = (r: { package_id: number; list_from: number | null; list_bytes: number | null }) =>
