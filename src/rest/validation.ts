@@ -10,7 +10,7 @@
  * and the API has always named a bad `limit` before a bad name.
  */
 import type { FastifyInstance, FastifyRequest, FastifySchemaCompiler } from "fastify";
-import { SEVERITIES } from "../store/vulnerabilities.ts";
+import { SEVERITIES } from "../contracts/platform.ts";
 import {
   type Parsed,
   paramSchemas,
@@ -59,7 +59,7 @@ function ruleOf(key: string, schema: PropertySchema, required: boolean): Rule | 
     case paramSchemas.packageName.pattern:
       return parsePackageName;
     case paramSchemas.severities.pattern:
-      return (raw) => parseSeverities(raw, [...SEVERITIES, "UNKNOWN"]);
+      return (raw) => parseSeverities(raw, SEVERITIES);
     case paramSchemas.dateTime.pattern:
       return required ? (raw) => requiredDateTime(raw, key) : (raw) => parseDateTime(raw, key);
     case paramSchemas.typeId.pattern:

@@ -12,7 +12,6 @@ export interface VulnerabilityRow {
   publishedAt: string | null;
 }
 
-export { KNOWN_SEVERITIES as SEVERITIES } from "../contracts/platform.ts";
 /** The SQL order of `v.severity`, most severe highest (the list operations sort by it). */
 export const severitySqlRank = sql<number>`case v.severity when 'CRITICAL' then 4 when 'HIGH' then 3 when 'MEDIUM' then 2 when 'LOW' then 1 else 0 end`;
 
