@@ -2,14 +2,15 @@
  * The rules of API keys: their format (`imk_<id>_<secret>`), how the secret is made and hashed, and
  * how a presented key is checked. The rows live in store/api-keys.ts.
  */
+
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Kysely } from "kysely";
+import type { Role } from "../contracts/platform.ts";
 import {
   type ApiKeyInfo,
   type CreatedApiKey,
   findApiKeyRow,
   insertApiKey,
-  type Role,
   toApiKeyInfo,
 } from "../store/api-keys.ts";
 import { nowIso } from "../store/clock.ts";

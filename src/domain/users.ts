@@ -2,8 +2,10 @@
  * The rules of the embedded identity provider's users: valid names, roles and applications, password
  * strength and hashing (passwords.ts), the first administrator. The rows live in store/users.ts.
  */
+
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
+import { ROLES, type Role } from "../contracts/platform.ts";
 import { nowIso } from "../store/clock.ts";
 import type { Database } from "../store/schema.ts";
 import {
@@ -11,8 +13,6 @@ import {
   deleteUser,
   findUserRow,
   insertUser,
-  ROLES,
-  type Role,
   replacePasswordHash,
   toRecord,
   type UserRecord,

@@ -1,9 +1,10 @@
 import type { Kysely } from "kysely";
+import type { Role } from "../contracts/platform.ts";
 import { createUser, grantUser, removeUser, setPassword, UserError } from "../domain/users.ts";
 import type { Database } from "../store/schema.ts";
-import { listUsers, type Role, type UserRecord } from "../store/users.ts";
+import { listUsers, type UserRecord } from "../store/users.ts";
 
-export type { Role, UserRecord } from "../store/users.ts";
+export type { UserRecord } from "../store/users.ts";
 
 /** Personal details Keycloak's default user profile requires (it asks for them at first sign-in otherwise). */
 export interface UserProfileDetails {

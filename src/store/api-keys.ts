@@ -1,12 +1,11 @@
 import type { Kysely } from "kysely";
 import type { ApiKey as ApiKeyInfo } from "../contracts/admin.ts";
-import { ROLES, type Role } from "../contracts/platform.ts";
+import type { Role } from "../contracts/platform.ts";
 import { nowIso } from "./clock.ts";
 import type { Database } from "./schema.ts";
 
 /** An API key as the REST API lists it, and as created (`key`: shown once, only its hash is stored). */
 export type { ApiKey as ApiKeyInfo, CreatedApiKey } from "../contracts/admin.ts";
-export { ROLES, type Role };
 
 /** Stores a new key's row; the key itself, its format and hashing are domain/api-keys.ts's. */
 export async function insertApiKey(

@@ -1,8 +1,7 @@
 import { type Kysely, sql } from "kysely";
-import { ROLES, type Role } from "./api-keys.ts";
 import type { Database, UsersTable } from "./schema.ts";
 
-export { ROLES, type Role, type UsersTable };
+export type { UsersTable };
 
 export interface UserRecord {
   id: string;

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
+import { ROLES, type Role } from "../../contracts/platform.ts";
 import { createApiKey } from "../../domain/api-keys.ts";
-import { listApiKeys, ROLES, type Role, revokeApiKey } from "../../store/api-keys.ts";
+import { listApiKeys, revokeApiKey } from "../../store/api-keys.ts";
 import { withStore } from "../context.ts";
 import { CliError, emit, table } from "../output.ts";
 

@@ -1,8 +1,9 @@
 import type { Command } from "commander";
+import { ROLES, type Role } from "../../contracts/platform.ts";
 import { generatePassword, passwordProblem } from "../../domain/passwords.ts";
 import { UserError, usernameProblem } from "../../domain/users.ts";
 import type { UserProfileDetails } from "../../idp/user-directory.ts";
-import { ROLES, type Role, type UserRecord } from "../../store/users.ts";
+import type { UserRecord } from "../../store/users.ts";
 import { idpConfigFrom, withUserDirectory } from "../idp-context.ts";
 import { cliIo } from "../io.ts";
 import { CliError, emit, table } from "../output.ts";

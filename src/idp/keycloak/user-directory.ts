@@ -1,8 +1,9 @@
 import type RoleRepresentation from "@keycloak/keycloak-admin-client/lib/defs/roleRepresentation.js";
 import type UserRepresentation from "@keycloak/keycloak-admin-client/lib/defs/userRepresentation.js";
+import { ROLES, type Role } from "../../contracts/platform.ts";
 import { passwordProblem } from "../../domain/passwords.ts";
 import { normalizeApplications, UserError, usernameProblem } from "../../domain/users.ts";
-import { ROLES, type Role, type UserRecord } from "../../store/users.ts";
+import type { UserRecord } from "../../store/users.ts";
 import type { CreatedUser, NewUser, UserDirectory } from "../user-directory.ts";
 import { httpStatusOf, type KeycloakAdmin } from "./admin.ts";
 // Declared by provisioning in the realm's user profile (multivalued, administrators only): Keycloak

@@ -1,8 +1,9 @@
 import type { FastifyInstance } from "fastify";
 import { apiKey, createdApiKey } from "../../contracts/admin.ts";
 import { resourceJsonSchema } from "../../contracts/json-schema.ts";
+import { ROLES, type Role } from "../../contracts/platform.ts";
 import { createApiKey } from "../../domain/api-keys.ts";
-import { listApiKeys, ROLES, type Role, revokeApiKey } from "../../store/api-keys.ts";
+import { listApiKeys, revokeApiKey } from "../../store/api-keys.ts";
 import {
   adminRoutes,
   applicationsOf,

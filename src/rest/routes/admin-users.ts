@@ -1,10 +1,11 @@
 import type { FastifyInstance } from "fastify";
 import { createdUser, usersAnswer } from "../../contracts/admin.ts";
 import { resourceJsonSchema } from "../../contracts/json-schema.ts";
+import { ROLES, type Role } from "../../contracts/platform.ts";
 import { generatePassword, passwordProblem } from "../../domain/passwords.ts";
 import { usernameProblem } from "../../domain/users.ts";
 import type { IdentityAdministration } from "../../idp/administration.ts";
-import { ROLES, type Role, type UserRecord } from "../../store/users.ts";
+import type { UserRecord } from "../../store/users.ts";
 import {
   adminRoutes,
   applicationsOf,
