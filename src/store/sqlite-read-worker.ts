@@ -4,19 +4,24 @@
  * provider and the MCP servers. WAL mode lets it read while the main thread's connection writes.
  */
 
+import { constants, setPriority } from "node:os";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { parentPort, workerData } from "node:worker_threads";
 import { Kysely, type SqliteDatabase, SqliteDialect, type SqliteStatement } from "kysely";
 import { READ_TASKS, type ReadTaskName } from "./read-tasks.ts";
 import type { Database } from "./schema.ts";
 import { type ReadReply, type ReadRequest, ROWS_PER_REPLY } from "./sqlite-read-protocol.ts";
-import { yieldCpuToEventLoop } from "./thread-priority.ts";
 
 const { file } = workerData as { file: string };
 
-// This reader gives its core up to the event loop of the main thread (gateway, identity provider, MCP
-// servers) as soon as it wants one, as on a busy 2-core machine (thread-priority.ts).
-yieldCpuToEventLoop();
+// Linux nice values are per thread: this reader yields the CPU to the event loop of the main thread
+// (gateway, identity provider, MCP servers) when both want it, as on a busy 2-core machine. Lowering
+// one's own priority needs no privilege; where it is not supported, readers keep the normal one.
+try {
+  setPriority(constants.priority.PRIORITY_BELOW_NORMAL);
+} catch {
+  // not supported here
+}
 const port = parentPort;
 if (!port) throw new Error("sqlite-read-worker.ts runs as a worker thread");
 
