@@ -31,7 +31,7 @@ import { request as httpRequest } from "node:http";
 import { Session } from "node:inspector/promises";
 import os from "node:os";
 import { join, resolve } from "node:path";
-import { constants, PerformanceObserver, performance } from "node:perf_hooks";
+import { constants, monitorEventLoopDelay, PerformanceObserver, performance } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import autocannon from "autocannon";
@@ -298,6 +298,54 @@ function threadCpuMs(name: string): { ms: number; threads: number } {
   return { ms: ticks * CLOCK_TICK_MS, threads };
 }
 
+/**
+ * Scheduling of this process's threads by name (Linux /proc/self/task/<tid>/schedstat: nanoseconds on a
+ * core and waiting for one, in the kernel's own accounting) and their nice values: where a probe's time
+ * goes when it waits (a core taken by another thread, or the event loop busy with a page).
+ */
+function schedByThreadName(): Map<string, { runNs: number; waitNs: number; nice: Set<string> }> {
+  const byName = new Map<string, { runNs: number; waitNs: number; nice: Set<string> }>();
+  try {
+    for (const tid of readdirSync("/proc/self/task")) {
+      try {
+        const name = readFileSync(`/proc/self/task/${tid}/comm`, "utf8").trim();
+        const [run, wait] = readFileSync(`/proc/self/task/${tid}/schedstat`, "utf8").split(" ").map(Number);
+        const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        // nice, and the scheduling policy when not the normal one (5: SCHED_IDLE).
+        const policy = Number(fields[38]);
+        const nice = policy === 0 ? String(fields[16]) : `${fields[16]} policy ${policy}`;
+        const sum = byName.get(name) ?? { runNs: 0, waitNs: 0, nice: new Set<string>() };
+        sum.runNs += run ?? 0;
+        sum.waitNs += wait ?? 0;
+        sum.nice.add(nice);
+        byName.set(name, sum);
+      } catch {
+        // the thread ended
+      }
+    }
+  } catch {
+    // not Linux
+  }
+  return byName;
+}
+
+/** What each thread name ran and waited for a core (ms per second of the phase) between two samples. */
+function schedDelta(
+  before: ReturnType<typeof schedByThreadName>,
+  after: ReturnType<typeof schedByThreadName>,
+  seconds: number,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, now] of after) {
+    const was = before.get(name) ?? { runNs: 0, waitNs: 0 };
+    const perSecond = (ns: number) => round(ns / 1e6 / seconds, 0);
+    out[name] =
+      `nice ${[...now.nice].join("/")}: ran ${perSecond(now.runNs - was.runNs)} ms/s, waited ${perSecond(now.waitNs - was.waitNs)} ms/s`;
+  }
+  return out;
+}
+
 /** CPU time (ms) of this process's threads by name. */
 function cpuByThreadName(): Map<string, number> {
   const byName = new Map<string, number>();
@@ -552,12 +600,20 @@ async function measureDesign(
     await drained();
     log(`${design}: probes while the occurrences endpoint is loaded`);
     before = performance.eventLoopUtilization();
+    const sched0 = schedByThreadName();
+    const delay = monitorEventLoopDelay({ resolution: 1 });
+    delay.enable();
+    const loadedStarted = performance.now();
     const [loadedRun, [healthLoaded, toolsLoaded]] = await Promise.all([
       load(page, headers, options),
       // The probes start once the load is on, and end before it.
       new Promise((r) => setTimeout(r, 500)).then(() => probes(Math.max(1, options.seconds - 1))),
     ]);
     const loadedElu = performance.eventLoopUtilization(before).utilization;
+    delay.disable();
+    log(
+      `${design}: loaded, service event-loop delay p50 / p99 / max ${round(delay.percentile(50) / 1e6)} / ${round(delay.percentile(99) / 1e6)} / ${round(delay.max / 1e6)} ms; threads: ${JSON.stringify(schedDelta(sched0, schedByThreadName(), (performance.now() - loadedStarted) / 1000))}`,
+    );
     await drained();
     log(`${design}: CPU per page`);
     const cpuUsed = await cpuPerPage(design, page, apiKey, options);
