@@ -72,11 +72,13 @@ export class RestApiError extends Error {
   }
 }
 
-/** One GET as the REST API answered it: status line and body text. */
+/** One GET as the REST API answered it: status line and body text (or, in-process, the value itself). */
 export interface RestAnswer {
   status: number;
   statusText: string;
   body: string;
+  /** A 2xx answer's value as the REST API's handler gave it, instead of its JSON in `body`. */
+  json?: unknown;
 }
 
 /**
@@ -102,7 +104,7 @@ export function httpTransport(baseUrl: string, doFetch: typeof fetch = fetch): R
   };
 }
 
-/** What `inProcessTransport` needs of the REST application: Fastify's `inject`. */
+/** What `inProcessTransport` needs of the REST application: Fastify's `inject`, and its direct GETs. */
 export interface InjectableApp {
   inject(request: {
     method: "GET";
@@ -110,21 +112,39 @@ export interface InjectableApp {
     headers: Record<string, string>;
     signal?: AbortSignal;
   }): PromiseLike<{ statusCode: number; statusMessage: string; body: string }>;
+  /**
+   * The GET operation called directly after the REST API's own authentication and parameter checks
+   * (src/rest/in-process-reads.ts); undefined when the request must go through `inject`.
+   */
+  inProcessGet?(pathAndQuery: string, headers: Record<string, string>): Promise<RestAnswer> | undefined;
 }
 
 /**
- * The REST application of this process, called in-process (Fastify `inject`): the same routing,
- * authentication hook and handlers as over HTTP, minus the loopback socket, the HTTP parsing on both
- * sides and the connection pool.
+ * The REST application of this process, called in-process: the operation's handler directly, after the
+ * REST API's authentication and parameter checks (`inProcessGet`), else Fastify `inject` (the same
+ * routing, hooks and handlers as over HTTP), minus the loopback socket, the HTTP parsing on both sides
+ * and the connection pool.
  */
 export function inProcessTransport(app: InjectableApp): RestTransport {
   return {
     target: "the REST API in this process",
     async get(pathAndQuery, headers, signal) {
+      const direct = app.inProcessGet?.(pathAndQuery, headers);
+      if (direct) return abortable(direct, signal);
       const response = await app.inject({ method: "GET", url: pathAndQuery, headers, signal });
       return { status: response.statusCode, statusText: response.statusMessage, body: response.body };
     },
   };
+}
+
+/** The answer, or the signal's reason when it aborts first (a store read itself runs to its end). */
+function abortable<T>(answer: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    signal.addEventListener("abort", abort, { once: true });
+    answer.then(resolve, reject).finally(() => signal.removeEventListener("abort", abort));
+  });
 }
 
 export interface RestClientOptions {
@@ -217,6 +237,7 @@ export function createRestClient(options: RestClientOptions): RestClient {
       options.signal?.removeEventListener("abort", cancel);
     }
     if (answer.status < 200 || answer.status > 299) throw problemError(answer);
+    if (answer.json !== undefined) return answer.json as T;
     try {
       return JSON.parse(answer.body) as T;
     } catch {
