@@ -130,21 +130,11 @@ export function inProcessTransport(app: InjectableApp): RestTransport {
     target: "the REST API in this process",
     async get(pathAndQuery, headers, signal) {
       const direct = app.inProcessGet?.(pathAndQuery, headers);
-      if (direct) return abortable(direct, signal);
+      if (direct) return direct;
       const response = await app.inject({ method: "GET", url: pathAndQuery, headers, signal });
       return { status: response.statusCode, statusText: response.statusMessage, body: response.body };
     },
   };
-}
-
-/** The answer, or the signal's reason when it aborts first (a store read itself runs to its end). */
-function abortable<T>(answer: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const abort = () => reject(signal.reason);
-    signal.addEventListener("abort", abort, { once: true });
-    answer.then(resolve, reject).finally(() => signal.removeEventListener("abort", abort));
-  });
 }
 
 export interface RestClientOptions {
@@ -215,22 +205,34 @@ export function createRestClient(options: RestClientOptions): RestClient {
       }
     }
     // One controller and one timer per call: aborted by the timeout or by the MCP request's cancellation.
+    // The call stops waiting then even when the transport cannot abort (an in-process read runs to its end).
     const controller = new AbortController();
+    let stop: (reason: Error) => void = () => {};
+    const stopped = new Promise<never>((_, reject) => {
+      stop = reject;
+    });
+    stopped.catch(() => {});
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      controller.abort(new Error(`no answer within ${timeoutMs / 1000} s`));
+      const reason = new Error(`no answer within ${timeoutMs / 1000} s`);
+      controller.abort(reason);
+      stop(reason);
     }, timeoutMs);
-    const cancel = () => controller.abort(options.signal?.reason);
+    const cancel = () => {
+      const reason = options.signal?.reason;
+      controller.abort(reason);
+      stop(reason instanceof Error ? reason : new Error("The MCP request was cancelled"));
+    };
     if (options.signal?.aborted) cancel();
     else options.signal?.addEventListener("abort", cancel, { once: true });
     let answer: RestAnswer;
     try {
-      answer = await transport.get(`${path}${search}`, headers, controller.signal);
+      answer = await Promise.race([transport.get(`${path}${search}`, headers, controller.signal), stopped]);
     } catch (error) {
       const reason = timedOut
         ? `no answer within ${timeoutMs / 1000} s`
-        : ((error as Error).cause as Error | undefined)?.message || (error as Error).message;
+        : ((error as Error)?.cause as Error | undefined)?.message || (error as Error)?.message;
       throw new RestApiError(0, "Unreachable", `${reason} (${transport.target})`);
     } finally {
       clearTimeout(timer);

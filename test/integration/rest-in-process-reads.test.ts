@@ -1,8 +1,11 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { type CallToolResult, Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import type { FastifyInstance } from "fastify";
+import pg from "pg";
 import { createJwtVerifier } from "../../src/auth/jwt-verifier.ts";
 import { createApiKey } from "../../src/domain/api-keys.ts";
+import { startMcpService } from "../../src/mcp/http-service.ts";
 import { buildRestApp } from "../../src/rest/app.ts";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import type { RunningService } from "../../src/service.ts";
@@ -133,3 +136,83 @@ for (const kind of STORE_KINDS) {
     });
   });
 }
+
+describe("an in-process read that does not answer in time (postgres)", () => {
+  let store: TestStore;
+  let issuer: TestIssuer;
+  let service: RunningService;
+
+  before(async () => {
+    issuer = await startTestIssuer();
+    store = await createTestStore("postgres");
+    service = await startTestService(store, { issuer: issuer.issuer }, async (handle) => {
+      await loadDemo(handle.db);
+    });
+  });
+  after(async () => {
+    await service?.stop();
+    await issuer?.close();
+    await store?.drop();
+  });
+
+  it("is a tool error naming the timeout, in both eras, and the next call is answered", async () => {
+    const rest = await buildRestApp({
+      db: service.store.db,
+      verifier: createJwtVerifier({ issuer: issuer.issuer }),
+      version: "test",
+    });
+    const mcp = await startMcpService({
+      kind: "analysis",
+      host: "127.0.0.1",
+      port: 0,
+      restUrl: "http://127.0.0.1:9",
+      restApp: rest,
+      restTimeoutMs: 1000,
+    });
+    // A real lock holds the tool's store read: the read itself cannot be aborted, the tool stops waiting.
+    const locker = new pg.Client({ connectionString: store.databaseUrl });
+    await locker.connect();
+    const token = await issuer.sign({ sub: "alice", roles: ["admin"], applications: [] });
+    try {
+      await locker.query("begin");
+      await locker.query("lock table applications in access exclusive mode");
+      for (const mode of ["auto", "legacy"] as const) {
+        const client = new Client(
+          { name: "timeout-test", version: "1.0.0" },
+          { versionNegotiation: { mode } },
+        );
+        await client.connect(
+          new StreamableHTTPClientTransport(new URL(mcp.endpoint), {
+            requestInit: { headers: { authorization: `Bearer ${token}` } },
+          }),
+        );
+        try {
+          const result = (await client.callTool({ name: "applications", arguments: {} })) as CallToolResult;
+          assert.equal(result.isError, true, mode);
+          const text = result.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
+          assert.match(
+            text,
+            /^The REST API could not be reached: no answer within 1 s \(the REST API in this process\)$/,
+          );
+        } finally {
+          await client.close();
+        }
+      }
+      await locker.query("rollback");
+      const client = new Client({ name: "timeout-test", version: "1.0.0" });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(mcp.endpoint), {
+          requestInit: { headers: { authorization: `Bearer ${token}` } },
+        }),
+      );
+      const result = (await client.callTool({ name: "applications", arguments: {} })) as CallToolResult;
+      await client.close();
+      assert.notEqual(result.isError, true);
+      assert.equal((result.structuredContent as { applications: unknown[] }).applications.length, 3);
+    } finally {
+      await locker.end();
+      await mcp.close();
+      await rest.close();
+    }
+  });
+});
