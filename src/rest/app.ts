@@ -85,7 +85,8 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
         ? sendProblem(reply, 414, "A path segment of the URL is longer than 1024 characters")
         : sendProblem(reply, 400, "The URL is not valid: malformed percent-encoding"),
   });
-  recordHttpMetrics(app, "rest");
+  const metricsListener = "rest";
+  recordHttpMetrics(app, metricsListener);
   const methods = allowedMethods(app);
   app.setValidatorCompiler(passThrough);
 
@@ -128,7 +129,7 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
 
   // These act on the routes declared after them. The in-process reads see each route as declared, before
   // compression adds its hooks (no-ops for a value handed over as it is) and large pages wrap its handler.
-  const inProcess = collectInProcessReads(app, authenticated);
+  const inProcess = collectInProcessReads(app, authenticated, metricsListener);
   await compressAnswers(app);
   streamLargePages(app);
   validateParameters(app);

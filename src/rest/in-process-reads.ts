@@ -9,10 +9,12 @@
  * (it only returns its value), no route-level hook other than the parameter checks, and a path made of
  * literal segments and `:param`s. Anything else, and any request the router would judge on its own (a
  * malformed percent-encoding, an over-long parameter, a repeated query key), is left to `inject`, which
- * answers it as over HTTP. Not taken on this path: the REST API's HTTP metrics and access log (the MCP
- * tool's own metrics count the call; inject already wrote no access log).
+ * answers it as over HTTP. Each call is counted in the REST API's HTTP metrics as its listener counts it
+ * (by route pattern and status); no access log, as with inject.
  */
+import { performance } from "node:perf_hooks";
 import type { FastifyInstance, FastifyRequest, RouteOptions } from "fastify";
+import { httpRequestDuration, httpRequests } from "../observability/metrics.ts";
 import type { Authenticator } from "./authenticate.ts";
 import { ProblemError, problem } from "./problem.ts";
 
@@ -59,6 +61,7 @@ const OTHER_HOOKS = [
 export function collectInProcessReads(
   app: FastifyInstance,
   authenticated: (path: string) => boolean,
+  metricsListener: string,
 ): { get: (authenticate: Authenticator) => InProcessGet } {
   const routes: DirectRoute[] = [];
   app.addHook("onRoute", (route) => {
@@ -96,11 +99,27 @@ export function collectInProcessReads(
         }
         const query = queryOf(mark < 0 ? "" : pathAndQuery.slice(mark + 1));
         if (!query) return undefined;
-        return serve(app, direct, authenticate, { pathAndQuery, path, headers, params, query });
+        return counted(metricsListener, direct.route.url, () =>
+          serve(app, direct, authenticate, { pathAndQuery, path, headers, params, query }),
+        );
       }
       return undefined;
     },
   };
+}
+
+/** The answer, counted as the listener's onResponse hook counts it (observability/http-metrics.ts). */
+async function counted(
+  listener: string,
+  route: string,
+  call: () => Promise<InProcessAnswer>,
+): Promise<InProcessAnswer> {
+  const start = performance.now();
+  const answer = await call();
+  const labels = { listener, method: "GET", route, status: String(answer.status) };
+  httpRequests.inc(labels);
+  httpRequestDuration.observe(labels, (performance.now() - start) / 1000);
+  return answer;
 }
 
 function decoded(raw: string): string | undefined {
@@ -145,14 +164,14 @@ async function serve(
     params: call.params,
     query: call.query,
   } as unknown as FastifyRequest;
-  // The app's onRequest authentication (app.ts), answered as its hook answers.
-  const result = await authenticate(request);
-  if (!result.ok) {
-    const status = result.unavailable ? 503 : result.malformed ? 400 : 401;
-    return problemAnswer(status, result.detail, call.path);
-  }
-  request.principal = result.principal;
   try {
+    // The app's onRequest authentication (app.ts), answered as its hook answers.
+    const result = await authenticate(request);
+    if (!result.ok) {
+      const status = result.unavailable ? 503 : result.malformed ? 400 : 401;
+      return problemAnswer(status, result.detail, call.path);
+    }
+    request.principal = result.principal;
     for (const check of [direct.route.preValidation ?? []].flat()) {
       await (check as (request: FastifyRequest) => unknown).call(app, request);
     }
