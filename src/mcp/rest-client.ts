@@ -72,11 +72,13 @@ export class RestApiError extends Error {
   }
 }
 
-/** One GET as the REST API answered it: status line and body text. */
+/** One GET as the REST API answered it: status line and body text (or, in-process, the value itself). */
 export interface RestAnswer {
   status: number;
   statusText: string;
   body: string;
+  /** A 2xx answer's value as the REST API's handler gave it, instead of its JSON in `body`. */
+  json?: unknown;
 }
 
 /**
@@ -102,7 +104,7 @@ export function httpTransport(baseUrl: string, doFetch: typeof fetch = fetch): R
   };
 }
 
-/** What `inProcessTransport` needs of the REST application: Fastify's `inject`. */
+/** What `inProcessTransport` needs of the REST application: Fastify's `inject`, and its direct GETs. */
 export interface InjectableApp {
   inject(request: {
     method: "GET";
@@ -110,17 +112,25 @@ export interface InjectableApp {
     headers: Record<string, string>;
     signal?: AbortSignal;
   }): PromiseLike<{ statusCode: number; statusMessage: string; body: string }>;
+  /**
+   * The GET operation called directly after the REST API's own authentication and parameter checks
+   * (src/rest/in-process-reads.ts); undefined when the request must go through `inject`.
+   */
+  inProcessGet?(pathAndQuery: string, headers: Record<string, string>): Promise<RestAnswer> | undefined;
 }
 
 /**
- * The REST application of this process, called in-process (Fastify `inject`): the same routing,
- * authentication hook and handlers as over HTTP, minus the loopback socket, the HTTP parsing on both
- * sides and the connection pool.
+ * The REST application of this process, called in-process: the operation's handler directly, after the
+ * REST API's authentication and parameter checks (`inProcessGet`), else Fastify `inject` (the same
+ * routing, hooks and handlers as over HTTP), minus the loopback socket, the HTTP parsing on both sides
+ * and the connection pool.
  */
 export function inProcessTransport(app: InjectableApp): RestTransport {
   return {
     target: "the REST API in this process",
     async get(pathAndQuery, headers, signal) {
+      const direct = app.inProcessGet?.(pathAndQuery, headers);
+      if (direct) return direct;
       const response = await app.inject({ method: "GET", url: pathAndQuery, headers, signal });
       return { status: response.statusCode, statusText: response.statusMessage, body: response.body };
     },
@@ -195,28 +205,41 @@ export function createRestClient(options: RestClientOptions): RestClient {
       }
     }
     // One controller and one timer per call: aborted by the timeout or by the MCP request's cancellation.
+    // The call stops waiting then even when the transport cannot abort (an in-process read runs to its end).
     const controller = new AbortController();
+    let stop: (reason: Error) => void = () => {};
+    const stopped = new Promise<never>((_, reject) => {
+      stop = reject;
+    });
+    stopped.catch(() => {});
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      controller.abort(new Error(`no answer within ${timeoutMs / 1000} s`));
+      const reason = new Error(`no answer within ${timeoutMs / 1000} s`);
+      controller.abort(reason);
+      stop(reason);
     }, timeoutMs);
-    const cancel = () => controller.abort(options.signal?.reason);
+    const cancel = () => {
+      const reason = options.signal?.reason;
+      controller.abort(reason);
+      stop(reason instanceof Error ? reason : new Error("The MCP request was cancelled"));
+    };
     if (options.signal?.aborted) cancel();
     else options.signal?.addEventListener("abort", cancel, { once: true });
     let answer: RestAnswer;
     try {
-      answer = await transport.get(`${path}${search}`, headers, controller.signal);
+      answer = await Promise.race([transport.get(`${path}${search}`, headers, controller.signal), stopped]);
     } catch (error) {
       const reason = timedOut
         ? `no answer within ${timeoutMs / 1000} s`
-        : ((error as Error).cause as Error | undefined)?.message || (error as Error).message;
+        : ((error as Error)?.cause as Error | undefined)?.message || (error as Error)?.message;
       throw new RestApiError(0, "Unreachable", `${reason} (${transport.target})`);
     } finally {
       clearTimeout(timer);
       options.signal?.removeEventListener("abort", cancel);
     }
     if (answer.status < 200 || answer.status > 299) throw problemError(answer);
+    if (answer.json !== undefined) return answer.json as T;
     try {
       return JSON.parse(answer.body) as T;
     } catch {

@@ -243,6 +243,8 @@ export const instant = (value: { dateTime: string } | null | undefined): string 
 
 const cell = (value: unknown): string => {
   const text = value === null || value === undefined || value === "" ? "-" : String(value);
+  // Most cells hold neither: the two replacements are skipped for them (every tool answer renders a table).
+  if (!text.includes("|") && !text.includes("\n")) return text;
   return text.replace(/\|/g, "\\|").replace(/\s*\n\s*/g, " ");
 };
 

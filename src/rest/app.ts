@@ -17,6 +17,7 @@ import { adminProblem } from "./admin-input.ts";
 import { allowedMethods } from "./allowed-methods.ts";
 import { createAuthenticator } from "./authenticate.ts";
 import { compressAnswers } from "./compression.ts";
+import { collectInProcessReads, type InProcessGet } from "./in-process-reads.ts";
 import { streamLargePages } from "./large-pages.ts";
 import { problemResponses } from "./openapi.ts";
 import { sendError, sendProblem } from "./problem.ts";
@@ -53,6 +54,15 @@ const isInjected = (request: FastifyRequest): boolean => {
 };
 
 const OPEN_PATHS = new Set(["/rest/openapi.json", "/rest/health"]);
+/** Whether the authentication hook applies to a path (everything under /rest/ but the open paths). */
+const authenticated = (path: string) => !OPEN_PATHS.has(path) && path.startsWith("/rest/");
+
+declare module "fastify" {
+  interface FastifyInstance {
+    /** GET operations called in-process, without the request pipeline (in-process-reads.ts). */
+    inProcessGet: InProcessGet;
+  }
+}
 
 /** The platform REST API: applications and their insights, problem+json errors, OpenAPI 3.1. */
 export async function buildRestApp(options: RestAppOptions): Promise<FastifyInstance> {
@@ -75,7 +85,8 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
         ? sendProblem(reply, 414, "A path segment of the URL is longer than 1024 characters")
         : sendProblem(reply, 400, "The URL is not valid: malformed percent-encoding"),
   });
-  recordHttpMetrics(app, "rest");
+  const metricsListener = "rest";
+  recordHttpMetrics(app, metricsListener);
   const methods = allowedMethods(app);
   app.setValidatorCompiler(passThrough);
 
@@ -116,15 +127,18 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
       problemResponses("openapiObject" in document ? document.openapiObject : {}),
   });
 
-  // These act on the routes declared after them.
+  // These act on the routes declared after them. The in-process reads see each route as declared, before
+  // compression adds its hooks (no-ops for a value handed over as it is) and large pages wrap its handler.
+  const inProcess = collectInProcessReads(app, authenticated, metricsListener);
   await compressAnswers(app);
   streamLargePages(app);
   validateParameters(app);
 
   const authenticate = createAuthenticator({ db: options.db, verifier: options.verifier });
+  app.decorate("inProcessGet", inProcess.get(authenticate));
   app.addHook("onRequest", async (request, reply) => {
     const path = request.url.split("?")[0] ?? "";
-    if (OPEN_PATHS.has(path) || !path.startsWith("/rest/")) return;
+    if (!authenticated(path)) return;
     const result = await authenticate(request);
     if (result.ok) {
       request.principal = result.principal;
