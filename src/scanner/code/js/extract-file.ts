@@ -23,6 +23,19 @@ import { extend, importedValueOf } from "./imported-value.ts";
 import { type Binding, Scope } from "./scope.ts";
 
 const KEYS = visitorKeys as Record<string, readonly string[]>;
+
+/**
+ * Nodes whose visitor keys also list parts that declare rather than refer (a label, a type's or type
+ * parameter's name, an attribute's name, a predicate's parameter): only these children are visited.
+ */
+const REFERRING_KEYS: Readonly<Record<string, readonly string[]>> = {
+  LabeledStatement: ["body"],
+  JSXAttribute: ["value"],
+  TSTypeParameter: ["constraint", "default"],
+  TSTypePredicate: ["typeAnnotation"],
+  TSInterfaceDeclaration: ["typeParameters", "extends", "body"],
+  TSTypeAliasDeclaration: ["typeParameters", "typeAnnotation"],
+};
 const RAW_TRANSFER = rawTransferSupported();
 
 /** Helpers Babel, TypeScript and esbuild emit around `require()`: `.default` of their result is the module. */
@@ -287,7 +300,7 @@ class FileWalker {
   // ---- walking ------------------------------------------------------------------------------------
 
   private visitChildren(node: AstNode, scope: Scope): void {
-    const keys = KEYS[node.type];
+    const keys = REFERRING_KEYS[node.type] ?? KEYS[node.type];
     if (!keys) return;
     for (const key of keys) {
       const child = node[key];
@@ -465,12 +478,6 @@ class FileWalker {
         this.visitAll(node.attributes, scope);
         if (node.typeArguments) this.visit(node.typeArguments, scope);
         return;
-      case "JSXAttribute":
-        if (node.value) this.visit(node.value, scope);
-        return;
-      case "LabeledStatement":
-        this.visit(node.body, scope);
-        return;
       case "BreakStatement":
       case "ContinueStatement":
       case "MetaProperty":
@@ -503,22 +510,6 @@ class FileWalker {
       case "TSIndexSignature":
         for (const param of node.parameters ?? []) this.visitPattern(param, scope);
         if (node.typeAnnotation) this.visit(node.typeAnnotation, scope);
-        return;
-      case "TSTypeParameter":
-        if (node.constraint) this.visit(node.constraint, scope);
-        if (node.default) this.visit(node.default, scope);
-        return;
-      case "TSTypePredicate":
-        if (node.typeAnnotation) this.visit(node.typeAnnotation, scope);
-        return;
-      case "TSInterfaceDeclaration":
-        if (node.typeParameters) this.visit(node.typeParameters, scope);
-        this.visitAll(node.extends, scope);
-        this.visit(node.body, scope);
-        return;
-      case "TSTypeAliasDeclaration":
-        if (node.typeParameters) this.visit(node.typeParameters, scope);
-        this.visit(node.typeAnnotation, scope);
         return;
       case "TSEnumDeclaration":
         for (const member of node.body?.members ?? node.members ?? []) {
