@@ -59,6 +59,22 @@ interface Site {
   from: ApplicationScope;
 }
 
+/**
+ * The module a call of the free `require` names (`require("m")`), `isBound` telling whether this
+ * `require` is a binding of the file; undefined for any other call or a non-literal argument.
+ */
+function requiredSpecifier(node: AstNode, isBound: (require: AstNode) => boolean): string | undefined {
+  const callee = unwrap(node.callee);
+  if (callee.type !== "Identifier" || callee.name !== "require" || isBound(callee)) return undefined;
+  return stringOf(node.arguments[0]);
+}
+
+/** The name a call's callee ends in: `f` of `f(…)` and of `x.f(…)`. */
+function calleeName(callee: AstNode): string | undefined {
+  if (callee.type === "Identifier") return callee.name;
+  return callee.type === "MemberExpression" ? memberName(callee) : undefined;
+}
+
 function lineAt(source: string, offset: number): number {
   let line = 1;
   for (let i = source.indexOf("\n"); i >= 0 && i < offset; i = source.indexOf("\n", i + 1)) line++;
@@ -685,22 +701,14 @@ class FileWalker {
   }
 
   private visitCall(node: AstNode, scope: Scope): void {
-    const callee = unwrap(node.callee);
-    if (callee.type === "Identifier" && callee.name === "require" && !scope.lookup("require")) {
-      const specifier = stringOf(node.arguments[0]);
-      if (specifier !== undefined) {
-        const value = importedValueOf(specifier);
-        if (value) this.imports.push({ from: this.from, value });
-        return;
-      }
+    const specifier = requiredSpecifier(node, () => scope.lookup("require") !== undefined);
+    if (specifier !== undefined) {
+      const value = importedValueOf(specifier);
+      if (value) this.imports.push({ from: this.from, value });
+      return;
     }
     // `__exportStar(require(x), exports)`, or `tslib_1.__exportStar(...)` with importHelpers.
-    const helper =
-      callee.type === "Identifier"
-        ? callee.name
-        : callee.type === "MemberExpression"
-          ? memberName(callee)
-          : undefined;
+    const helper = calleeName(unwrap(node.callee));
     if (helper !== undefined && EXPORT_STAR_HELPERS.has(helper) && node.arguments[0]) {
       this.exportSites.push({ name: null, node: node.arguments[0], star: true });
     }
@@ -916,17 +924,9 @@ class FileWalker {
         return value && extend(value, [name]);
       }
       case "CallExpression": {
-        const callee = unwrap(node.callee);
-        if (callee.type === "Identifier" && callee.name === "require" && !this.resolved.has(callee)) {
-          const specifier = stringOf(node.arguments[0]);
-          return specifier === undefined ? undefined : importedValueOf(specifier);
-        }
-        const helper =
-          callee.type === "Identifier"
-            ? callee.name
-            : callee.type === "MemberExpression"
-              ? memberName(callee)
-              : undefined;
+        const specifier = requiredSpecifier(node, (require) => this.resolved.has(require));
+        if (specifier !== undefined) return importedValueOf(specifier);
+        const helper = calleeName(unwrap(node.callee));
         if (helper !== undefined && INTEROP_HELPERS.has(helper) && node.arguments[0]) {
           const value = this.evaluate(node.arguments[0]);
           return value && { ...value, interop: true };
