@@ -1,7 +1,7 @@
+import type { AnalysisHistoryEntry, Comparison } from "../../../contracts/resources.ts";
 import { PageTitle } from "../../ui/page-title.tsx";
 import { useApiGet } from "../../ui/use-api.ts";
 import { useAppPage } from "./page-state.ts";
-import type { AnalysisHistoryEntry, Comparison } from "./types.ts";
 import { AppNav, formatDateTime, Show } from "./widgets.tsx";
 
 /** Two analyses of an application side by side: what was added and removed between them. */

@@ -1,9 +1,9 @@
+import { SEVERITIES } from "../../../contracts/platform.ts";
+import type { CveInsight } from "../../../contracts/resources.ts";
 import { PageTitle } from "../../ui/page-title.tsx";
 import { useApiGet } from "../../ui/use-api.ts";
 import { dateOfDay, useAppPage } from "./page-state.ts";
 import { appPath } from "./paths.ts";
-import type { CveInsight } from "./types.ts";
-import { SEVERITIES } from "./types.ts";
 import { AppNav, AsOfPicker, PagedTable, SeverityBadge, Show } from "./widgets.tsx";
 
 const LIMIT = 50;

@@ -1,8 +1,8 @@
+import type { ApplicationSummary } from "../../../contracts/resources.ts";
 import { PageTitle } from "../../ui/page-title.tsx";
 import { useApiGet } from "../../ui/use-api.ts";
 import { intParam, useQueryState } from "./page-state.ts";
 import { appPath } from "./paths.ts";
-import type { ApplicationSummary } from "./types.ts";
 import { formatDateTime, PagedTable, Show } from "./widgets.tsx";
 
 const LIMIT = 50;

@@ -1,8 +1,8 @@
+import type { CvePackage } from "../../../contracts/resources.ts";
 import { PageTitle } from "../../ui/page-title.tsx";
 import { useApiGet } from "../../ui/use-api.ts";
 import { dateOfDay, intParam, useAppPage } from "./page-state.ts";
 import { appPath } from "./paths.ts";
-import type { CvePackage } from "./types.ts";
 import { AppNav, AsOfPicker, formatDateTime, PagedTable, Show } from "./widgets.tsx";
 
 interface CveReference {

@@ -1,9 +1,14 @@
 import { useRoute } from "preact-iso";
+import type {
+  AnalysisHistoryEntry,
+  ApplicationDetail,
+  GateEvaluation,
+  GateHistoryEntry,
+} from "../../../contracts/resources.ts";
 import { PageTitle } from "../../ui/page-title.tsx";
 import { useApiGet } from "../../ui/use-api.ts";
 import { appPath } from "./paths.ts";
 import { SeverityChart, SeverityTable } from "./severity-chart.tsx";
-import type { AnalysisHistoryEntry, ApplicationDetail, GateEvaluation, GateHistoryEntry } from "./types.ts";
 import { AppNav, formatDateTime, SeverityBadge, Show } from "./widgets.tsx";
 
 /** One application: counts, analysis timeline, severity chart and quality-gate verdicts. */

@@ -1,10 +1,10 @@
 import { useState } from "preact/hooks";
+import type { Interaction, PackageUse } from "../../../contracts/resources.ts";
 
 import { PageTitle } from "../../ui/page-title.tsx";
 import { useApiGet } from "../../ui/use-api.ts";
 import { dateOfDay, useAppPage } from "./page-state.ts";
 import { appPath } from "./paths.ts";
-import type { Interaction, Package } from "./types.ts";
 import { AppNav, AsOfPicker, formatDateTime, PagedTable, SeverityBadge, Show } from "./widgets.tsx";
 
 const LIMIT = 50;
@@ -13,7 +13,7 @@ const LIMIT = 50;
 export function ApplicationPackages() {
   const { name, query, setQuery, skip, onSkip } = useAppPage();
   const [text, setText] = useState(query.q ?? "");
-  const loaded = useApiGet<Package[]>(`/applications/${encodeURIComponent(name)}/packages`, {
+  const loaded = useApiGet<PackageUse[]>(`/applications/${encodeURIComponent(name)}/packages`, {
     limit: LIMIT,
     skip,
     q: query.q || undefined,
@@ -89,7 +89,7 @@ export function PackageDetail() {
   const date = dateOfDay(query.date);
   const app = `/applications/${encodeURIComponent(name)}`;
   // The packages operation filters by a name part: the exact name (and ecosystem) is picked from its answer.
-  const versions = useApiGet<Package[]>(`${app}/packages`, { limit: 1000, q: pkg, date });
+  const versions = useApiGet<PackageUse[]>(`${app}/packages`, { limit: 1000, q: pkg, date });
   // Without an ecosystem, the references are asked for once the name is known to be in one ecosystem only
   // (the API refuses an ambiguous name; the page offers a link per ecosystem instead).
   const ecosystemsUsed = new Set(versions.data?.filter((p) => p.name === pkg).map((p) => p.ecosystem));

@@ -1,11 +1,11 @@
 /** The widgets the Applications pages share: loading states, severity badges, paged tables, "as of". */
 import type { ComponentChildren } from "preact";
+import type { Severity } from "../../../contracts/platform.ts";
 import { ErrorBox } from "../../ui/error-box.tsx";
 import { Loading } from "../../ui/loading.tsx";
 import { Pager } from "../../ui/pager.tsx";
 import type { Loaded } from "../../ui/use-api.ts";
 import { APPS, appPath } from "./paths.ts";
-import type { Severity } from "./types.ts";
 
 /** Renders `children(data)` once loaded; a status line while loading; the problem's detail on error. */
 export function Show<T>(props: {
