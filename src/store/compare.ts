@@ -275,17 +275,7 @@ async function recordReferenceChanges(db: Db, applicationId: number, seq: number
   ] as const) {
     await db
       .insertInto("reference_changes")
-      .columns([
-        "target_full_name",
-        "target_object_id",
-        "source_full_name",
-        "source_object_id",
-        "package_id",
-        "package_name",
-        "application_id",
-        "seq",
-        "sign",
-      ])
+      .columns([...IDENTITY, "package_name", "application_id", "seq", "sign"])
       .expression(
         referencesOnlyInQuery(db, applicationId, inSeq, notSeq).select([
           // Literals: PostgreSQL types a bound parameter in a select list as text.
@@ -419,13 +409,26 @@ async function pagedReferences(
     : { added: minus, removed: plus, addedTotal: totals.minus, removedTotal: totals.plus };
 }
 
+/**
+ * A reference's identity in the change log (see referencesOnlyInQuery), in the log's page order: its
+ * primary key after the application, before `seq`.
+ */
+const IDENTITY = [
+  "target_full_name",
+  "target_object_id",
+  "source_full_name",
+  "source_object_id",
+  "package_id",
+] as const;
+const IDENTITY_ORDER = sql.join(IDENTITY.map((column) => sql.ref(column)));
+
 function changeGroups(db: Db, applicationId: number, lo: number, hi: number) {
   return db
     .selectFrom("reference_changes")
     .where("application_id", "=", applicationId)
     .where("seq", ">", lo)
     .where("seq", "<=", hi)
-    .groupBy(["target_full_name", "target_object_id", "source_full_name", "source_object_id", "package_id"]);
+    .groupBy([...IDENTITY]);
 }
 
 async function referenceChangesPage(
@@ -447,11 +450,7 @@ async function referenceChangesPage(
       sql<string>`max(package_name)`.as("package_name"),
     ])
     .having(sql<number>`sum(sign)`, "=", sign)
-    .orderBy("target_full_name")
-    .orderBy("target_object_id")
-    .orderBy("source_full_name")
-    .orderBy("source_object_id")
-    .orderBy("package_id")
+    .orderBy(IDENTITY_ORDER)
     .limit(paging.limit)
     .offset(paging.skip)
     .execute();
@@ -506,16 +505,7 @@ export async function referenceChangesWalk(
   for (;;) {
     let query = db
       .selectFrom("reference_changes")
-      .select([
-        "target_full_name",
-        "target_object_id",
-        "source_full_name",
-        "source_object_id",
-        "package_id",
-        "seq",
-        "sign",
-        "package_name",
-      ])
+      .select([...IDENTITY, "seq", "sign", "package_name"])
       .where("application_id", "=", applicationId)
       .where("seq", ">", lo)
       .where("seq", "<=", hi);
@@ -525,15 +515,7 @@ export async function referenceChangesWalk(
         sql<boolean>`(target_full_name, target_object_id, source_full_name, source_object_id, package_id, seq) > (${a.target_full_name}, ${a.target_object_id}, ${a.source_full_name}, ${a.source_object_id}, ${Number(a.package_id)}, ${Number(a.seq)})`,
       );
     }
-    const rows = (await query
-      .orderBy("target_full_name")
-      .orderBy("target_object_id")
-      .orderBy("source_full_name")
-      .orderBy("source_object_id")
-      .orderBy("package_id")
-      .orderBy("seq")
-      .limit(chunk)
-      .execute()) as Row[];
+    const rows = (await query.orderBy(IDENTITY_ORDER).orderBy("seq").limit(chunk).execute()) as Row[];
     for (const row of rows) {
       if (group && !sameIdentity(group.row, row) && close()) return page;
       if (group) group.net += Number(row.sign);
