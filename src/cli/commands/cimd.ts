@@ -18,7 +18,7 @@ import { UNKNOWN_CLIENT_ID } from "../../idp/keycloak/cimd-repository.ts";
 import { CimdStoreError } from "../../store/cimd.ts";
 import type { StoreOptions } from "../context.ts";
 import { diagnoseCimdState, knownProfileNames, withCimdRepository } from "../idp-context.ts";
-import { CliError, emit, table } from "../output.ts";
+import { CliError, columnsTable, emit } from "../output.ts";
 
 interface CommonOptions extends StoreOptions {
   json?: boolean;
@@ -275,17 +275,14 @@ export function registerCimd(program: Command): void {
       if (rows.length === 0)
         return `No CIMD client in ${location} (add one: imaging cimd add claude-code --preset claude-code)`;
       const lines = [
-        table(
-          ["CLIENT", "CLIENT ID", "VARIANT", "LINKED", "ENABLED", "PROBLEMS"],
-          rows.map((r) => [
-            r.client,
-            r.clientId === UNKNOWN_CLIENT_ID ? "(not recorded)" : r.clientId,
-            r.variant,
-            r.linked ? "yes" : "no",
-            r.enabled ? "yes" : "no",
-            String(r.problems.length),
-          ]),
-        ),
+        columnsTable(rows, {
+          CLIENT: (r) => r.client,
+          "CLIENT ID": (r) => (r.clientId === UNKNOWN_CLIENT_ID ? "(not recorded)" : r.clientId),
+          VARIANT: (r) => r.variant,
+          LINKED: (r) => (r.linked ? "yes" : "no"),
+          ENABLED: (r) => (r.enabled ? "yes" : "no"),
+          PROBLEMS: (r) => String(r.problems.length),
+        }),
       ];
       for (const r of rows) {
         const extra = diagnosisLines(r, "  ");
