@@ -1,4 +1,4 @@
-import { type Kysely, SqliteAdapter, sql } from "kysely";
+import { type Expression, type Kysely, type RawBuilder, SqliteAdapter, sql } from "kysely";
 import type {
   Comparison as ComparisonAnswer,
   Changes as PagedChanges,
@@ -83,16 +83,36 @@ async function pagedPackages(
   paging: ComparePaging,
   vulnerableOnly: boolean,
 ): Promise<PagedChanges<VersionRow>> {
+  return addedAndRemoved(fromSeq, toSeq, async (lo, hi) => {
+    const [plus, minus] = await Promise.all([
+      packageChanges(db, applicationId, lo, hi, 1, vulnerableOnly, paging),
+      packageChanges(db, applicationId, lo, hi, -1, vulnerableOnly, paging),
+    ]);
+    return { plus: plus.page, minus: minus.page, plusTotal: plus.total, minusTotal: minus.total };
+  });
+}
+
+/**
+ * What changed from analysis `fromSeq` to analysis `toSeq`, from the changes between lo = the earlier
+ * and hi = the later one (`plus`: in hi and not in lo, `minus`: the reverse): going back in time
+ * swaps added and removed.
+ */
+async function addedAndRemoved<T>(
+  fromSeq: number,
+  toSeq: number,
+  changes: (
+    lo: number,
+    hi: number,
+  ) => Promise<{ plus: T[]; minus: T[]; plusTotal: number; minusTotal: number }>,
+): Promise<PagedChanges<T>> {
   if (fromSeq === toSeq) return { added: [], removed: [], addedTotal: 0, removedTotal: 0 };
-  const lo = Math.min(fromSeq, toSeq);
-  const hi = Math.max(fromSeq, toSeq);
-  const [plus, minus] = await Promise.all([
-    packageChanges(db, applicationId, lo, hi, 1, vulnerableOnly, paging),
-    packageChanges(db, applicationId, lo, hi, -1, vulnerableOnly, paging),
-  ]);
+  const { plus, minus, plusTotal, minusTotal } = await changes(
+    Math.min(fromSeq, toSeq),
+    Math.max(fromSeq, toSeq),
+  );
   return toSeq > fromSeq
-    ? { added: plus.page, removed: minus.page, addedTotal: plus.total, removedTotal: minus.total }
-    : { added: minus.page, removed: plus.page, addedTotal: minus.total, removedTotal: plus.total };
+    ? { added: plus, removed: minus, addedTotal: plusTotal, removedTotal: minusTotal }
+    : { added: minus, removed: plus, addedTotal: minusTotal, removedTotal: plusTotal };
 }
 
 /**
@@ -151,25 +171,39 @@ async function packageChanges(
   return { page: rows.map((r) => ({ versionId: r.version_id, name: r.name, version: r.version })), total };
 }
 
+/**
+ * The application's rows of `alias` live in analysis `inSeq` and not in `notSeq`, whose identity has no
+ * row live in `notSeq` either (`sameIdentityInNotSeq` selects those rows): what `inSeq` has and `notSeq`
+ * lacks. The row's own interval is tested first, as it is cheap and rules out most rows.
+ */
+function onlyIn(
+  alias: string,
+  applicationId: number,
+  inSeq: number,
+  notSeq: number,
+  sameIdentityInNotSeq: Expression<unknown>,
+): RawBuilder<boolean> {
+  return sql<boolean>`${sql.ref(`${alias}.application_id`)} = ${applicationId} and ${liveAt(alias, inSeq)} and not (${liveAt(alias, notSeq)}) and not exists ${sameIdentityInNotSeq}`;
+}
+
 /** Package versions used in analysis `inSeq` and not in `notSeq`, read from the validity intervals. */
 function packagesOnlyInQuery(db: Db, applicationId: number, inSeq: number, notSeq: number) {
   return db
     .selectFrom("application_packages as ap")
     .innerJoin("package_versions as pv", "pv.id", "ap.package_version_id")
     .innerJoin("packages as p", "p.id", "pv.package_id")
-    .where("ap.application_id", "=", applicationId)
-    .where(liveAt("ap", inSeq))
-    .where(sql<boolean>`not (${liveAt("ap", notSeq)})`)
     .where((eb) =>
-      eb.not(
-        eb.exists(
-          eb
-            .selectFrom("application_packages as other")
-            .select(sql`1`.as("one"))
-            .where("other.application_id", "=", applicationId)
-            .whereRef("other.package_version_id", "=", "ap.package_version_id")
-            .where(liveAt("other", notSeq)),
-        ),
+      onlyIn(
+        "ap",
+        applicationId,
+        inSeq,
+        notSeq,
+        eb
+          .selectFrom("application_packages as other")
+          .select(sql`1`.as("one"))
+          .where("other.application_id", "=", applicationId)
+          .whereRef("other.package_version_id", "=", "ap.package_version_id")
+          .where(liveAt("other", notSeq)),
       ),
     );
 }
@@ -206,25 +240,24 @@ function referencesOnlyInQuery(db: Db, applicationId: number, inSeq: number, not
     .innerJoin("application_objects as s", "s.id", "r.source_id")
     .innerJoin("external_objects as t", "t.id", "r.target_id")
     .innerJoin("packages as p", "p.id", "t.package_id")
-    .where("r.application_id", "=", applicationId)
-    .where(liveAt("r", inSeq))
-    .where(sql<boolean>`not (${liveAt("r", notSeq)})`)
     .where((eb) =>
-      eb.not(
-        eb.exists(
-          eb
-            .selectFrom("object_references as r2")
-            .innerJoin("application_objects as s2", "s2.id", "r2.source_id")
-            .innerJoin("external_objects as t2", "t2.id", "r2.target_id")
-            .select(sql`1`.as("one"))
-            .where("r2.application_id", "=", applicationId)
-            .where(liveAt("r2", notSeq))
-            .whereRef("s2.object_id", "=", "s.object_id")
-            .whereRef("s2.full_name", "=", "s.full_name")
-            .whereRef("t2.object_id", "=", "t.object_id")
-            .whereRef("t2.full_name", "=", "t.full_name")
-            .whereRef("t2.package_id", "=", "t.package_id"),
-        ),
+      onlyIn(
+        "r",
+        applicationId,
+        inSeq,
+        notSeq,
+        eb
+          .selectFrom("object_references as r2")
+          .innerJoin("application_objects as s2", "s2.id", "r2.source_id")
+          .innerJoin("external_objects as t2", "t2.id", "r2.target_id")
+          .select(sql`1`.as("one"))
+          .where("r2.application_id", "=", applicationId)
+          .where(liveAt("r2", notSeq))
+          .whereRef("s2.object_id", "=", "s.object_id")
+          .whereRef("s2.full_name", "=", "s.full_name")
+          .whereRef("t2.object_id", "=", "t.object_id")
+          .whereRef("t2.full_name", "=", "t.full_name")
+          .whereRef("t2.package_id", "=", "t.package_id"),
       ),
     )
     .select([
@@ -394,19 +427,14 @@ async function pagedReferences(
   toSeq: number,
   paging: ComparePaging,
 ): Promise<PagedChanges<ReferenceChange>> {
-  if (fromSeq === toSeq) return { added: [], removed: [], addedTotal: 0, removedTotal: 0 };
-  // Going back in time swaps the roles: added = removed of the forward comparison.
-  const lo = Math.min(fromSeq, toSeq);
-  const hi = Math.max(fromSeq, toSeq);
-  const forward = toSeq > fromSeq;
-  const [plus, minus, totals] = await Promise.all([
-    referenceChangesPage(db, applicationId, lo, hi, 1, paging),
-    referenceChangesPage(db, applicationId, lo, hi, -1, paging),
-    referenceChangeTotals(db, applicationId, lo, hi),
-  ]);
-  return forward
-    ? { added: plus, removed: minus, addedTotal: totals.plus, removedTotal: totals.minus }
-    : { added: minus, removed: plus, addedTotal: totals.minus, removedTotal: totals.plus };
+  return addedAndRemoved(fromSeq, toSeq, async (lo, hi) => {
+    const [plus, minus, totals] = await Promise.all([
+      referenceChangesPage(db, applicationId, lo, hi, 1, paging),
+      referenceChangesPage(db, applicationId, lo, hi, -1, paging),
+      referenceChangeTotals(db, applicationId, lo, hi),
+    ]);
+    return { plus, minus, plusTotal: totals.plus, minusTotal: totals.minus };
+  });
 }
 
 /**
