@@ -5,8 +5,8 @@ import { problemDetails } from "../contracts/problem-details.ts";
 
 /**
  * RFC 9457 problem details for the errors the gateway answers itself on the REST API's paths (an
- * unreachable REST API, a body or URL too large, a malformed request): the same shape and media type
- * as the REST API's own errors (src/rest/problem.ts), so clients handle one error format.
+ * unreachable REST API, a body or URL too large, a malformed request): built as the REST API's own
+ * errors are (src/contracts/problem-details.ts), so clients handle one error format.
  */
 export const gatewayProblem = problemDetails;
 
