@@ -192,20 +192,17 @@ function packagesOnlyInQuery(db: Db, applicationId: number, inSeq: number, notSe
     .selectFrom("application_packages as ap")
     .innerJoin("package_versions as pv", "pv.id", "ap.package_version_id")
     .innerJoin("packages as p", "p.id", "pv.package_id")
-    .where((eb) =>
-      onlyIn(
-        "ap",
-        applicationId,
-        inSeq,
-        notSeq,
-        eb
-          .selectFrom("application_packages as other")
-          .select(sql`1`.as("one"))
-          .where("other.application_id", "=", applicationId)
-          .whereRef("other.package_version_id", "=", "ap.package_version_id")
-          .where(liveAt("other", notSeq)),
-      ),
-    );
+    .where(onlyIn("ap", applicationId, inSeq, notSeq, sameVersionLiveAt(db, applicationId, notSeq)));
+}
+
+/** The application's rows of the package version of `ap` live in analysis `seq`. */
+function sameVersionLiveAt(db: Db, applicationId: number, seq: number) {
+  return db
+    .selectFrom("application_packages as other")
+    .select(sql`1`.as("one"))
+    .where("other.application_id", "=", applicationId)
+    .where("other.package_version_id", "=", sql.ref<number>("ap.package_version_id"))
+    .where(liveAt("other", seq));
 }
 
 /** Package versions used in analysis `inSeq` and not in `notSeq`, ordered by name then version. */
@@ -240,26 +237,7 @@ function referencesOnlyInQuery(db: Db, applicationId: number, inSeq: number, not
     .innerJoin("application_objects as s", "s.id", "r.source_id")
     .innerJoin("external_objects as t", "t.id", "r.target_id")
     .innerJoin("packages as p", "p.id", "t.package_id")
-    .where((eb) =>
-      onlyIn(
-        "r",
-        applicationId,
-        inSeq,
-        notSeq,
-        eb
-          .selectFrom("object_references as r2")
-          .innerJoin("application_objects as s2", "s2.id", "r2.source_id")
-          .innerJoin("external_objects as t2", "t2.id", "r2.target_id")
-          .select(sql`1`.as("one"))
-          .where("r2.application_id", "=", applicationId)
-          .where(liveAt("r2", notSeq))
-          .whereRef("s2.object_id", "=", "s.object_id")
-          .whereRef("s2.full_name", "=", "s.full_name")
-          .whereRef("t2.object_id", "=", "t.object_id")
-          .whereRef("t2.full_name", "=", "t.full_name")
-          .whereRef("t2.package_id", "=", "t.package_id"),
-      ),
-    )
+    .where(onlyIn("r", applicationId, inSeq, notSeq, sameIdentityLiveAt(db, applicationId, notSeq)))
     .select([
       "t.full_name as target_full_name",
       "t.object_id as target_object_id",
@@ -269,6 +247,22 @@ function referencesOnlyInQuery(db: Db, applicationId: number, inSeq: number, not
       "p.name as package_name",
     ])
     .distinct();
+}
+
+/** The application's references with the identity of `r` (source `s`, target `t`) live in analysis `seq`. */
+function sameIdentityLiveAt(db: Db, applicationId: number, seq: number) {
+  return db
+    .selectFrom("object_references as r2")
+    .innerJoin("application_objects as s2", "s2.id", "r2.source_id")
+    .innerJoin("external_objects as t2", "t2.id", "r2.target_id")
+    .select(sql`1`.as("one"))
+    .where("r2.application_id", "=", applicationId)
+    .where(liveAt("r2", seq))
+    .where("s2.object_id", "=", sql.ref<string>("s.object_id"))
+    .where("s2.full_name", "=", sql.ref<string>("s.full_name"))
+    .where("t2.object_id", "=", sql.ref<string>("t.object_id"))
+    .where("t2.full_name", "=", sql.ref<string>("t.full_name"))
+    .where("t2.package_id", "=", sql.ref<number>("t.package_id"));
 }
 
 /**
