@@ -15,6 +15,18 @@ export function emit(json: boolean, data: unknown, text: () => string): void {
 }
 
 /** Fixed-width columns for list output. */
+/** A table of `rows`, one column per entry of `columns`: its header, then how a row fills it. */
+export function columnsTable<Row>(
+  rows: readonly Row[],
+  columns: Record<string, (row: Row) => string>,
+): string {
+  const cells = Object.values(columns);
+  return table(
+    Object.keys(columns),
+    rows.map((row) => cells.map((cell) => cell(row))),
+  );
+}
+
 export function table(headers: string[], rows: string[][]): string {
   if (rows.length === 0) return "(none)";
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));

@@ -22,6 +22,7 @@ export const problem = z
     field: z.string().optional().describe("The input field at fault (administration endpoints)"),
   })
   .describe("RFC 9457 problem details");
+export type Problem = z.infer<typeof problem>;
 
 export const user = z
   .object({
@@ -32,6 +33,7 @@ export const user = z
     username: z.string(),
   })
   .describe("Who may sign in: role and the applications a viewer may read (admins read all)");
+export type User = z.infer<typeof user>;
 
 /** GET /rest/admin/users. */
 export const usersAnswer = z.object({
@@ -43,11 +45,13 @@ export const usersAnswer = z.object({
     .nullable()
     .describe("Keycloak's admin console at the realm's users (IDP=keycloak)"),
 });
+export type UsersAnswer = z.infer<typeof usersAnswer>;
 
 /** POST /rest/admin/users: the user, with the generated password when none was given. */
 export const createdUser = user.extend({
   generatedPassword: z.string().optional().describe("Shown once: only its hash is kept"),
 });
+export type CreatedUser = z.infer<typeof createdUser>;
 
 /** An API key as listed (never its secret). */
 export const apiKey = z.object({
@@ -58,9 +62,11 @@ export const apiKey = z.object({
   role: z.enum(ROLES),
   user: z.string(),
 });
+export type ApiKey = z.infer<typeof apiKey>;
 
 /** POST /rest/admin/api-keys: the key itself is answered once. */
 export const createdApiKey = apiKey.extend({ key: z.string().describe("Send it as X-API-KEY") });
+export type CreatedApiKey = z.infer<typeof createdApiKey>;
 
 export const cimdClient = z
   .object({
@@ -94,6 +100,7 @@ export const cimdClient = z
     variant: z.enum(["https", "http"]),
   })
   .describe("An AI client's CIMD profile and policy (the specification's tables) with what breaks sign-in");
+export type CimdClient = z.infer<typeof cimdClient>;
 
 /** GET /rest/status. */
 export const platformStatus = z.object({
@@ -108,6 +115,7 @@ export const platformStatus = z.object({
     }),
   ),
 });
+export type PlatformStatus = z.infer<typeof platformStatus>;
 
 /** POST /rest/admin/doctor: the checks of `imaging doctor`. */
 export const doctorAnswer = z.object({
@@ -125,6 +133,7 @@ export const doctorAnswer = z.object({
     }),
   ),
 });
+export type DoctorAnswer = z.infer<typeof doctorAnswer>;
 
 /** The administration shapes that have a name of their own (registered as `$id`, referred to as `Name#`). */
 export const namedAdminShapes = {
@@ -132,13 +141,3 @@ export const namedAdminShapes = {
   CimdClient: cimdClient,
   User: user,
 } as const;
-
-export type Problem = z.infer<typeof problem>;
-export type User = z.infer<typeof user>;
-export type UsersAnswer = z.infer<typeof usersAnswer>;
-export type CreatedUser = z.infer<typeof createdUser>;
-export type ApiKey = z.infer<typeof apiKey>;
-export type CreatedApiKey = z.infer<typeof createdApiKey>;
-export type CimdClient = z.infer<typeof cimdClient>;
-export type PlatformStatus = z.infer<typeof platformStatus>;
-export type DoctorAnswer = z.infer<typeof doctorAnswer>;

@@ -20,9 +20,11 @@ const integer = () => z.number().int();
 export const dateTime = object({
   dateTime: z.string().meta({ format: "date-time", examples: ["2024-04-22T08:41:34Z"] }),
 });
+export type DateTime = z.infer<typeof dateTime>;
 
 export const ecosystem = z.enum(["npm", "maven"]);
 export const severity = z.enum(SEVERITIES);
+export type Severity = z.infer<typeof severity>;
 
 /** The facts of a package version in use, shared by every resource that lists packages. */
 export const packageFacts = {
@@ -53,6 +55,7 @@ const externalObjectFields = {
 export const externalObject = object(externalObjectFields).describe(
   "An external object of a package that the application refers to.",
 );
+export type ExternalObject = z.infer<typeof externalObject>;
 
 export const applicationObject = object({
   fullName: z.string(),
@@ -61,12 +64,14 @@ export const applicationObject = object({
   type: z.string().describe("Object type, for display"),
   typeId: z.string().describe("Type identifier"),
 }).describe("An object of the application itself.");
+export type ApplicationObject = z.infer<typeof applicationObject>;
 
 export const cvePackage = object({
   name: z.string().describe("Package name; Maven packages as groupId:artifactId"),
   objects: z.array(externalObject),
   ...packageFacts,
 }).describe("A package of the application affected by the CVE, with its referred external objects.");
+export type CvePackage = z.infer<typeof cvePackage>;
 
 export const applicationSummary = object({
   analysisCount: integer(),
@@ -75,6 +80,7 @@ export const applicationSummary = object({
   latestAnalysis: dateTime.nullable(),
   name: z.string(),
 });
+export type ApplicationSummary = z.infer<typeof applicationSummary>;
 
 export const applicationCounts = object({
   externalObjects: integer(),
@@ -83,6 +89,7 @@ export const applicationCounts = object({
   vulnerabilities: integer(),
   vulnerablePackages: integer(),
 });
+export type ApplicationCounts = z.infer<typeof applicationCounts>;
 
 export const applicationDetail = object({
   analyses: z.array(dateTime).describe("Analysis history, oldest first"),
@@ -92,6 +99,7 @@ export const applicationDetail = object({
   latestAnalysis: dateTime.nullable(),
   name: z.string(),
 });
+export type ApplicationDetail = z.infer<typeof applicationDetail>;
 
 export const analysisHistoryEntry = object({
   analysis: dateTime,
@@ -107,6 +115,7 @@ export const analysisHistoryEntry = object({
       "counts add up to counts.vulnerablePackages)",
   ),
 }).describe("An analysis with its counts and its vulnerable packages by severity.");
+export type AnalysisHistoryEntry = z.infer<typeof analysisHistoryEntry>;
 
 export const cveInsight = object({
   affectedPackageCount: integer(),
@@ -119,6 +128,7 @@ export const cveInsight = object({
   severity,
   summary: z.string(),
 });
+export type CveInsight = z.infer<typeof cveInsight>;
 
 export const packageUse = object({
   ecosystem,
@@ -130,16 +140,19 @@ export const packageUse = object({
   ...packageFacts,
   vulnerabilities: z.array(z.string()).describe("CVE ids affecting this version, sorted"),
 }).describe("A package version the application uses, with its facts and the CVEs affecting it.");
+export type PackageUse = z.infer<typeof packageUse>;
 
 export const interaction = object({
   source: applicationObject,
   target: externalObject,
 }).describe("An application object (source) referring to an external object of the package (target).");
+export type Interaction = z.infer<typeof interaction>;
 
 export const externalObjectMatch = object({
   ...externalObjectFields,
   package: z.string().describe("Name of the package the object belongs to"),
 }).describe("An external object the application refers to, with the name of its package.");
+export type ExternalObjectMatch = z.infer<typeof externalObjectMatch>;
 
 // Shipped with reachesAffectedFunction before reachedFunctions: kept, so answers keep their byte order.
 export const cveReference = z
@@ -169,6 +182,7 @@ export const cveReference = z
     "A reference from an application object (source) to an external object (target) of a package version the " +
       "CVE affects, marked by whether the target is one of the functions the advisory names as vulnerable.",
   );
+export type CveReference = z.infer<typeof cveReference>;
 
 export const GATE_RULE_KINDS = [
   "max-releases-behind-safest",
@@ -190,6 +204,7 @@ export const gateRule = object({
         "{maxReleases: integer >= 0}; no-unfixable-vulnerability: {}",
     ),
 }).describe("A quality gate rule. Only enabled rules take part in evaluations.");
+export type GateRule = z.infer<typeof gateRule>;
 
 /**
  * `detail`, `package` and `version` are always present; `cve`, `objects` and `severity` as the rule says.
@@ -211,6 +226,7 @@ export const gateFinding = object({
   "A reason a rule fails. detail, package and version are always present; CVE rules add cve, severity " +
     "and objects; no-unfixable-vulnerability adds severity (the worst of the package's CVEs).",
 );
+export type GateFinding = z.infer<typeof gateFinding>;
 
 export const verdict = z.enum(["pass", "fail"]);
 
@@ -221,6 +237,7 @@ export const gateRuleResult = object({
   name: z.string(),
   passed: z.boolean(),
 });
+export type GateRuleResult = z.infer<typeof gateRuleResult>;
 
 export const gateEvaluation = object({
   analysis: dateTime,
@@ -228,12 +245,14 @@ export const gateEvaluation = object({
   rules: z.array(gateRuleResult).describe("The enabled rules, ordered by id"),
   verdict,
 });
+export type GateEvaluation = z.infer<typeof gateEvaluation>;
 
 export const gateHistoryEntry = object({
   analysis: dateTime,
   failedRules: z.array(z.string()).describe("Ids of the failed rules"),
   verdict,
 });
+export type GateHistoryEntry = z.infer<typeof gateHistoryEntry>;
 
 /** One page of each list (the query's skip and limit) and the length of each whole list. */
 export const changes = <T extends z.ZodType>(items: T) =>
@@ -245,16 +264,19 @@ export const changes = <T extends z.ZodType>(items: T) =>
   });
 
 export const packageVersion = object({ name: z.string(), version: z.string() });
+export type PackageVersion = z.infer<typeof packageVersion>;
 
 export const referenceChange = object({
   source: object({ fullName: z.string(), id: z.string() }),
   target: object({ fullName: z.string(), id: z.string(), package: z.string() }),
 });
+export type ReferenceChange = z.infer<typeof referenceChange>;
 
 export const vulnerablePackageChange = object({
   ...packageVersion.shape,
   vulnerabilities: z.array(z.string()),
 });
+export type VulnerablePackageChange = z.infer<typeof vulnerablePackageChange>;
 
 export const comparison = object({
   from: dateTime,
@@ -263,6 +285,7 @@ export const comparison = object({
   to: dateTime,
   vulnerablePackages: changes(vulnerablePackageChange),
 }).describe("What changed between two analyses: added = in `to` only, removed = in `from` only.");
+export type Comparison = z.infer<typeof comparison>;
 
 /**
  * The resources that have a name of their own: the JSON Schema of each is registered under this name
@@ -287,32 +310,9 @@ export const namedResources = {
   CveReference: cveReference,
 } as const;
 
-export type DateTime = z.infer<typeof dateTime>;
-export type Severity = z.infer<typeof severity>;
-export type ExternalObject = z.infer<typeof externalObject>;
-export type ApplicationObject = z.infer<typeof applicationObject>;
-export type CvePackage = z.infer<typeof cvePackage>;
-export type ApplicationSummary = z.infer<typeof applicationSummary>;
-export type ApplicationCounts = z.infer<typeof applicationCounts>;
-export type ApplicationDetail = z.infer<typeof applicationDetail>;
-export type AnalysisHistoryEntry = z.infer<typeof analysisHistoryEntry>;
-export type CveInsight = z.infer<typeof cveInsight>;
-export type PackageUse = z.infer<typeof packageUse>;
-export type Interaction = z.infer<typeof interaction>;
-export type ExternalObjectMatch = z.infer<typeof externalObjectMatch>;
-export type CveReference = z.infer<typeof cveReference>;
-export type GateRule = z.infer<typeof gateRule>;
-export type GateFinding = z.infer<typeof gateFinding>;
-export type GateRuleResult = z.infer<typeof gateRuleResult>;
-export type GateEvaluation = z.infer<typeof gateEvaluation>;
-export type GateHistoryEntry = z.infer<typeof gateHistoryEntry>;
-export type PackageVersion = z.infer<typeof packageVersion>;
-export type ReferenceChange = z.infer<typeof referenceChange>;
-export type VulnerablePackageChange = z.infer<typeof vulnerablePackageChange>;
 export interface Changes<T> {
   added: T[];
   addedTotal: number;
   removed: T[];
   removedTotal: number;
 }
-export type Comparison = z.infer<typeof comparison>;

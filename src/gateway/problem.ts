@@ -1,21 +1,14 @@
 import { STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
 import type { ConnectionError, FastifyReply } from "fastify";
+import { problemDetails } from "../contracts/problem-details.ts";
 
 /**
  * RFC 9457 problem details for the errors the gateway answers itself on the REST API's paths (an
- * unreachable REST API, a body or URL too large, a malformed request): the same shape and media type
- * as the REST API's own errors (src/rest/problem.ts), so clients handle one error format.
+ * unreachable REST API, a body or URL too large, a malformed request): built as the REST API's own
+ * errors are (src/contracts/problem-details.ts), so clients handle one error format.
  */
-export function gatewayProblem(status: number, detail: string, instance?: string) {
-  return {
-    type: "about:blank",
-    title: STATUS_CODES[status] ?? "Error",
-    status,
-    detail,
-    ...(instance ? { instance } : {}),
-  };
-}
+export const gatewayProblem = problemDetails;
 
 // Any server flavour: reply-from's error callback types its reply as HTTP/1 or HTTP/2.
 // biome-ignore lint/suspicious/noExplicitAny: the generic parameters do not matter here

@@ -1,5 +1,5 @@
-import { STATUS_CODES } from "node:http";
 import type { FastifyReply } from "fastify";
+import { problemDetails } from "../contracts/problem-details.ts";
 
 /** RFC 9457 problem details: every REST error has this shape and a sentence a person can act on. */
 export interface Problem {
@@ -11,16 +11,6 @@ export interface Problem {
   /** Validation refusals of the administration endpoints: the rule broken and the input field at fault. */
   rule?: string;
   field?: string;
-}
-
-export function problem(status: number, detail: string, instance?: string): Problem {
-  return {
-    type: "about:blank",
-    title: STATUS_CODES[status] ?? "Error",
-    status,
-    detail,
-    ...(instance ? { instance } : {}),
-  };
 }
 
 /**
@@ -60,7 +50,7 @@ export function sendProblem(
   detail: string,
   extra?: Pick<Problem, "rule" | "field">,
 ): FastifyReply {
-  const body = { ...problem(status, detail, reply.request.url.split("?")[0]), ...extra };
+  const body = { ...problemDetails(status, detail, reply.request.url.split("?")[0]), ...extra };
   return reply.code(status).type("application/problem+json").send(JSON.stringify(body));
 }
 

@@ -7,7 +7,7 @@ import { type Kysely, type RawBuilder, sql, type Transaction } from "kysely";
 import { chunks } from "./batch.ts";
 import type { ExternalObjectRecord } from "./external-objects.ts";
 import type { AdvisoryInput, Ecosystem } from "./input-records.ts";
-import { interactionOf, REFERENCE_COLUMNS } from "./packages.ts";
+import { INTERACTION_ORDER, interactionOf, REFERENCE_COLUMNS } from "./packages.ts";
 import type { Database } from "./schema.ts";
 import { liveAt } from "./sql-helpers.ts";
 
@@ -184,10 +184,7 @@ export async function listCveReferences(
   const rows = await select
     .orderBy("p.name")
     .orderBy("p.ecosystem")
-    .orderBy("t.full_name")
-    .orderBy("t.object_id")
-    .orderBy("s.full_name")
-    .orderBy("s.object_id")
+    .orderBy(INTERACTION_ORDER)
     .limit(query.limit)
     .offset(query.skip)
     .execute();

@@ -1,4 +1,4 @@
-import { type Kysely, SqliteAdapter, sql } from "kysely";
+import { type Expression, type Kysely, type RawBuilder, SqliteAdapter, sql } from "kysely";
 import type {
   Comparison as ComparisonAnswer,
   Changes as PagedChanges,
@@ -83,16 +83,36 @@ async function pagedPackages(
   paging: ComparePaging,
   vulnerableOnly: boolean,
 ): Promise<PagedChanges<VersionRow>> {
+  return addedAndRemoved(fromSeq, toSeq, async (lo, hi) => {
+    const [plus, minus] = await Promise.all([
+      packageChanges(db, applicationId, lo, hi, 1, vulnerableOnly, paging),
+      packageChanges(db, applicationId, lo, hi, -1, vulnerableOnly, paging),
+    ]);
+    return { plus: plus.page, minus: minus.page, plusTotal: plus.total, minusTotal: minus.total };
+  });
+}
+
+/**
+ * What changed from analysis `fromSeq` to analysis `toSeq`, from the changes between lo = the earlier
+ * and hi = the later one (`plus`: in hi and not in lo, `minus`: the reverse): going back in time
+ * swaps added and removed.
+ */
+async function addedAndRemoved<T>(
+  fromSeq: number,
+  toSeq: number,
+  changes: (
+    lo: number,
+    hi: number,
+  ) => Promise<{ plus: T[]; minus: T[]; plusTotal: number; minusTotal: number }>,
+): Promise<PagedChanges<T>> {
   if (fromSeq === toSeq) return { added: [], removed: [], addedTotal: 0, removedTotal: 0 };
-  const lo = Math.min(fromSeq, toSeq);
-  const hi = Math.max(fromSeq, toSeq);
-  const [plus, minus] = await Promise.all([
-    packageChanges(db, applicationId, lo, hi, 1, vulnerableOnly, paging),
-    packageChanges(db, applicationId, lo, hi, -1, vulnerableOnly, paging),
-  ]);
+  const { plus, minus, plusTotal, minusTotal } = await changes(
+    Math.min(fromSeq, toSeq),
+    Math.max(fromSeq, toSeq),
+  );
   return toSeq > fromSeq
-    ? { added: plus.page, removed: minus.page, addedTotal: plus.total, removedTotal: minus.total }
-    : { added: minus.page, removed: plus.page, addedTotal: minus.total, removedTotal: plus.total };
+    ? { added: plus, removed: minus, addedTotal: plusTotal, removedTotal: minusTotal }
+    : { added: minus, removed: plus, addedTotal: minusTotal, removedTotal: plusTotal };
 }
 
 /**
@@ -151,27 +171,38 @@ async function packageChanges(
   return { page: rows.map((r) => ({ versionId: r.version_id, name: r.name, version: r.version })), total };
 }
 
+/**
+ * The application's rows of `alias` live in analysis `inSeq` and not in `notSeq`, whose identity has no
+ * row live in `notSeq` either (`sameIdentityInNotSeq` selects those rows): what `inSeq` has and `notSeq`
+ * lacks. The row's own interval is tested first, as it is cheap and rules out most rows.
+ */
+function onlyIn(
+  alias: string,
+  applicationId: number,
+  inSeq: number,
+  notSeq: number,
+  sameIdentityInNotSeq: Expression<unknown>,
+): RawBuilder<boolean> {
+  return sql<boolean>`${sql.ref(`${alias}.application_id`)} = ${applicationId} and ${liveAt(alias, inSeq)} and not (${liveAt(alias, notSeq)}) and not exists ${sameIdentityInNotSeq}`;
+}
+
 /** Package versions used in analysis `inSeq` and not in `notSeq`, read from the validity intervals. */
 function packagesOnlyInQuery(db: Db, applicationId: number, inSeq: number, notSeq: number) {
   return db
     .selectFrom("application_packages as ap")
     .innerJoin("package_versions as pv", "pv.id", "ap.package_version_id")
     .innerJoin("packages as p", "p.id", "pv.package_id")
-    .where("ap.application_id", "=", applicationId)
-    .where(liveAt("ap", inSeq))
-    .where(sql<boolean>`not (${liveAt("ap", notSeq)})`)
-    .where((eb) =>
-      eb.not(
-        eb.exists(
-          eb
-            .selectFrom("application_packages as other")
-            .select(sql`1`.as("one"))
-            .where("other.application_id", "=", applicationId)
-            .whereRef("other.package_version_id", "=", "ap.package_version_id")
-            .where(liveAt("other", notSeq)),
-        ),
-      ),
-    );
+    .where(onlyIn("ap", applicationId, inSeq, notSeq, sameVersionLiveAt(db, applicationId, notSeq)));
+}
+
+/** The application's rows of the package version of `ap` live in analysis `seq`. */
+function sameVersionLiveAt(db: Db, applicationId: number, seq: number) {
+  return db
+    .selectFrom("application_packages as other")
+    .select(sql`1`.as("one"))
+    .where("other.application_id", "=", applicationId)
+    .where("other.package_version_id", "=", sql.ref<number>("ap.package_version_id"))
+    .where(liveAt("other", seq));
 }
 
 /** Package versions used in analysis `inSeq` and not in `notSeq`, ordered by name then version. */
@@ -206,27 +237,7 @@ function referencesOnlyInQuery(db: Db, applicationId: number, inSeq: number, not
     .innerJoin("application_objects as s", "s.id", "r.source_id")
     .innerJoin("external_objects as t", "t.id", "r.target_id")
     .innerJoin("packages as p", "p.id", "t.package_id")
-    .where("r.application_id", "=", applicationId)
-    .where(liveAt("r", inSeq))
-    .where(sql<boolean>`not (${liveAt("r", notSeq)})`)
-    .where((eb) =>
-      eb.not(
-        eb.exists(
-          eb
-            .selectFrom("object_references as r2")
-            .innerJoin("application_objects as s2", "s2.id", "r2.source_id")
-            .innerJoin("external_objects as t2", "t2.id", "r2.target_id")
-            .select(sql`1`.as("one"))
-            .where("r2.application_id", "=", applicationId)
-            .where(liveAt("r2", notSeq))
-            .whereRef("s2.object_id", "=", "s.object_id")
-            .whereRef("s2.full_name", "=", "s.full_name")
-            .whereRef("t2.object_id", "=", "t.object_id")
-            .whereRef("t2.full_name", "=", "t.full_name")
-            .whereRef("t2.package_id", "=", "t.package_id"),
-        ),
-      ),
-    )
+    .where(onlyIn("r", applicationId, inSeq, notSeq, sameIdentityLiveAt(db, applicationId, notSeq)))
     .select([
       "t.full_name as target_full_name",
       "t.object_id as target_object_id",
@@ -236,6 +247,22 @@ function referencesOnlyInQuery(db: Db, applicationId: number, inSeq: number, not
       "p.name as package_name",
     ])
     .distinct();
+}
+
+/** The application's references with the identity of `r` (source `s`, target `t`) live in analysis `seq`. */
+function sameIdentityLiveAt(db: Db, applicationId: number, seq: number) {
+  return db
+    .selectFrom("object_references as r2")
+    .innerJoin("application_objects as s2", "s2.id", "r2.source_id")
+    .innerJoin("external_objects as t2", "t2.id", "r2.target_id")
+    .select(sql`1`.as("one"))
+    .where("r2.application_id", "=", applicationId)
+    .where(liveAt("r2", seq))
+    .where("s2.object_id", "=", sql.ref<string>("s.object_id"))
+    .where("s2.full_name", "=", sql.ref<string>("s.full_name"))
+    .where("t2.object_id", "=", sql.ref<string>("t.object_id"))
+    .where("t2.full_name", "=", sql.ref<string>("t.full_name"))
+    .where("t2.package_id", "=", sql.ref<number>("t.package_id"));
 }
 
 /**
@@ -275,17 +302,7 @@ async function recordReferenceChanges(db: Db, applicationId: number, seq: number
   ] as const) {
     await db
       .insertInto("reference_changes")
-      .columns([
-        "target_full_name",
-        "target_object_id",
-        "source_full_name",
-        "source_object_id",
-        "package_id",
-        "package_name",
-        "application_id",
-        "seq",
-        "sign",
-      ])
+      .columns([...IDENTITY, "package_name", "application_id", "seq", "sign"])
       .expression(
         referencesOnlyInQuery(db, applicationId, inSeq, notSeq).select([
           // Literals: PostgreSQL types a bound parameter in a select list as text.
@@ -404,20 +421,28 @@ async function pagedReferences(
   toSeq: number,
   paging: ComparePaging,
 ): Promise<PagedChanges<ReferenceChange>> {
-  if (fromSeq === toSeq) return { added: [], removed: [], addedTotal: 0, removedTotal: 0 };
-  // Going back in time swaps the roles: added = removed of the forward comparison.
-  const lo = Math.min(fromSeq, toSeq);
-  const hi = Math.max(fromSeq, toSeq);
-  const forward = toSeq > fromSeq;
-  const [plus, minus, totals] = await Promise.all([
-    referenceChangesPage(db, applicationId, lo, hi, 1, paging),
-    referenceChangesPage(db, applicationId, lo, hi, -1, paging),
-    referenceChangeTotals(db, applicationId, lo, hi),
-  ]);
-  return forward
-    ? { added: plus, removed: minus, addedTotal: totals.plus, removedTotal: totals.minus }
-    : { added: minus, removed: plus, addedTotal: totals.minus, removedTotal: totals.plus };
+  return addedAndRemoved(fromSeq, toSeq, async (lo, hi) => {
+    const [plus, minus, totals] = await Promise.all([
+      referenceChangesPage(db, applicationId, lo, hi, 1, paging),
+      referenceChangesPage(db, applicationId, lo, hi, -1, paging),
+      referenceChangeTotals(db, applicationId, lo, hi),
+    ]);
+    return { plus, minus, plusTotal: totals.plus, minusTotal: totals.minus };
+  });
 }
+
+/**
+ * A reference's identity in the change log (see referencesOnlyInQuery), in the log's page order: its
+ * primary key after the application, before `seq`.
+ */
+const IDENTITY = [
+  "target_full_name",
+  "target_object_id",
+  "source_full_name",
+  "source_object_id",
+  "package_id",
+] as const;
+const IDENTITY_ORDER = sql.join(IDENTITY.map((column) => sql.ref(column)));
 
 function changeGroups(db: Db, applicationId: number, lo: number, hi: number) {
   return db
@@ -425,7 +450,7 @@ function changeGroups(db: Db, applicationId: number, lo: number, hi: number) {
     .where("application_id", "=", applicationId)
     .where("seq", ">", lo)
     .where("seq", "<=", hi)
-    .groupBy(["target_full_name", "target_object_id", "source_full_name", "source_object_id", "package_id"]);
+    .groupBy([...IDENTITY]);
 }
 
 async function referenceChangesPage(
@@ -447,11 +472,7 @@ async function referenceChangesPage(
       sql<string>`max(package_name)`.as("package_name"),
     ])
     .having(sql<number>`sum(sign)`, "=", sign)
-    .orderBy("target_full_name")
-    .orderBy("target_object_id")
-    .orderBy("source_full_name")
-    .orderBy("source_object_id")
-    .orderBy("package_id")
+    .orderBy(IDENTITY_ORDER)
     .limit(paging.limit)
     .offset(paging.skip)
     .execute();
@@ -506,16 +527,7 @@ export async function referenceChangesWalk(
   for (;;) {
     let query = db
       .selectFrom("reference_changes")
-      .select([
-        "target_full_name",
-        "target_object_id",
-        "source_full_name",
-        "source_object_id",
-        "package_id",
-        "seq",
-        "sign",
-        "package_name",
-      ])
+      .select([...IDENTITY, "seq", "sign", "package_name"])
       .where("application_id", "=", applicationId)
       .where("seq", ">", lo)
       .where("seq", "<=", hi);
@@ -525,15 +537,7 @@ export async function referenceChangesWalk(
         sql<boolean>`(target_full_name, target_object_id, source_full_name, source_object_id, package_id, seq) > (${a.target_full_name}, ${a.target_object_id}, ${a.source_full_name}, ${a.source_object_id}, ${Number(a.package_id)}, ${Number(a.seq)})`,
       );
     }
-    const rows = (await query
-      .orderBy("target_full_name")
-      .orderBy("target_object_id")
-      .orderBy("source_full_name")
-      .orderBy("source_object_id")
-      .orderBy("package_id")
-      .orderBy("seq")
-      .limit(chunk)
-      .execute()) as Row[];
+    const rows = (await query.orderBy(IDENTITY_ORDER).orderBy("seq").limit(chunk).execute()) as Row[];
     for (const row of rows) {
       if (group && !sameIdentity(group.row, row) && close()) return page;
       if (group) group.net += Number(row.sign);

@@ -41,6 +41,14 @@ export const REFERENCE_COLUMNS = [
   "t.type_id as target_type_id",
 ] as const;
 
+/**
+ * The order of an interaction page (target fullName and id, then source fullName and id), after any
+ * grouping of the caller's: the package's interactions and a CVE's references list them alike.
+ */
+export const INTERACTION_ORDER = sql.join(
+  ["t.full_name", "t.object_id", "s.full_name", "s.object_id"].map((c) => sql.ref(c)),
+);
+
 type ReferenceRow = Record<
   | "source_id"
   | "source_name"
@@ -249,10 +257,7 @@ export async function listInteractions(
     .where("t.application_id", "=", applicationId)
     .where("t.package_id", "=", query.packageId)
     .where(liveAt("t", seq))
-    .orderBy("t.full_name")
-    .orderBy("t.object_id")
-    .orderBy("s.full_name")
-    .orderBy("s.object_id")
+    .orderBy(INTERACTION_ORDER)
     .limit(query.limit)
     .offset(query.skip)
     .execute();

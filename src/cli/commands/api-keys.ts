@@ -3,7 +3,7 @@ import { ROLES, type Role } from "../../contracts/platform.ts";
 import { createApiKey } from "../../domain/api-keys.ts";
 import { listApiKeys, revokeApiKey } from "../../store/api-keys.ts";
 import { withStore } from "../context.ts";
-import { CliError, emit, table } from "../output.ts";
+import { CliError, columnsTable, emit } from "../output.ts";
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -56,17 +56,14 @@ export function registerApiKeys(program: Command): void {
     async (options: { json?: boolean; dataDir?: string }) => {
       const list = await withStore(options, (store) => listApiKeys(store.db));
       emit(Boolean(options.json), list, () =>
-        table(
-          ["ID", "USER", "ROLE", "APPLICATIONS", "CREATED", "REVOKED"],
-          list.map((k) => [
-            k.id,
-            k.user,
-            k.role,
-            k.role === "admin" ? "(all)" : k.applications.join(",") || "-",
-            k.createdAt,
-            k.revokedAt ?? "-",
-          ]),
-        ),
+        columnsTable(list, {
+          ID: (k) => k.id,
+          USER: (k) => k.user,
+          ROLE: (k) => k.role,
+          APPLICATIONS: (k) => (k.role === "admin" ? "(all)" : k.applications.join(",") || "-"),
+          CREATED: (k) => k.createdAt,
+          REVOKED: (k) => k.revokedAt ?? "-",
+        }),
       );
     },
   );

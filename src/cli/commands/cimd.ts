@@ -1,16 +1,13 @@
 import { type Command, Option } from "commander";
 import { checkClientIdUrl } from "../../idp/cimd/client-id.ts";
 import type { CimdDiagnosis } from "../../idp/cimd/diagnostics.ts";
-import { CimdEditError, planCimdChange, planNewCimdClient } from "../../idp/cimd/edit.ts";
+import { CimdEditError, checkedDomains, planCimdChange, planNewCimdClient } from "../../idp/cimd/edit.ts";
 import {
   type CimdClient,
   clientNameProblem,
   normalizeHost,
-  parseDomainList,
   policyNameOf,
   profileNameOf,
-  trustedDomainProblem,
-  variantSettings,
 } from "../../idp/cimd/model.ts";
 import { findPreset, PRESET_IDS } from "../../idp/cimd/presets.ts";
 import type { CimdClientState } from "../../idp/cimd/repository.ts";
@@ -18,7 +15,7 @@ import { UNKNOWN_CLIENT_ID } from "../../idp/keycloak/cimd-repository.ts";
 import { CimdStoreError } from "../../store/cimd.ts";
 import type { StoreOptions } from "../context.ts";
 import { diagnoseCimdState, knownProfileNames, withCimdRepository } from "../idp-context.ts";
-import { CliError, emit, table } from "../output.ts";
+import { CliError, columnsTable, emit } from "../output.ts";
 
 interface CommonOptions extends StoreOptions {
   json?: boolean;
@@ -56,15 +53,14 @@ function checkClientName(client: string): void {
   if (problem) throw new CliError(problem, 2);
 }
 
+/** A flag's domain list, checked as the REST API checks it, the flag named in the message. */
 function domainsFrom(value: string, flag: string): string[] {
-  const domains = parseDomainList(value);
-  if (domains.length === 0)
-    throw new CliError(`${flag} must list at least one domain (an empty list refuses every client)`, 2);
-  for (const domain of domains) {
-    const problem = trustedDomainProblem(domain);
-    if (problem) throw new CliError(`${flag}: ${problem}`, 2);
+  try {
+    return checkedDomains(flag, [value]);
+  } catch (error) {
+    if (error instanceof CimdEditError) throw new CliError(error.message, 2);
+    throw error;
   }
-  return domains;
 }
 
 function checkedClientId(clientId: string, http: boolean): URL {
@@ -275,17 +271,14 @@ export function registerCimd(program: Command): void {
       if (rows.length === 0)
         return `No CIMD client in ${location} (add one: imaging cimd add claude-code --preset claude-code)`;
       const lines = [
-        table(
-          ["CLIENT", "CLIENT ID", "VARIANT", "LINKED", "ENABLED", "PROBLEMS"],
-          rows.map((r) => [
-            r.client,
-            r.clientId === UNKNOWN_CLIENT_ID ? "(not recorded)" : r.clientId,
-            r.variant,
-            r.linked ? "yes" : "no",
-            r.enabled ? "yes" : "no",
-            String(r.problems.length),
-          ]),
-        ),
+        columnsTable(rows, {
+          CLIENT: (r) => r.client,
+          "CLIENT ID": (r) => (r.clientId === UNKNOWN_CLIENT_ID ? "(not recorded)" : r.clientId),
+          VARIANT: (r) => r.variant,
+          LINKED: (r) => (r.linked ? "yes" : "no"),
+          ENABLED: (r) => (r.enabled ? "yes" : "no"),
+          PROBLEMS: (r) => String(r.problems.length),
+        }),
       ];
       for (const r of rows) {
         const extra = diagnosisLines(r, "  ");
@@ -384,7 +377,7 @@ export function registerCimd(program: Command): void {
         : domainsFrom(options.policyDomains, "--policy-domains");
     const restrictSameDomain = onOff(options.restrictSameDomain, "--restrict-same-domain");
     const onlyConfidential = onOff(options.onlyConfidential, "--only-confidential");
-    const variant = options.http ? variantSettings(true) : options.https ? variantSettings(false) : undefined;
+    const http = options.http ? true : options.https ? false : undefined;
     const enabled = options.enable ? true : options.disable ? false : undefined;
     const changes = [
       options.clientId,
@@ -392,7 +385,7 @@ export function registerCimd(program: Command): void {
       policyDomains,
       restrictSameDomain,
       onlyConfidential,
-      variant,
+      http,
       enabled,
     ].filter((v) => v !== undefined);
     if (changes.length === 0)
@@ -400,13 +393,13 @@ export function registerCimd(program: Command): void {
 
     const state = await withCimdRepository(options, (repository) =>
       repository.updateClient(client, (current) => {
-        const http = variant ? variant.allowHttpScheme : (current.profile?.allowHttpScheme ?? false);
-        if (options.clientId !== undefined) checkedClientId(options.clientId, http);
+        const allowHttp = http ?? current.profile?.allowHttpScheme ?? false;
+        if (options.clientId !== undefined) checkedClientId(options.clientId, allowHttp);
         return planCimdChange(current, {
           clientId: options.clientId,
           trustedDomains,
           policyDomains,
-          http: variant?.allowHttpScheme,
+          http,
           enabled,
           restrictSameDomain,
           onlyAllowConfidentialClient: onlyConfidential,

@@ -13,7 +13,7 @@ import {
 } from "../../store/registered-clients.ts";
 import { settingsFrom, withStore } from "../context.ts";
 import { withKeycloakAdmin } from "../idp-context.ts";
-import { CliError, emit, table } from "../output.ts";
+import { CliError, columnsTable, emit } from "../output.ts";
 
 const when = (date: Date | null) => (date ? date.toISOString() : "never");
 /** What both identity providers know of a registered client. */
@@ -76,16 +76,14 @@ export function registerClients(program: Command): void {
     emit(Boolean(options.json), list.map(view), () =>
       list.length === 0
         ? "No registered client."
-        : table(
-            ["CLIENT ID", "NAME", "REDIRECT URIS", "CREATED", "LAST USED"],
-            list.map((c) => [
-              c.clientId,
-              c.clientName ?? "-",
-              c.redirectUris.join(" "),
-              c.createdAt.toISOString(),
+        : columnsTable(list, {
+            "CLIENT ID": (c) => c.clientId,
+            NAME: (c) => c.clientName ?? "-",
+            "REDIRECT URIS": (c) => c.redirectUris.join(" "),
+            CREATED: (c) => c.createdAt.toISOString(),
+            "LAST USED": (c) =>
               c.lastUsedAt ? c.lastUsedAt.toISOString() : `never (expires ${when(expiresOf(c))})`,
-            ]),
-          ),
+          }),
     );
   });
 

@@ -6,7 +6,7 @@ import type { UserProfileDetails } from "../../idp/user-directory.ts";
 import type { UserRecord } from "../../store/users.ts";
 import { idpConfigFrom, withUserDirectory } from "../idp-context.ts";
 import { cliIo } from "../io.ts";
-import { CliError, emit, table } from "../output.ts";
+import { CliError, columnsTable, emit } from "../output.ts";
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -86,16 +86,13 @@ export function registerUsers(program: Command): void {
     async (options: CommonOptions) => {
       const list = await withUserDirectory(options, (directory) => directory.list());
       emit(Boolean(options.json), list, () =>
-        table(
-          ["USER", "ROLES", "APPLICATIONS", "CREATED", "DISABLED"],
-          list.map((u) => [
-            u.username,
-            u.roles.join(","),
-            u.roles.includes("admin") ? "(all)" : u.applications.join(",") || "-",
-            u.createdAt,
-            u.disabled ? "yes" : "no",
-          ]),
-        ),
+        columnsTable(list, {
+          USER: (u) => u.username,
+          ROLES: (u) => u.roles.join(","),
+          APPLICATIONS: (u) => (u.roles.includes("admin") ? "(all)" : u.applications.join(",") || "-"),
+          CREATED: (u) => u.createdAt,
+          DISABLED: (u) => (u.disabled ? "yes" : "no"),
+        }),
       );
     },
   );

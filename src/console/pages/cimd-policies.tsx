@@ -3,11 +3,11 @@ import type { CimdClient } from "../../contracts/admin.ts";
 import { apiSend } from "../api.ts";
 import { ErrorBox } from "../ui/error-box.tsx";
 import { type FieldError, FormField, listOf, TextField } from "../ui/form-field.tsx";
-import { Loading } from "../ui/loading.tsx";
+import { LoadState } from "../ui/load-state.tsx";
 import { PageTitle } from "../ui/page-title.tsx";
 import { DataTable } from "../ui/table.tsx";
 import { useApiGet } from "../ui/use-api.ts";
-import { useChange } from "../ui/use-change.tsx";
+import { useChange, useTextInput } from "../ui/use-change.tsx";
 
 /** GET /rest/admin/cimd-policies: the CimdClient shape of src/contracts/admin.ts. */
 export type CimdClientJson = CimdClient;
@@ -31,33 +31,30 @@ function OtherError(props: { error: unknown; fieldError: FieldError | undefined;
 
 function CreateForm(props: { presets: Preset[]; onCreated: (client: string) => void }) {
   const [preset, setPreset] = useState(props.presets[0]?.id ?? "");
-  const [client, setClient] = useState("");
-  const [clientId, setClientId] = useState("");
-  const [trusted, setTrusted] = useState("");
-  const [policyDomains, setPolicyDomains] = useState("");
-  const [http, setHttp] = useState(false);
   const change = useChange();
+  const client = useTextInput(change, "client");
+  const clientId = useTextInput(change, "clientId");
+  const trusted = useTextInput(change, "trustedDomains");
+  const policyDomains = useTextInput(change, "policyDomains");
+  const [http, setHttp] = useState(false);
   const byHand = preset === "";
   const submit = async (event: Event) => {
     event.preventDefault();
     const body: Record<string, unknown> = byHand
       ? {
-          client,
-          clientId,
-          ...(trusted.trim() ? { trustedDomains: listOf(trusted) } : {}),
-          ...(policyDomains.trim() ? { policyDomains: listOf(policyDomains) } : {}),
+          client: client.value,
+          clientId: clientId.value,
+          ...(trusted.value.trim() ? { trustedDomains: listOf(trusted.value) } : {}),
+          ...(policyDomains.value.trim() ? { policyDomains: listOf(policyDomains.value) } : {}),
           ...(http ? { http: true } : {}),
         }
-      : { preset, ...(client.trim() ? { client } : {}), ...(http ? { http: true } : {}) };
+      : { preset, ...(client.value.trim() ? { client: client.value } : {}), ...(http ? { http: true } : {}) };
     let created = "";
     const ok = await change.succeeds(async () => {
       created = (await apiSend<CimdClientJson>("POST", "/admin/cimd-policies", body)).client;
     });
     if (ok) {
-      setClient("");
-      setClientId("");
-      setTrusted("");
-      setPolicyDomains("");
+      for (const input of [client, clientId, trusted, policyDomains]) input.onValue("");
       setHttp(false);
       props.onCreated(created);
     }
@@ -85,9 +82,7 @@ function CreateForm(props: { presets: Preset[]; onCreated: (client: string) => v
             ? "Short name: the pair is cimd-profile-NAME and cimd-policy-NAME"
             : "Optional: the preset's name when empty"
         }
-        error={change.errorFor("client")}
-        value={client}
-        onValue={setClient}
+        {...client}
       />
       {byHand && (
         <>
@@ -95,26 +90,20 @@ function CreateForm(props: { presets: Preset[]; onCreated: (client: string) => v
             id="cimd-client-id"
             label="client_id URL"
             hint="The client's metadata document, e.g. https://example.org/oauth/client-metadata.json"
-            error={change.errorFor("clientId")}
             type="url"
-            value={clientId}
-            onValue={setClientId}
+            {...clientId}
           />
           <TextField
             id="cimd-trusted"
             label="Profile trusted domains"
             hint="Comma-separated; default: the client_id's host, localhost, 127.0.0.1"
-            error={change.errorFor("trustedDomains")}
-            value={trusted}
-            onValue={setTrusted}
+            {...trusted}
           />
           <TextField
             id="cimd-policy-domains"
             label="Policy trusted domains"
             hint="Comma-separated; default: the client_id's host"
-            error={change.errorFor("policyDomains")}
-            value={policyDomains}
-            onValue={setPolicyDomains}
+            {...policyDomains}
           />
         </>
       )}
@@ -145,22 +134,22 @@ function CreateForm(props: { presets: Preset[]; onCreated: (client: string) => v
 
 function EditForm(props: { client: CimdClientJson; onSaved: () => void }) {
   const { client } = props;
-  const [clientId, setClientId] = useState(client.clientId ?? "");
-  const [trusted, setTrusted] = useState(client.profile?.trustedDomains.join(", ") ?? "");
-  const [policyDomains, setPolicyDomains] = useState(client.policy?.trustedDomains.join(", ") ?? "");
+  const change = useChange();
+  const clientId = useTextInput(change, "clientId", client.clientId ?? "");
+  const trusted = useTextInput(change, "trustedDomains", client.profile?.trustedDomains.join(", ") ?? "");
+  const policyDomains = useTextInput(change, "policyDomains", client.policy?.trustedDomains.join(", ") ?? "");
   const [http, setHttp] = useState(client.variant === "http");
   const [enabled, setEnabled] = useState(client.enabled);
   const [sameDomain, setSameDomain] = useState(client.profile?.restrictSameDomain ?? false);
   const [confidential, setConfidential] = useState(client.profile?.onlyAllowConfidentialClient ?? false);
-  const change = useChange();
   const prefix = `edit-${client.client}`;
   const submit = async (event: Event) => {
     event.preventDefault();
     const ok = await change.succeeds(() =>
       apiSend("PATCH", `/admin/cimd-policies/${encodeURIComponent(client.client)}`, {
-        ...(clientId !== (client.clientId ?? "") ? { clientId } : {}),
-        trustedDomains: listOf(trusted),
-        policyDomains: listOf(policyDomains),
+        ...(clientId.value !== (client.clientId ?? "") ? { clientId: clientId.value } : {}),
+        trustedDomains: listOf(trusted.value),
+        policyDomains: listOf(policyDomains.value),
         http,
         enabled,
         restrictSameDomain: sameDomain,
@@ -182,29 +171,18 @@ function EditForm(props: { client: CimdClientJson; onSaved: () => void }) {
   );
   return (
     <form onSubmit={submit} aria-label={`Edit ${client.client}`} noValidate>
-      <TextField
-        id={`${prefix}-client-id`}
-        label="client_id URL"
-        error={change.errorFor("clientId")}
-        type="url"
-        value={clientId}
-        onValue={setClientId}
-      />
+      <TextField id={`${prefix}-client-id`} label="client_id URL" type="url" {...clientId} />
       <TextField
         id={`${prefix}-trusted`}
         label="Profile trusted domains"
         hint="Comma-separated: where the document is fetched from and the hosts its URLs may use"
-        error={change.errorFor("trustedDomains")}
-        value={trusted}
-        onValue={setTrusted}
+        {...trusted}
       />
       <TextField
         id={`${prefix}-policy-domains`}
         label="Policy trusted domains"
         hint="Comma-separated: the client_id hosts the policy applies to"
-        error={change.errorFor("policyDomains")}
-        value={policyDomains}
-        onValue={setPolicyDomains}
+        {...policyDomains}
       />
       {checkbox("http", "HTTP variant (development only)", http, setHttp)}
       {checkbox("enabled", "Policy enabled", enabled, setEnabled)}
@@ -336,8 +314,7 @@ export function CimdPoliciesPage() {
       <p role="status" aria-live="polite">
         {announce}
       </p>
-      {clients.error !== undefined && <ErrorBox error={clients.error} onRetry={clients.reload} />}
-      {clients.loading && !clients.data && <Loading what="CIMD client policies" />}
+      <LoadState loaded={clients} what="CIMD client policies" />
       {clients.data && (
         <>
           <DataTable

@@ -2,13 +2,12 @@ import { useState } from "preact/hooks";
 import type { ApiKey, UsersAnswer } from "../../contracts/admin.ts";
 import { apiSend } from "../api.ts";
 import { CopyButton } from "../ui/copy-button.tsx";
-import { ErrorBox } from "../ui/error-box.tsx";
 import { FormField, listOf, TextField } from "../ui/form-field.tsx";
-import { Loading } from "../ui/loading.tsx";
+import { LoadState } from "../ui/load-state.tsx";
 import { PageTitle } from "../ui/page-title.tsx";
 import { DataTable } from "../ui/table.tsx";
 import { useApiGet } from "../ui/use-api.ts";
-import { useChange } from "../ui/use-change.tsx";
+import { type Change, useChange, useTextInput } from "../ui/use-change.tsx";
 
 /** GET /rest/admin/users and /rest/admin/api-keys, as src/contracts/admin.ts declares them. */
 type User = UsersAnswer["users"][number];
@@ -31,64 +30,54 @@ function ShownOnce(props: { label: string; value: string; onDismiss: () => void 
   );
 }
 
-/** A user's or an API key's rights: the role, and the applications a viewer may read. */
-function RightsFields(props: {
-  id: string;
-  rights: {
-    role: string;
-    setRole: (v: string) => void;
-    applications: string;
-    setApplications: (v: string) => void;
+/** The inputs of a user's or an API key's rights, checked by `change`. */
+function useRights(change: Change, role: string, applications: string) {
+  return {
+    role: useTextInput(change, "role", role),
+    applications: useTextInput(change, "applications", applications),
   };
-  hint: string;
-  errorFor: (field: string) => string | undefined;
-}) {
+}
+type Rights = ReturnType<typeof useRights>;
+
+/** A user's or an API key's rights: the role, and the applications a viewer may read. */
+function RightsFields(props: { id: string; rights: Rights; hint: string }) {
+  const { role, applications } = props.rights;
   return (
     <>
-      <FormField id={`${props.id}-role`} label="Role" error={props.errorFor("role")}>
+      <FormField id={`${props.id}-role`} label="Role" error={role.error}>
         {(a) => (
           <select
             {...a}
-            value={props.rights.role}
-            onChange={(e) => props.rights.setRole((e.target as HTMLSelectElement).value)}
+            value={role.value}
+            onChange={(e) => role.onValue((e.target as HTMLSelectElement).value)}
           >
             <option value="viewer">viewer (reads the applications granted)</option>
             <option value="admin">admin (everything)</option>
           </select>
         )}
       </FormField>
-      <TextField
-        id={`${props.id}-apps`}
-        label="Applications"
-        hint={props.hint}
-        error={props.errorFor("applications")}
-        value={props.rights.applications}
-        onValue={props.rights.setApplications}
-      />
+      <TextField id={`${props.id}-apps`} label="Applications" hint={props.hint} {...applications} />
     </>
   );
 }
 
 function AddUserForm(props: { onAdded: (username: string, password?: string) => void }) {
-  const [username, setUsername] = useState("");
-  const [role, setRole] = useState("viewer");
-  const [applications, setApplications] = useState("");
-  const [password, setPassword] = useState("");
   const change = useChange();
+  const username = useTextInput(change, "username");
+  const rights = useRights(change, "viewer", "");
+  const password = useTextInput(change, "password");
   const submit = async (event: Event) => {
     event.preventDefault();
     const created = await change.run(() =>
       apiSend<{ username: string; generatedPassword?: string }>("POST", "/admin/users", {
-        username,
-        role,
-        applications: listOf(applications),
-        ...(password ? { password } : {}),
+        username: username.value,
+        role: rights.role.value,
+        applications: listOf(rights.applications.value),
+        ...(password.value ? { password: password.value } : {}),
       }),
     );
     if (created) {
-      setUsername("");
-      setApplications("");
-      setPassword("");
+      for (const input of [username, rights.applications, password]) input.onValue("");
       props.onAdded(created.username, created.generatedPassword);
     }
   };
@@ -99,26 +88,17 @@ function AddUserForm(props: { onAdded: (username: string, password?: string) => 
         id="user-name"
         label="User name"
         hint="Letters, digits, '.', '_', '-', '@'"
-        error={change.errorFor("username")}
         autocomplete="off"
-        value={username}
-        onValue={setUsername}
+        {...username}
       />
-      <RightsFields
-        id="user"
-        rights={{ role, setRole, applications, setApplications }}
-        hint="Comma-separated applications a viewer may read"
-        errorFor={change.errorFor}
-      />
+      <RightsFields id="user" rights={rights} hint="Comma-separated applications a viewer may read" />
       <TextField
         id="user-password"
         label="Password"
         hint="At least 12 characters; leave empty to generate one (shown once)"
-        error={change.errorFor("password")}
         type="password"
         autocomplete="new-password"
-        value={password}
-        onValue={setPassword}
+        {...password}
       />
       {change.otherError(["username", "role", "applications", "password"])}
       <button type="submit" disabled={change.busy}>
@@ -134,20 +114,26 @@ function UserActions(props: {
 }) {
   const { user } = props;
   const [granting, setGranting] = useState(false);
-  const [role, setRole] = useState(user.roles.includes("admin") ? "admin" : "viewer");
-  const [applications, setApplications] = useState(user.applications.join(", "));
   const [confirming, setConfirming] = useState(false);
   const change = useChange();
+  const rights = useRights(
+    change,
+    user.roles.includes("admin") ? "admin" : "viewer",
+    user.applications.join(", "),
+  );
   const path = `/admin/users/${encodeURIComponent(user.username)}`;
   const id = `user-${user.username.replace(/[^A-Za-z0-9_-]/g, "_")}`;
   const grant = async (event: Event) => {
     event.preventDefault();
     const done = await change.run(() =>
-      apiSend("PUT", `${path}/rights`, { role, applications: listOf(applications) }),
+      apiSend("PUT", `${path}/rights`, {
+        role: rights.role.value,
+        applications: listOf(rights.applications.value),
+      }),
     );
     if (done) {
       setGranting(false);
-      props.onChanged(`${user.username} is now ${role}`);
+      props.onChanged(`${user.username} is now ${rights.role.value}`);
     }
   };
   return (
@@ -197,12 +183,7 @@ function UserActions(props: {
       </div>
       {granting && (
         <form onSubmit={grant} aria-label={`Rights of ${user.username}`} noValidate>
-          <RightsFields
-            id={id}
-            rights={{ role, setRole, applications, setApplications }}
-            hint="Comma-separated"
-            errorFor={change.errorFor}
-          />
+          <RightsFields id={id} rights={rights} hint="Comma-separated" />
           <button type="submit" disabled={change.busy}>
             Save rights of {user.username}
           </button>
@@ -231,8 +212,7 @@ function UsersSection() {
       {secret && (
         <ShownOnce label={secret.label} value={secret.value} onDismiss={() => setSecret(undefined)} />
       )}
-      {users.error !== undefined && <ErrorBox error={users.error} onRetry={users.reload} />}
-      {users.loading && !users.data && <Loading what="users" />}
+      <LoadState loaded={users} what="users" />
       {users.data?.readOnly && (
         <p>
           Users are managed in Keycloak (IDP=keycloak): this list is read-only.{" "}
@@ -276,26 +256,25 @@ function UsersSection() {
 
 function ApiKeysSection() {
   const keys = useApiGet<ApiKey[]>("/admin/api-keys");
-  const [user, setUser] = useState("");
-  const [role, setRole] = useState("viewer");
-  const [applications, setApplications] = useState("");
   const [created, setCreated] = useState<{ id: string; key: string }>();
   const [status, setStatus] = useState("");
   const change = useChange();
+  const user = useTextInput(change, "user");
+  const rights = useRights(change, "viewer", "");
   const create = async (event: Event) => {
     event.preventDefault();
     const answer = await change.run(() =>
       apiSend<{ id: string; key: string }>("POST", "/admin/api-keys", {
-        user,
-        role,
-        applications: listOf(applications),
+        user: user.value,
+        role: rights.role.value,
+        applications: listOf(rights.applications.value),
       }),
     );
     if (answer) {
       setCreated({ id: answer.id, key: answer.key });
       setStatus(`API key ${answer.id} created`);
-      setUser("");
-      setApplications("");
+      user.onValue("");
+      rights.applications.onValue("");
       keys.reload();
     }
   };
@@ -321,8 +300,7 @@ function ApiKeysSection() {
           onDismiss={() => setCreated(undefined)}
         />
       )}
-      {keys.error !== undefined && <ErrorBox error={keys.error} onRetry={keys.reload} />}
-      {keys.loading && !keys.data && <Loading what="API keys" />}
+      <LoadState loaded={keys} what="API keys" />
       {keys.data && (
         <DataTable
           caption="API keys"
@@ -354,19 +332,8 @@ function ApiKeysSection() {
       )}
       <form class="admin-card" onSubmit={create} aria-labelledby="create-key-heading" noValidate>
         <h3 id="create-key-heading">Create an API key</h3>
-        <TextField
-          id="key-user"
-          label="Acts for (user)"
-          error={change.errorFor("user")}
-          value={user}
-          onValue={setUser}
-        />
-        <RightsFields
-          id="key"
-          rights={{ role, setRole, applications, setApplications }}
-          hint="Comma-separated applications a viewer key may read"
-          errorFor={change.errorFor}
-        />
+        <TextField id="key-user" label="Acts for (user)" {...user} />
+        <RightsFields id="key" rights={rights} hint="Comma-separated applications a viewer key may read" />
         {change.otherError(["user", "role", "applications"])}
         <button type="submit" disabled={change.busy}>
           {change.busy ? "Creating…" : "Create API key"}

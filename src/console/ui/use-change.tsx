@@ -40,3 +40,12 @@ export function useChange() {
       ) : null,
   };
 }
+
+/** One text input of a change's form: its value, its setter, and the refusal that names its `field`. */
+export function useTextInput(change: Pick<Change, "errorFor">, field: string, initial = "") {
+  const [value, onValue] = useState(initial);
+  return { value, onValue, error: change.errorFor(field) };
+}
+
+export type Change = ReturnType<typeof useChange>;
+export type TextInput = ReturnType<typeof useTextInput>;

@@ -3,18 +3,14 @@ import type { LookupFunction, Socket } from "node:net";
 import * as tls from "node:tls";
 import { Agent, buildConnector, request } from "undici";
 import { BoundedCache } from "../../auth/bounded-cache.ts";
+import { RuleError } from "../../domain/field-rule-error.ts";
 import { isSpecialAddress } from "./address.ts";
 import { type CacheBounds, cacheLifetimeSeconds, DEFAULT_CACHE_BOUNDS } from "./cache-lifetime.ts";
 import type { CimdRule } from "./rules.ts";
 
 /** A document could not be fetched; `rule` says which fetch rule refused it. */
-export class CimdFetchError extends Error {
+export class CimdFetchError extends RuleError<CimdRule> {
   override name = "CimdFetchError";
-  readonly rule: CimdRule;
-  constructor(rule: CimdRule, message: string) {
-    super(message);
-    this.rule = rule;
-  }
 }
 
 export interface FetchDocumentOptions {

@@ -1,7 +1,16 @@
 import { isDeepStrictEqual } from "node:util";
 import type ClientPolicyRepresentation from "@keycloak/keycloak-admin-client/lib/defs/clientPolicyRepresentation.js";
 import type ClientProfileRepresentation from "@keycloak/keycloak-admin-client/lib/defs/clientProfileRepresentation.js";
-import { type CimdClientState, CimdStoreError } from "../../store/cimd.ts";
+import {
+  CIMD_CONDITION,
+  CIMD_EXECUTOR,
+  type CimdClient,
+  type CimdClientState,
+  type CimdConfig,
+  type CimdPolicy,
+  type CimdProfile,
+  CimdStoreError,
+} from "../../store/cimd.ts";
 import { nowIso } from "../../store/clock.ts";
 import {
   fromKeycloakPolicy,
@@ -11,16 +20,7 @@ import {
   toKeycloakPolicy,
   toKeycloakProfile,
 } from "../cimd/keycloak.ts";
-import {
-  CIMD_CONDITION,
-  CIMD_EXECUTOR,
-  type CimdClient,
-  type CimdConfig,
-  type CimdPolicy,
-  type CimdProfile,
-  policyNameOf,
-  profileNameOf,
-} from "../cimd/model.ts";
+import { policyNameOf, profileNameOf } from "../cimd/model.ts";
 import type { CimdClientChange, CimdRepository } from "../cimd/repository.ts";
 import type { KeycloakAdmin } from "./admin.ts";
 

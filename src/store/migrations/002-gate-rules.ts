@@ -2,19 +2,6 @@ import type { Kysely } from "kysely";
 import type { StoreKind } from "../database.ts";
 import { columnKinds } from "./column-kinds.ts";
 
-interface GateRulesV1 {
-  gate_rules: {
-    id: string;
-    name: string;
-    description: string;
-    kind: string;
-    enabled: number;
-    parameters: string;
-    updated_at: string;
-    updated_by: string | null;
-  };
-}
-
 /** The default rules as this migration creates them (later changes belong to later migrations). */
 const DEFAULT_RULES = [
   {
@@ -44,6 +31,15 @@ const DEFAULT_RULES = [
   },
 ];
 
+/** A default rule's row as this migration inserts it (its type stands for the table of this version). */
+const defaultRuleRow = (rule: (typeof DEFAULT_RULES)[number], now: string) => ({
+  ...rule,
+  enabled: 1,
+  parameters: JSON.stringify(rule.parameters),
+  updated_at: now,
+  updated_by: null as string | null,
+});
+
 /** Quality gate rules: one row per rule, parameters as a JSON object, the defaults enabled. */
 export function gateRulesMigration(kind: StoreKind) {
   const { sortText } = columnKinds(kind);
@@ -61,17 +57,9 @@ export function gateRulesMigration(kind: StoreKind) {
         .addColumn("updated_by", "text")
         .execute();
       const now = new Date().toISOString();
-      await (db as unknown as Kysely<GateRulesV1>)
+      await (db as unknown as Kysely<{ gate_rules: ReturnType<typeof defaultRuleRow> }>)
         .insertInto("gate_rules")
-        .values(
-          DEFAULT_RULES.map((r) => ({
-            ...r,
-            enabled: 1,
-            parameters: JSON.stringify(r.parameters),
-            updated_at: now,
-            updated_by: null,
-          })),
-        )
+        .values(DEFAULT_RULES.map((rule) => defaultRuleRow(rule, now)))
         .execute();
     },
   };

@@ -1,17 +1,19 @@
+import type { AnalysisHistoryEntry, Comparison } from "../../../contracts/resources.ts";
 import { PageTitle } from "../../ui/page-title.tsx";
-import type { AnalysisHistoryEntry, Comparison } from "./types.ts";
-import { AppNav, formatDateTime, Show, useApi, useAppPage } from "./widgets.tsx";
+import { useApiGet } from "../../ui/use-api.ts";
+import { useAppPage } from "./page-state.ts";
+import { AppNav, formatDateTime, Show } from "./widgets.tsx";
 
 /** Two analyses of an application side by side: what was added and removed between them. */
 export function CompareAnalyses() {
   const { name, query, setQuery } = useAppPage();
   const app = `/applications/${encodeURIComponent(name)}`;
-  const history = useApi<AnalysisHistoryEntry[]>(`${app}/analyses`, { limit: 1000 });
+  const history = useApiGet<AnalysisHistoryEntry[]>(`${app}/analyses`, { limit: 1000 });
   const dates = history.data?.map((h) => h.analysis.dateTime) ?? [];
   // Default: the latest analysis against the one before it.
   const to = query.to ?? dates.at(-1);
   const from = query.from ?? dates.at(-2) ?? dates.at(-1);
-  const comparison = useApi<Comparison>(from && to ? `${app}/compare` : undefined, { from, to });
+  const comparison = useApiGet<Comparison>(from && to ? `${app}/compare` : undefined, { from, to });
   const select = (id: string, label: string, value: string | undefined, key: "from" | "to") => (
     <div class="field">
       <label for={id}>{label}</label>

@@ -1,27 +1,20 @@
+import { SEVERITIES } from "../../../contracts/platform.ts";
+import type { CveInsight } from "../../../contracts/resources.ts";
 import { PageTitle } from "../../ui/page-title.tsx";
-import type { CveInsight } from "./types.ts";
-import { SEVERITIES } from "./types.ts";
-import {
-  AppNav,
-  AsOfPicker,
-  appPath,
-  dateOfDay,
-  PagedTable,
-  SeverityBadge,
-  Show,
-  useApi,
-  useAppPage,
-} from "./widgets.tsx";
+import { useApiGet } from "../../ui/use-api.ts";
+import { dateOfDay, useAppPage } from "./page-state.ts";
+import { appPath } from "./paths.ts";
+import { AppNav, AsOfPicker, PagedTable, SeverityBadge, Show } from "./widgets.tsx";
 
 const LIMIT = 50;
 
 /** The CVEs affecting an application, most severe first, filtered by severity and "as of" a day. */
 export function ApplicationCves() {
-  const { name, query, setQuery, skip } = useAppPage();
+  const { name, query, setQuery, skip, onSkip } = useAppPage();
   const chosen = (query.severity ?? "")
     .split(",")
     .filter((s) => (SEVERITIES as readonly string[]).includes(s));
-  const loaded = useApi<CveInsight[]>(`/applications/${encodeURIComponent(name)}/insights/cve`, {
+  const loaded = useApiGet<CveInsight[]>(`/applications/${encodeURIComponent(name)}/insights/cve`, {
     limit: LIMIT,
     skip,
     severity: chosen.length > 0 ? chosen.join(",") : undefined,
@@ -78,12 +71,7 @@ export function ApplicationCves() {
                   <td>{c.summary}</td>
                 </tr>
               )}
-              pager={{
-                skip: skip,
-                limit: LIMIT,
-                label: "CVEs",
-                onSkip: (s) => setQuery({ skip: String(s) }),
-              }}
+              pager={{ skip, limit: LIMIT, label: "CVEs", onSkip }}
             />
           </>
         )}

@@ -1,6 +1,9 @@
+import type { ApplicationSummary } from "../../../contracts/resources.ts";
 import { PageTitle } from "../../ui/page-title.tsx";
-import type { ApplicationSummary } from "./types.ts";
-import { appPath, formatDateTime, intParam, PagedTable, Show, useApi, useQueryState } from "./widgets.tsx";
+import { useApiGet } from "../../ui/use-api.ts";
+import { intParam, useQueryState } from "./page-state.ts";
+import { appPath } from "./paths.ts";
+import { formatDateTime, PagedTable, Show } from "./widgets.tsx";
 
 const LIMIT = 50;
 
@@ -8,7 +11,7 @@ const LIMIT = 50;
 export function ApplicationsList() {
   const [query, setQuery] = useQueryState();
   const skip = intParam(query.skip, 0);
-  const loaded = useApi<ApplicationSummary[]>("/applications", { limit: LIMIT, skip });
+  const loaded = useApiGet<ApplicationSummary[]>("/applications", { limit: LIMIT, skip });
   return (
     <section aria-labelledby="page-heading">
       <PageTitle title={"Applications"} />
@@ -33,7 +36,7 @@ export function ApplicationsList() {
                 </tr>
               )}
               pager={{
-                skip: skip,
+                skip,
                 limit: LIMIT,
                 label: "applications",
                 onSkip: (s) => setQuery({ skip: String(s) }),

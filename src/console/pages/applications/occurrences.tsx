@@ -1,17 +1,9 @@
+import type { CvePackage } from "../../../contracts/resources.ts";
 import { PageTitle } from "../../ui/page-title.tsx";
-import type { CvePackage } from "./types.ts";
-import {
-  AppNav,
-  AsOfPicker,
-  appPath,
-  dateOfDay,
-  formatDateTime,
-  intParam,
-  PagedTable,
-  Show,
-  useApi,
-  useAppPage,
-} from "./widgets.tsx";
+import { useApiGet } from "../../ui/use-api.ts";
+import { dateOfDay, intParam, useAppPage } from "./page-state.ts";
+import { appPath } from "./paths.ts";
+import { AppNav, AsOfPicker, formatDateTime, PagedTable, Show } from "./widgets.tsx";
 
 interface CveReference {
   affectedFunctions: string[];
@@ -32,15 +24,15 @@ const REFERENCE_LIMIT = 50;
  * them (the references operation).
  */
 export function CveOccurrences() {
-  const { params, name, query, setQuery, skip } = useAppPage();
+  const { params, name, query, setQuery, skip, onSkip } = useAppPage();
   const cve = params.id ?? "";
   // A shared link may ask for another page size (1..100).
   const limit = Math.min(100, Math.max(1, intParam(query.limit, LIMIT)));
   const refSkip = intParam(query.refSkip, 0);
   const date = dateOfDay(query.date);
   const base = `/applications/${encodeURIComponent(name)}/insights/cve/${encodeURIComponent(cve)}`;
-  const occurrences = useApi<CvePackage[]>(`${base}/occurrences`, { limit, skip, date });
-  const references = useApi<CveReference[]>(`${base}/references`, {
+  const occurrences = useApiGet<CvePackage[]>(`${base}/occurrences`, { limit, skip, date });
+  const references = useApiGet<CveReference[]>(`${base}/references`, {
     limit: REFERENCE_LIMIT,
     skip: refSkip,
     date,
@@ -98,12 +90,7 @@ export function CveOccurrences() {
                   </td>
                 </tr>
               )}
-              pager={{
-                skip: skip,
-                limit: limit,
-                label: "packages",
-                onSkip: (s) => setQuery({ skip: String(s) }),
-              }}
+              pager={{ skip, limit, label: "packages", onSkip }}
             />
           </>
         )}

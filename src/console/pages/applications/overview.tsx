@@ -1,21 +1,28 @@
 import { useRoute } from "preact-iso";
+import type {
+  AnalysisHistoryEntry,
+  ApplicationDetail,
+  GateEvaluation,
+  GateHistoryEntry,
+} from "../../../contracts/resources.ts";
 import { PageTitle } from "../../ui/page-title.tsx";
+import { useApiGet } from "../../ui/use-api.ts";
+import { appPath } from "./paths.ts";
 import { SeverityChart, SeverityTable } from "./severity-chart.tsx";
-import type { AnalysisHistoryEntry, ApplicationDetail, GateEvaluation, GateHistoryEntry } from "./types.ts";
-import { AppNav, appPath, formatDateTime, SeverityBadge, Show, useApi } from "./widgets.tsx";
+import { AppNav, formatDateTime, SeverityBadge, Show } from "./widgets.tsx";
 
 /** One application: counts, analysis timeline, severity chart and quality-gate verdicts. */
 export function ApplicationOverview() {
   const { params } = useRoute();
   const name = params.name ?? "";
-  const detail = useApi<ApplicationDetail>(`/applications/${encodeURIComponent(name)}`);
-  const history = useApi<AnalysisHistoryEntry[]>(`/applications/${encodeURIComponent(name)}/analyses`, {
+  const detail = useApiGet<ApplicationDetail>(`/applications/${encodeURIComponent(name)}`);
+  const history = useApiGet<AnalysisHistoryEntry[]>(`/applications/${encodeURIComponent(name)}/analyses`, {
     limit: 1000,
   });
-  const gates = useApi<GateHistoryEntry[]>(`/applications/${encodeURIComponent(name)}/gates/history`, {
+  const gates = useApiGet<GateHistoryEntry[]>(`/applications/${encodeURIComponent(name)}/gates/history`, {
     limit: 1000,
   });
-  const evaluation = useApi<GateEvaluation>(`/applications/${encodeURIComponent(name)}/gates/evaluation`);
+  const evaluation = useApiGet<GateEvaluation>(`/applications/${encodeURIComponent(name)}/gates/evaluation`);
   return (
     <section aria-labelledby="page-heading">
       <PageTitle title={`Application ${name}`} />

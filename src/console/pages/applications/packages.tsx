@@ -1,27 +1,19 @@
 import { useState } from "preact/hooks";
+import type { Interaction, PackageUse } from "../../../contracts/resources.ts";
 
 import { PageTitle } from "../../ui/page-title.tsx";
-import type { Interaction, Package } from "./types.ts";
-import {
-  AppNav,
-  AsOfPicker,
-  appPath,
-  dateOfDay,
-  formatDateTime,
-  PagedTable,
-  SeverityBadge,
-  Show,
-  useApi,
-  useAppPage,
-} from "./widgets.tsx";
+import { useApiGet } from "../../ui/use-api.ts";
+import { dateOfDay, useAppPage } from "./page-state.ts";
+import { appPath } from "./paths.ts";
+import { AppNav, AsOfPicker, formatDateTime, PagedTable, SeverityBadge, Show } from "./widgets.tsx";
 
 const LIMIT = 50;
 
 /** The packages an application uses: search by name, vulnerable only, "as of" a day. */
 export function ApplicationPackages() {
-  const { name, query, setQuery, skip } = useAppPage();
+  const { name, query, setQuery, skip, onSkip } = useAppPage();
   const [text, setText] = useState(query.q ?? "");
-  const loaded = useApi<Package[]>(`/applications/${encodeURIComponent(name)}/packages`, {
+  const loaded = useApiGet<PackageUse[]>(`/applications/${encodeURIComponent(name)}/packages`, {
     limit: LIMIT,
     skip,
     q: query.q || undefined,
@@ -78,12 +70,7 @@ export function ApplicationPackages() {
                   <td>{p.safestVersion ?? "none"}</td>
                 </tr>
               )}
-              pager={{
-                skip: skip,
-                limit: LIMIT,
-                label: "packages",
-                onSkip: (s) => setQuery({ skip: String(s) }),
-              }}
+              pager={{ skip, limit: LIMIT, label: "packages", onSkip }}
             />
           </>
         )}
@@ -96,18 +83,18 @@ const INTERACTION_LIMIT = 50;
 
 /** One package of an application: its facts and CVEs, and the application objects using it. */
 export function PackageDetail() {
-  const { params, name, query, setQuery, skip } = useAppPage();
+  const { params, name, query, setQuery, skip, onSkip } = useAppPage();
   const pkg = params.package ?? "";
   const ecosystem = query.ecosystem === "npm" || query.ecosystem === "maven" ? query.ecosystem : undefined;
   const date = dateOfDay(query.date);
   const app = `/applications/${encodeURIComponent(name)}`;
   // The packages operation filters by a name part: the exact name (and ecosystem) is picked from its answer.
-  const versions = useApi<Package[]>(`${app}/packages`, { limit: 1000, q: pkg, date });
+  const versions = useApiGet<PackageUse[]>(`${app}/packages`, { limit: 1000, q: pkg, date });
   // Without an ecosystem, the references are asked for once the name is known to be in one ecosystem only
   // (the API refuses an ambiguous name; the page offers a link per ecosystem instead).
   const ecosystemsUsed = new Set(versions.data?.filter((p) => p.name === pkg).map((p) => p.ecosystem));
   const ambiguous = !ecosystem && ecosystemsUsed.size > 1;
-  const interactions = useApi<Interaction[]>(
+  const interactions = useApiGet<Interaction[]>(
     ecosystem || (versions.data && !ambiguous) ? `${app}/interactions` : undefined,
     { package: pkg, ecosystem, limit: INTERACTION_LIMIT, skip, date },
   );
@@ -213,12 +200,7 @@ export function PackageDetail() {
                     </td>
                   </tr>
                 )}
-                pager={{
-                  skip: skip,
-                  limit: INTERACTION_LIMIT,
-                  label: "references",
-                  onSkip: (s) => setQuery({ skip: String(s) }),
-                }}
+                pager={{ skip, limit: INTERACTION_LIMIT, label: "references", onSkip }}
               />
             </>
           )}

@@ -4,8 +4,8 @@
  * and needs no inline style (strict CSP); the same numbers are in a table right below it.
  */
 import { scaleBand, scaleLinear } from "d3-scale";
-import type { AnalysisHistoryEntry, Severity } from "./types.ts";
-import { SEVERITIES } from "./types.ts";
+import { SEVERITIES, type Severity } from "../../../contracts/platform.ts";
+import type { AnalysisHistoryEntry } from "../../../contracts/resources.ts";
 
 /** Fills with ≥ 3:1 contrast against white (WCAG 1.4.11 non-text contrast); legend names each one. */
 export const SEVERITY_FILL: Record<Severity, string> = {

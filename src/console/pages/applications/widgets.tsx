@@ -1,15 +1,10 @@
-/** Small pieces the Applications pages share: loading REST data, severity badges, paging, "as of". */
+/** The widgets the Applications pages share: loading states, severity badges, paged tables, "as of". */
 import type { ComponentChildren } from "preact";
-import { useLocation, useRoute } from "preact-iso";
+import type { Severity } from "../../../contracts/platform.ts";
 import { ErrorBox } from "../../ui/error-box.tsx";
 import { Loading } from "../../ui/loading.tsx";
 import { Pager } from "../../ui/pager.tsx";
-import { type Loaded, useApiGet } from "../../ui/use-api.ts";
-import type { Severity } from "./types.ts";
-
-export { APPS, appPath } from "./paths.ts";
-export { useApiGet as useApi };
-
+import type { Loaded } from "../../ui/use-api.ts";
 import { APPS, appPath } from "./paths.ts";
 
 /** Renders `children(data)` once loaded; a status line while loading; the problem's detail on error. */
@@ -32,30 +27,6 @@ export function SeverityBadge({ severity }: { severity: Severity | string | null
 /** "2024-03-01T00:00:00Z" as "2024-03-01 00:00 UTC": unambiguous, the same for every viewer. */
 export function formatDateTime(iso: string): string {
   return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
-}
-
-/** The page's query string as state: reading it, and replacing some of its keys (history entry). */
-export function useQueryState(): [
-  Record<string, string>,
-  (changes: Record<string, string | undefined>) => void,
-] {
-  const location = useLocation();
-  const query = location.query;
-  const set = (changes: Record<string, string | undefined>) => {
-    const next = new URLSearchParams();
-    for (const [k, v] of Object.entries({ ...query, ...changes }))
-      if (v !== undefined && v !== "") next.set(k, v);
-    const search = next.toString();
-    location.route(`${location.path}${search ? `?${search}` : ""}`);
-  };
-  return [query, set];
-}
-
-/** What every page of one application reads first: its route's parameters and name, the query, the list offset. */
-export function useAppPage() {
-  const { params } = useRoute();
-  const [query, setQuery] = useQueryState();
-  return { params, name: params.name ?? "", query, setQuery, skip: intParam(query.skip, 0) };
 }
 
 /**
@@ -83,14 +54,6 @@ export function AsOfPicker(props: {
     </div>
   );
 }
-
-/** The REST `date` for a picked day (end of the day, UTC); undefined for the latest analysis. */
-export const dateOfDay = (day: string | undefined): string | undefined => {
-  if (!day) return undefined;
-  if (/^\d{4}-\d{2}-\d{2}$/.test(day)) return `${day}T23:59:59Z`;
-  // A link from the timeline carries the analysis's exact instant.
-  return /^\d{4}-\d{2}-\d{2}T[\d:.]+Z$/.test(day) ? day : undefined;
-};
 
 /** The shell's pager for list operations without a total: a full page may have a next one. */
 export function ListPager(props: {
@@ -136,11 +99,6 @@ export function AppNav({ name, current }: { name: string; current: string }) {
     </nav>
   );
 }
-
-export const intParam = (value: string | undefined, fallback: number): number => {
-  const n = Number(value);
-  return Number.isInteger(n) && n >= 0 ? n : fallback;
-};
 
 /**
  * One page of a list: `empty` when the first page has no rows, else a table (scrolling sideways on

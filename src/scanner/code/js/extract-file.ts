@@ -23,6 +23,19 @@ import { extend, importedValueOf } from "./imported-value.ts";
 import { type Binding, Scope } from "./scope.ts";
 
 const KEYS = visitorKeys as Record<string, readonly string[]>;
+
+/**
+ * Nodes whose visitor keys also list parts that declare rather than refer (a label, a type's or type
+ * parameter's name, an attribute's name, a predicate's parameter): only these children are visited.
+ */
+const REFERRING_KEYS: Readonly<Record<string, readonly string[]>> = {
+  LabeledStatement: ["body"],
+  JSXAttribute: ["value"],
+  TSTypeParameter: ["constraint", "default"],
+  TSTypePredicate: ["typeAnnotation"],
+  TSInterfaceDeclaration: ["typeParameters", "extends", "body"],
+  TSTypeAliasDeclaration: ["typeParameters", "typeAnnotation"],
+};
 const RAW_TRANSFER = rawTransferSupported();
 
 /** Helpers Babel, TypeScript and esbuild emit around `require()`: `.default` of their result is the module. */
@@ -44,6 +57,22 @@ interface Site {
   node: AstNode;
   use: UseKind;
   from: ApplicationScope;
+}
+
+/**
+ * The module a call of the free `require` names (`require("m")`), `isBound` telling whether this
+ * `require` is a binding of the file; undefined for any other call or a non-literal argument.
+ */
+function requiredSpecifier(node: AstNode, isBound: (require: AstNode) => boolean): string | undefined {
+  const callee = unwrap(node.callee);
+  if (callee.type !== "Identifier" || callee.name !== "require" || isBound(callee)) return undefined;
+  return stringOf(node.arguments[0]);
+}
+
+/** The name a call's callee ends in: `f` of `f(…)` and of `x.f(…)`. */
+function calleeName(callee: AstNode): string | undefined {
+  if (callee.type === "Identifier") return callee.name;
+  return callee.type === "MemberExpression" ? memberName(callee) : undefined;
 }
 
 function lineAt(source: string, offset: number): number {
@@ -287,7 +316,7 @@ class FileWalker {
   // ---- walking ------------------------------------------------------------------------------------
 
   private visitChildren(node: AstNode, scope: Scope): void {
-    const keys = KEYS[node.type];
+    const keys = REFERRING_KEYS[node.type] ?? KEYS[node.type];
     if (!keys) return;
     for (const key of keys) {
       const child = node[key];
@@ -465,12 +494,6 @@ class FileWalker {
         this.visitAll(node.attributes, scope);
         if (node.typeArguments) this.visit(node.typeArguments, scope);
         return;
-      case "JSXAttribute":
-        if (node.value) this.visit(node.value, scope);
-        return;
-      case "LabeledStatement":
-        this.visit(node.body, scope);
-        return;
       case "BreakStatement":
       case "ContinueStatement":
       case "MetaProperty":
@@ -503,22 +526,6 @@ class FileWalker {
       case "TSIndexSignature":
         for (const param of node.parameters ?? []) this.visitPattern(param, scope);
         if (node.typeAnnotation) this.visit(node.typeAnnotation, scope);
-        return;
-      case "TSTypeParameter":
-        if (node.constraint) this.visit(node.constraint, scope);
-        if (node.default) this.visit(node.default, scope);
-        return;
-      case "TSTypePredicate":
-        if (node.typeAnnotation) this.visit(node.typeAnnotation, scope);
-        return;
-      case "TSInterfaceDeclaration":
-        if (node.typeParameters) this.visit(node.typeParameters, scope);
-        this.visitAll(node.extends, scope);
-        this.visit(node.body, scope);
-        return;
-      case "TSTypeAliasDeclaration":
-        if (node.typeParameters) this.visit(node.typeParameters, scope);
-        this.visit(node.typeAnnotation, scope);
         return;
       case "TSEnumDeclaration":
         for (const member of node.body?.members ?? node.members ?? []) {
@@ -694,22 +701,14 @@ class FileWalker {
   }
 
   private visitCall(node: AstNode, scope: Scope): void {
-    const callee = unwrap(node.callee);
-    if (callee.type === "Identifier" && callee.name === "require" && !scope.lookup("require")) {
-      const specifier = stringOf(node.arguments[0]);
-      if (specifier !== undefined) {
-        const value = importedValueOf(specifier);
-        if (value) this.imports.push({ from: this.from, value });
-        return;
-      }
+    const specifier = requiredSpecifier(node, () => scope.lookup("require") !== undefined);
+    if (specifier !== undefined) {
+      const value = importedValueOf(specifier);
+      if (value) this.imports.push({ from: this.from, value });
+      return;
     }
     // `__exportStar(require(x), exports)`, or `tslib_1.__exportStar(...)` with importHelpers.
-    const helper =
-      callee.type === "Identifier"
-        ? callee.name
-        : callee.type === "MemberExpression"
-          ? memberName(callee)
-          : undefined;
+    const helper = calleeName(unwrap(node.callee));
     if (helper !== undefined && EXPORT_STAR_HELPERS.has(helper) && node.arguments[0]) {
       this.exportSites.push({ name: null, node: node.arguments[0], star: true });
     }
@@ -925,17 +924,9 @@ class FileWalker {
         return value && extend(value, [name]);
       }
       case "CallExpression": {
-        const callee = unwrap(node.callee);
-        if (callee.type === "Identifier" && callee.name === "require" && !this.resolved.has(callee)) {
-          const specifier = stringOf(node.arguments[0]);
-          return specifier === undefined ? undefined : importedValueOf(specifier);
-        }
-        const helper =
-          callee.type === "Identifier"
-            ? callee.name
-            : callee.type === "MemberExpression"
-              ? memberName(callee)
-              : undefined;
+        const specifier = requiredSpecifier(node, (require) => this.resolved.has(require));
+        if (specifier !== undefined) return importedValueOf(specifier);
+        const helper = calleeName(unwrap(node.callee));
         if (helper !== undefined && INTEROP_HELPERS.has(helper) && node.arguments[0]) {
           const value = this.evaluate(node.arguments[0]);
           return value && { ...value, interop: true };
