@@ -14,9 +14,10 @@
  */
 import { performance } from "node:perf_hooks";
 import type { FastifyInstance, FastifyRequest, RouteOptions } from "fastify";
+import { problemDetails } from "../contracts/problem-details.ts";
 import { httpRequestDuration, httpRequests } from "../observability/metrics.ts";
 import type { Authenticator } from "./authenticate.ts";
-import { ProblemError, problem } from "./problem.ts";
+import { ProblemError } from "./problem.ts";
 
 /** An answer of an in-process GET: the handler's value as JSON would carry it, or a problem. */
 export type InProcessAnswer =
@@ -190,6 +191,6 @@ async function serve(
 }
 
 function problemAnswer(status: number, detail: string, path: string): InProcessAnswer {
-  const body = problem(status, detail, path);
+  const body = problemDetails(status, detail, path);
   return { status, statusText: body.title, body: JSON.stringify(body) };
 }
