@@ -64,28 +64,40 @@ function longestFirst(files: string[], durations: Record<string, number>): strin
   return [...files].sort((a, b) => ms(b) - ms(a) || a.localeCompare(b));
 }
 
-interface GroupResult {
-  failed: boolean;
-  durations: Record<string, number>;
+/** Per-file wall times of this run, saved after each file so that an interrupted run still leaves them. */
+class Durations {
+  readonly measured: Record<string, number> = {};
+  readonly previous: Record<string, number>;
+  constructor(previous: Record<string, number>) {
+    this.previous = previous;
+  }
+
+  record(file: string, ms: number, passed: boolean): void {
+    this.measured[file] = ms;
+    mkdirSync("test-artifacts", { recursive: true });
+    writeFileSync(DURATIONS_FILE, `${JSON.stringify({ ...this.previous, ...this.measured }, null, 2)}\n`);
+    process.stdout.write(`run-suite: ${passed ? "✔" : "✖"} ${file} (${(ms / 1000).toFixed(1)} s)\n`);
+  }
 }
 
-async function runGroup(files: string[], filesAtOnce: number): Promise<GroupResult> {
-  const result: GroupResult = { failed: false, durations: {} };
-  if (files.length === 0) return result;
+/** Runs the files `filesAtOnce` at a time; resolves whether any test failed. */
+async function runGroup(files: string[], filesAtOnce: number, durations: Durations): Promise<boolean> {
+  let failed = false;
+  if (files.length === 0) return failed;
   const stream = run({ files: files.map((f) => resolve(f)), concurrency: filesAtOnce });
   stream.on("test:fail", () => {
-    result.failed = true;
+    failed = true;
   });
   stream.on("test:complete", ({ file, name, nesting, details }) => {
     // the runner's own event for a whole file: nesting 0, named by the path it was given
     if (file !== undefined && nesting === 0 && resolve(name) === file) {
-      result.durations[relative(process.cwd(), file)] = Math.round(details.duration_ms);
+      durations.record(relative(process.cwd(), file), Math.round(details.duration_ms), details.passed);
     }
   });
   const output = stream.compose(spec);
   output.pipe(process.stdout, { end: false });
   await finished(output);
-  return result;
+  return failed;
 }
 
 async function main(): Promise<void> {
@@ -97,27 +109,29 @@ async function main(): Promise<void> {
   if (missing.length > 0) throw new Error(`run-suite: serial files not found: ${missing.join(", ")}`);
   if (all.length === 0) throw new Error(`run-suite: no test file matches ${selected.join(" ")}`);
   const serialSet = new Set<string>(SERIAL);
-  const durations = previousDurations();
+  const previous = previousDurations();
+  const durations = new Durations(previous);
   const serial = longestFirst(
     all.filter((file) => serialSet.has(file)),
-    durations,
+    previous,
   );
   const parallel = longestFirst(
     all.filter((file) => !serialSet.has(file)),
-    durations,
+    previous,
   );
 
   await globalSetup();
-  let results: GroupResult[];
+  let failures: boolean[];
   try {
-    results = await Promise.all([runGroup(serial, 1), runGroup(parallel, concurrency())]);
+    failures = await Promise.all([
+      runGroup(serial, 1, durations),
+      runGroup(parallel, concurrency(), durations),
+    ]);
   } finally {
     await globalTeardown();
   }
 
-  const measured = Object.assign({}, ...results.map((r) => r.durations)) as Record<string, number>;
-  mkdirSync("test-artifacts", { recursive: true });
-  writeFileSync(DURATIONS_FILE, `${JSON.stringify({ ...durations, ...measured }, null, 2)}\n`);
+  const { measured } = durations;
   const slowest = Object.entries(measured)
     .sort(([, a], [, b]) => b - a)
     .slice(0, 15);
@@ -128,7 +142,7 @@ async function main(): Promise<void> {
       `${((performance.now() - started) / 1000).toFixed(0)} s; slowest:\n` +
       slowest.map(([file, ms]) => `  ${(ms / 1000).toFixed(1).padStart(6)} s  ${file}\n`).join(""),
   );
-  if (results.some((r) => r.failed)) process.exitCode = 1;
+  if (failures.includes(true)) process.exitCode = 1;
 }
 
 await main();
