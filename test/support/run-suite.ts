@@ -13,7 +13,8 @@ import { globalSetup, globalTeardown } from "./global-setup.ts";
  *   same two cores and stretch each other's waits if run together;
  * - the parallel group, TEST_CONCURRENCY files at a time (default 2): everything else. Suites share no
  *   fixed port, database, temporary directory or Keycloak realm (ephemeral ports, random database and
- *   realm names, mkdtemp), so they can run side by side.
+ *   realm names, mkdtemp), and the caches outside the repository are built under a lock (cache-lock.ts),
+ *   so they can run side by side. TEST_CONCURRENCY=1 runs every file one at a time, both groups included.
  * Within each group the files that took longest last time start first (durations kept in
  * test-artifacts/test-durations.json), so that no long file is left to run alone at the end.
  * The global setup (the console's bundle, the run's Keycloak) runs once, here, before both groups.
@@ -123,10 +124,11 @@ async function main(): Promise<void> {
   await globalSetup();
   let failures: boolean[];
   try {
-    failures = await Promise.all([
-      runGroup(serial, 1, durations),
-      runGroup(parallel, concurrency(), durations),
-    ]);
+    // TEST_CONCURRENCY=1: every file one at a time, as `node --test --test-concurrency=1` did
+    failures =
+      concurrency() === 1
+        ? [await runGroup([...serial, ...parallel], 1, durations)]
+        : await Promise.all([runGroup(serial, 1, durations), runGroup(parallel, concurrency(), durations)]);
   } finally {
     await globalTeardown();
   }
