@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { withCacheLockSync } from "./cache-lock.ts";
 
 /**
  * cyclonedx-python-lib from PyPI, with its JSON validation extra, in a virtual environment cached
@@ -17,21 +18,23 @@ export function ensureCycloneDxPython(): string {
   const venv = join(CACHE, `cyclonedx-python-lib-${CYCLONEDX_PYTHON_VERSION}`);
   const python = join(venv, "bin", "python");
   const marker = join(venv, ".installed");
-  if (!existsSync(marker)) {
-    execFileSync("python3", ["-m", "venv", venv], { stdio: "pipe" });
-    execFileSync(
-      python,
-      [
-        "-m",
-        "pip",
-        "install",
-        "-q",
-        "--disable-pip-version-check",
-        `cyclonedx-python-lib[json-validation]==${CYCLONEDX_PYTHON_VERSION}`,
-      ],
-      { stdio: "pipe" },
-    );
-    writeFileSync(marker, `${CYCLONEDX_PYTHON_VERSION}\n`);
-  }
+  if (!existsSync(marker))
+    withCacheLockSync(venv, () => {
+      if (existsSync(marker)) return;
+      execFileSync("python3", ["-m", "venv", venv], { stdio: "pipe" });
+      execFileSync(
+        python,
+        [
+          "-m",
+          "pip",
+          "install",
+          "-q",
+          "--disable-pip-version-check",
+          `cyclonedx-python-lib[json-validation]==${CYCLONEDX_PYTHON_VERSION}`,
+        ],
+        { stdio: "pipe" },
+      );
+      writeFileSync(marker, `${CYCLONEDX_PYTHON_VERSION}\n`);
+    });
   return python;
 }

@@ -11,8 +11,10 @@ let keycloak: StartedKeycloak | undefined;
 
 export async function globalSetup(): Promise<void> {
   // The web console's bundle, served by every gateway the suites start (a fresh clone has none).
-  await buildConsole();
+  if (process.env.IMAGING_CONSOLE_BUILT !== "1") await buildConsole();
   process.env.IMAGING_CONSOLE_BUILT = "1";
+  // A Keycloak already given (TEST_KEYCLOAK_URL and TEST_KEYCLOAK_STATE_DIR) serves this run too.
+  if (process.env.TEST_KEYCLOAK_URL && process.env.TEST_KEYCLOAK_STATE_DIR) return;
   const stateDir = join(process.cwd(), "test-artifacts", "keycloak");
   try {
     keycloak = await launchKeycloak({ stateDir });

@@ -9,6 +9,7 @@ import { existsSync } from "node:fs";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { unzipSync } from "fflate";
+import { withCacheLock } from "./cache-lock.ts";
 import {
   centralFile,
   MAVEN_SUBJECTS_DIR,
@@ -22,6 +23,12 @@ export const SOLR = "org.apache.solr:solr-core:8.9.0";
 /** Writes every `.class` entry of a jar under `dir` (once: a marker file says it is complete). */
 export async function extractClasses(jar: string, dir: string): Promise<number> {
   const marker = join(dir, ".complete");
+  if (existsSync(marker)) return Number(await readFile(marker, "utf8"));
+  return withCacheLock(dir, () => extractClassesOnce(jar, dir, marker));
+}
+
+/** Extracts the classes unless another test process did while this one waited for the lock. */
+async function extractClassesOnce(jar: string, dir: string, marker: string): Promise<number> {
   if (existsSync(marker)) return Number(await readFile(marker, "utf8"));
   await rm(dir, { recursive: true, force: true });
   const entries = unzipSync(await readFile(jar), { filter: (f) => f.name.endsWith(".class") });

@@ -4,9 +4,9 @@
  * that also calls lodash, locked by npm. firebase-tools 8.4.0 comes from scan-subjects.ts.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { SUBJECTS_DIR } from "./scan-subjects.ts";
+import { cached } from "./scan-subjects.ts";
 
 const ENV = {
   ...process.env,
@@ -28,23 +28,21 @@ export function publishedApplication(
   spec: string,
   adjust: (manifest: Record<string, unknown>) => void = () => {},
 ): string {
-  const dir = join(SUBJECTS_DIR, spec.replace(/[@/]/g, (c) => (c === "@" ? "-" : "_")).replace(/^-/, ""));
-  if (existsSync(dir)) return join(dir, "published");
-  const work = `${dir}.partial`;
-  rmSync(work, { recursive: true, force: true });
-  const published = join(work, "published");
-  mkdirSync(published, { recursive: true });
-  npm(work, ["pack", spec, "--silent"]);
-  const tarball = execFileSync("sh", ["-c", "ls *.tgz"], { cwd: work, encoding: "utf8" }).trim();
-  execFileSync("tar", ["xzf", tarball, "-C", published, "--strip-components=1"], { cwd: work });
-  const manifestFile = join(published, "package.json");
-  const manifest = JSON.parse(readFileSync(manifestFile, "utf8")) as Record<string, unknown>;
-  delete manifest.devDependencies;
-  delete manifest.scripts;
-  adjust(manifest);
-  writeFileSync(manifestFile, `${JSON.stringify(manifest, null, 2)}\n`);
-  npm(published, ["install", "--package-lock-only"]);
-  renameSync(work, dir);
+  const name = spec.replace(/[@/]/g, (c) => (c === "@" ? "-" : "_")).replace(/^-/, "");
+  const dir = cached(name, (work) => {
+    const published = join(work, "published");
+    mkdirSync(published, { recursive: true });
+    npm(work, ["pack", spec, "--silent"]);
+    const tarball = execFileSync("sh", ["-c", "ls *.tgz"], { cwd: work, encoding: "utf8" }).trim();
+    execFileSync("tar", ["xzf", tarball, "-C", published, "--strip-components=1"], { cwd: work });
+    const manifestFile = join(published, "package.json");
+    const manifest = JSON.parse(readFileSync(manifestFile, "utf8")) as Record<string, unknown>;
+    delete manifest.devDependencies;
+    delete manifest.scripts;
+    adjust(manifest);
+    writeFileSync(manifestFile, `${JSON.stringify(manifest, null, 2)}\n`);
+    npm(published, ["install", "--package-lock-only"]);
+  });
   return join(dir, "published");
 }
 
@@ -58,28 +56,24 @@ export function jsonServer(): string {
  * itself: one copy is hoisted to node_modules/lodash, the other nested under its workspace.
  */
 export function twoLodashMonorepo(): string {
-  const dir = join(SUBJECTS_DIR, "two-lodash-monorepo");
-  if (existsSync(dir)) return dir;
-  const work = `${dir}.partial`;
-  rmSync(work, { recursive: true, force: true });
-  const write = (file: string, json: unknown) => {
-    mkdirSync(join(work, file, ".."), { recursive: true });
-    writeFileSync(join(work, file), `${JSON.stringify(json, null, 2)}\n`);
-  };
-  write("package.json", { name: "two-lodash", private: true, workspaces: ["packages/*"] });
-  write("packages/api/package.json", {
-    name: "@two/api",
-    version: "1.0.0",
-    dependencies: { lodash: "4.17.15" },
+  return cached("two-lodash-monorepo", (work) => {
+    const write = (file: string, json: unknown) => {
+      mkdirSync(join(work, file, ".."), { recursive: true });
+      writeFileSync(join(work, file), `${JSON.stringify(json, null, 2)}\n`);
+    };
+    write("package.json", { name: "two-lodash", private: true, workspaces: ["packages/*"] });
+    write("packages/api/package.json", {
+      name: "@two/api",
+      version: "1.0.0",
+      dependencies: { lodash: "4.17.15" },
+    });
+    write("packages/web/package.json", {
+      name: "@two/web",
+      version: "1.0.0",
+      dependencies: { lodash: "4.17.21", express: "4.21.2" },
+    });
+    npm(work, ["install", "--package-lock-only"]);
   });
-  write("packages/web/package.json", {
-    name: "@two/web",
-    version: "1.0.0",
-    dependencies: { lodash: "4.17.21", express: "4.21.2" },
-  });
-  npm(work, ["install", "--package-lock-only"]);
-  renameSync(work, dir);
-  return dir;
 }
 
 /** typeorm 0.3.20 as published: about 1,000 JavaScript files (CommonJS and browser ES modules), locked by npm. */

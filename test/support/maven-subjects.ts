@@ -8,6 +8,7 @@ import { existsSync } from "node:fs";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
+import { withCacheLock } from "./cache-lock.ts";
 
 export const CENTRAL = process.env.MAVEN_REPOSITORY_URL ?? "https://repo.maven.apache.org/maven2";
 export const SUBJECTS_DIR =
@@ -40,8 +41,10 @@ async function download(url: string, path: string): Promise<void> {
   const response = await fetch(url);
   if (!response.ok) throw new Error(`test setup: ${url} answered HTTP ${response.status}`);
   await mkdir(dirname(path), { recursive: true });
-  await writeFile(`${path}.part`, Buffer.from(await response.arrayBuffer()));
-  await rename(`${path}.part`, path);
+  // a part file of this process's own: test files running in parallel may fetch the same file
+  const part = `${path}.${process.pid}.part`;
+  await writeFile(part, Buffer.from(await response.arrayBuffer()));
+  await rename(part, path);
 }
 
 const repositoryPath = (groupId: string, artifactId: string, version: string, extension: string) =>
@@ -111,6 +114,17 @@ export function parseDependencyList(text: string): OracleArtifact[] {
  */
 export async function mvnDependencyList(dir: string, modules: string[] = [""], goals: string[] = []) {
   const outputs = modules.map((m) => join(dir, m, "mvn-dependency-list.txt"));
+  if (!outputs.every(existsSync))
+    await withCacheLock(join(dir, "mvn"), () => runDependencyList(dir, outputs, goals));
+  const lists = new Map<string, OracleArtifact[]>();
+  for (const [i, m] of modules.entries()) {
+    lists.set(m, parseDependencyList(await readFile(outputs[i] as string, "utf8")));
+  }
+  return lists;
+}
+
+/** Runs Maven's listing once (under the project's lock; another test process may have run it meanwhile). */
+async function runDependencyList(dir: string, outputs: string[], goals: string[]): Promise<void> {
   if (!outputs.every(existsSync)) {
     const { code, output } = await run(
       "mvn",
@@ -129,23 +143,21 @@ export async function mvnDependencyList(dir: string, modules: string[] = [""], g
       throw new Error(`test setup: mvn dependency:list failed in ${dir}:\n${output.slice(-3000)}`);
     for (const output of outputs) await rename(`${output}.part`, output);
   }
-  const lists = new Map<string, OracleArtifact[]>();
-  for (const [i, m] of modules.entries()) {
-    lists.set(m, parseDependencyList(await readFile(outputs[i] as string, "utf8")));
-  }
-  return lists;
 }
 
 /** Runs `mvn dependency:list` expecting it to fail; returns Maven's output (cached). */
 export async function mvnDependencyListFailure(dir: string): Promise<string> {
   const cached = join(dir, "mvn-failure.txt");
   if (existsSync(cached)) return readFile(cached, "utf8");
-  const { code, output } = await run(
-    "mvn",
-    ["-B", `-Dmaven.repo.local=${ORACLE_REPOSITORY}`, DEPENDENCY_PLUGIN],
-    dir,
-  );
-  if (code === 0) throw new Error(`test setup: mvn dependency:list was expected to fail in ${dir}`);
-  await writeFile(cached, output);
-  return output;
+  return withCacheLock(join(dir, "mvn"), async () => {
+    if (existsSync(cached)) return readFile(cached, "utf8");
+    const { code, output } = await run(
+      "mvn",
+      ["-B", `-Dmaven.repo.local=${ORACLE_REPOSITORY}`, DEPENDENCY_PLUGIN],
+      dir,
+    );
+    if (code === 0) throw new Error(`test setup: mvn dependency:list was expected to fail in ${dir}`);
+    await writeFile(cached, output);
+    return output;
+  });
 }

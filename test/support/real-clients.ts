@@ -2,6 +2,7 @@ import { type ChildProcessWithoutNullStreams, execFileSync, spawn } from "node:c
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
+import { withCacheLockSync } from "./cache-lock.ts";
 
 /**
  * Real MCP clients that only know dynamic client registration, installed from their registries into
@@ -15,6 +16,11 @@ export const PYTHON_MCP_VERSION = "2.3.0";
 export function ensureMcpRemote(): string {
   const prefix = join(CACHE, `mcp-remote-${MCP_REMOTE_VERSION}`);
   const script = join(prefix, "node_modules", "mcp-remote", "dist", "proxy.js");
+  if (!existsSync(script)) withCacheLockSync(prefix, () => installMcpRemote(prefix, script));
+  return script;
+}
+
+function installMcpRemote(prefix: string, script: string): void {
   if (!existsSync(script)) {
     mkdirSync(prefix, { recursive: true });
     execFileSync(
@@ -32,7 +38,6 @@ export function ensureMcpRemote(): string {
       { stdio: "pipe" },
     );
   }
-  return script;
 }
 
 /** The Python MCP SDK from PyPI in a virtual environment; returns its python. */
@@ -40,11 +45,12 @@ export function ensurePythonMcp(): string {
   const venv = join(CACHE, `python-mcp-${PYTHON_MCP_VERSION}`);
   const python = join(venv, "bin", "python");
   const marker = join(venv, ".installed");
-  if (!existsSync(marker)) {
+  withCacheLockSync(venv, () => {
+    if (existsSync(marker)) return;
     execFileSync("python3", ["-m", "venv", venv], { stdio: "pipe" });
     execFileSync(python, ["-m", "pip", "install", "-q", `mcp==${PYTHON_MCP_VERSION}`], { stdio: "pipe" });
     writeFileSync(marker, `${PYTHON_MCP_VERSION}\n`);
-  }
+  });
   return python;
 }
 

@@ -18,6 +18,7 @@ import {
 } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { withCacheLockSync } from "./cache-lock.ts";
 
 export const SUBJECTS_DIR =
   process.env.IMAGING_SCAN_SUBJECTS ??
@@ -68,16 +69,22 @@ function run(cwd: string, command: string, args: string[], stdoutFile?: string):
 const npx = (cwd: string, pkg: string, args: string[], stdoutFile?: string) =>
   run(cwd, "npx", ["--yes", `--package=${pkg}`, "--", ...args], stdoutFile);
 
-/** Builds `name` once: into a temporary folder renamed at the end, so an interrupted build is redone. */
-function cached(name: string, build: (dir: string) => void): string {
+/**
+ * Builds `name` once: into a temporary folder renamed at the end, so an interrupted build is redone, under
+ * a lock, so test files running in parallel never build it twice at once.
+ */
+export function cached(name: string, build: (dir: string) => void): string {
   const dir = join(SUBJECTS_DIR, name);
   if (existsSync(dir)) return dir;
-  const work = `${dir}.partial`;
-  rmSync(work, { recursive: true, force: true });
-  mkdirSync(work, { recursive: true });
-  build(work);
-  renameSync(work, dir);
-  return dir;
+  return withCacheLockSync(dir, () => {
+    if (existsSync(dir)) return dir; // built by another test process while this one waited
+    const work = `${dir}.partial`;
+    rmSync(work, { recursive: true, force: true });
+    mkdirSync(work, { recursive: true });
+    build(work);
+    renameSync(work, dir);
+    return dir;
+  });
 }
 
 function copy(from: string, to: string, files: string[]): void {
