@@ -6,11 +6,16 @@
 import assert from "node:assert/strict";
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
 import { request as httpRequest, type IncomingMessage, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
 import { type CallToolResult, Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import type { RunningService } from "../../src/service.ts";
+import { spawnService } from "../support/cli.ts";
 import { rawRequest, withoutDate } from "../support/raw-http.ts";
 import { freePort, startTestService } from "../support/service.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
@@ -349,6 +354,55 @@ describe("the stop of one process with 2025 GET streams held through the direct 
       await service.stop();
       await issuer.close();
       await store.drop();
+    }
+  });
+});
+
+describe("the direct path's log in one `imaging start` process (debug level)", () => {
+  it("logs the MCP requests it hands over, with no token of either kind in any line", async () => {
+    const issuer = await startTestIssuer();
+    issuer.setUser("alice", { roles: ["admin"], applications: [] });
+    const dataDir = mkdtempSync(join(tmpdir(), "imaging-mcp-direct-logs-"));
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const service = await spawnService(
+      ["--demo", "--data-dir", dataDir],
+      {
+        PORT: String(port),
+        PUBLIC_URL: base,
+        IMAGING_BIND_ADDRESS: "127.0.0.1",
+        REST_PORT: "0",
+        MCP_ANALYSIS_PORT: "0",
+        MCP_GATEKEEPER_PORT: "0",
+        IDP_ISSUER: issuer.issuer,
+        TOKEN_EXCHANGE_CLIENT_SECRET: issuer.clientSecret,
+        LOG_LEVEL: "debug",
+      },
+      60_000,
+    );
+    try {
+      const token = await issuer.signMcp("alice", `${base}/mcp`);
+      const modern = await rawRequest(
+        `${base}/mcp`,
+        modernHeaders(token, "applications"),
+        "POST",
+        modernCall("applications"),
+      );
+      assert.equal(modern.status, 200);
+      assert.deepEqual(applicationNames(modern.body.toString("utf8")), DEMO);
+      const opened = await rawRequest(`${base}/mcp`, legacyHeaders(token), "POST", INITIALIZE);
+      assert.equal(opened.status, 200);
+      const deadline = Date.now() + 5_000;
+      while (!service.stdout().includes('"url":"/mcp"') && Date.now() < deadline) await sleep(50);
+      const log = service.stdout() + service.stderr();
+      assert.match(log, /"url":"\/mcp"/, "the gateway's access-log lines of /mcp");
+      assert.equal(log.includes(token), false, "no MCP token in the log");
+      assert.doesNotMatch(log, /eyJ[\w-]+\.eyJ[\w-]+/, "no JWT at all (the exchanged platform token)");
+    } finally {
+      service.child.kill("SIGTERM");
+      await once(service.child, "exit");
+      await issuer.close();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });
