@@ -17,7 +17,7 @@ import { MCP_ROUTES, MCP_SERVER_NAMES, PLATFORM_AUDIENCE } from "./contracts/pla
 import { buildGateway } from "./gateway/app.ts";
 import { loadConsoleBuild } from "./gateway/console/assets.ts";
 import { keycloakProxy } from "./gateway/keycloak-proxy.ts";
-import type { McpResource } from "./gateway/mcp-resources.ts";
+import type { McpDirectEntry, McpResource } from "./gateway/mcp-resources.ts";
 import { keycloakAdministration, storeAdministration } from "./idp/administration.ts";
 import { connectKeycloakAdmin } from "./idp/keycloak/admin.ts";
 import { describeAdminFailure } from "./idp/keycloak/errors.ts";
@@ -216,6 +216,8 @@ export async function startService(
       analysis: config.mcpAnalysisUpstreamUrl ?? internal(config.mcpAnalysisPort),
       gatekeeper: config.mcpGatekeeperUpstreamUrl ?? internal(config.mcpGatekeeperPort),
     };
+    // The MCP servers of this process: the gateway hands them its checked requests in-process.
+    const mcpEntries: Partial<Record<McpResource["kind"], McpDirectEntry>> = {};
     for (const kind of ["analysis", "gatekeeper"] as const) {
       if (!parts.has(`mcp-${kind}`)) continue;
       const port = kind === "analysis" ? config.mcpAnalysisPort : config.mcpGatekeeperPort;
@@ -236,6 +238,7 @@ export async function startService(
       });
       started.push({ name: `${kind} MCP server`, stop: (deadline) => mcp.close(deadline) });
       mcpUrls[kind] = mcp.url;
+      mcpEntries[kind] = mcp.serve;
     }
 
     let exchanger: TokenExchanger | undefined;
@@ -289,12 +292,14 @@ export async function startService(
           path: MCP_ROUTES.analysis,
           name: MCP_SERVER_NAMES.analysis,
           upstreamUrl: mcpUrls.analysis,
+          direct: mcpEntries.analysis,
         },
         {
           kind: "gatekeeper",
           path: MCP_ROUTES.gatekeeper,
           name: MCP_SERVER_NAMES.gatekeeper,
           upstreamUrl: mcpUrls.gatekeeper,
+          direct: mcpEntries.gatekeeper,
         },
       ];
       const gateway = await buildGateway({

@@ -12,11 +12,12 @@ import { upstreamTraceparent } from "../observability/trace-context.ts";
 import type { exchangeRefusalLog } from "./exchange-refusals.ts";
 import { forwardableRequestHeaders, forwardableResponseHeaders } from "./hop-by-hop.ts";
 import { jsonRpcError, requestId } from "./json-rpc-error.ts";
+import { forwardMcpDirect } from "./mcp-direct.ts";
 import { bearerChallenge, type McpResource, resourceUrl } from "./mcp-resources.ts";
 import { CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, CORS_EXPOSE_HEADERS } from "./origin-policy.ts";
 import { keepRawBodies } from "./raw-body.ts";
 import type { UpstreamHealth } from "./upstream-health.ts";
-import { forwardStreaming } from "./upstream-stream.ts";
+import { type Forward, type ForwardHooks, forwardStreaming } from "./upstream-stream.ts";
 
 export interface McpProxyOptions {
   baseUrl: string;
@@ -212,54 +213,54 @@ export async function mcpProxy(app: FastifyInstance, options: McpProxyOptions): 
       headers["x-forwarded-proto"] = forwardedProto;
       headers["x-forwarded-host"] = forwardedHost;
       headers.traceparent = upstreamTraceparent(request.id, request.headers.traceparent);
-      const forwarded = forwardStreaming(
-        request.method === "GET" ? streamUpstream : upstream,
-        {
-          method: request.method,
-          path: request.url,
-          headers,
-          body: Buffer.isBuffer(request.body) ? request.body : undefined,
+      const forward: Forward = {
+        method: request.method,
+        path: request.url,
+        headers,
+        body: Buffer.isBuffer(request.body) ? request.body : undefined,
+      };
+      const hooks: ForwardHooks = {
+        onHeaders: (statusCode, upstreamHeaders) => {
+          options.health.reached(upstreamName);
+          const opened = upstreamHeaders["mcp-session-id"];
+          if (typeof opened === "string")
+            options.sessions.set(opened, decision.subject, Date.now() + SESSION_TTL_MS);
+          // Ended by the client, or gone upstream (idle, restarted): the binding goes too.
+          const ended = (request.method === "DELETE" && statusCode < 300) || statusCode === 404;
+          if (typeof sessionId === "string" && ended) options.sessions.delete(sessionId);
+          // The answer goes out from here, past Fastify's reply: the headers set on it (CORS) go too,
+          // the upstream's winning as with any proxied header.
+          reply.hijack();
+          return Object.assign(
+            reply.getHeaders(),
+            forwardableResponseHeaders(upstreamHeaders),
+          ) as OutgoingHttpHeaders;
         },
-        reply.raw,
-        {
-          onHeaders: (statusCode, upstreamHeaders) => {
-            options.health.reached(upstreamName);
-            const opened = upstreamHeaders["mcp-session-id"];
-            if (typeof opened === "string")
-              options.sessions.set(opened, decision.subject, Date.now() + SESSION_TTL_MS);
-            // Ended by the client, or gone upstream (idle, restarted): the binding goes too.
-            const ended = (request.method === "DELETE" && statusCode < 300) || statusCode === 404;
-            if (typeof sessionId === "string" && ended) options.sessions.delete(sessionId);
-            // The answer goes out from here, past Fastify's reply: the headers set on it (CORS) go too,
-            // the upstream's winning as with any proxied header.
-            reply.hijack();
-            return Object.assign(
-              reply.getHeaders(),
-              forwardableResponseHeaders(upstreamHeaders),
-            ) as OutgoingHttpHeaders;
-          },
-          onError: (error) => {
-            if (closing) {
-              reply
-                .code(503)
-                .header("retry-after", "5")
-                .send(jsonRpcError(-32000, "The gateway is shutting down", id()));
-              return;
-            }
-            options.health.failed(upstreamName, error);
+        onError: (error) => {
+          if (closing) {
             reply
-              .code(502)
-              .type("application/json")
-              .send(
-                jsonRpcError(
-                  -32000,
-                  `The ${resource.kind} MCP server cannot be reached: ${error.message || "upstream error"}`,
-                  id(),
-                ),
-              );
-          },
+              .code(503)
+              .header("retry-after", "5")
+              .send(jsonRpcError(-32000, "The gateway is shutting down", id()));
+            return;
+          }
+          options.health.failed(upstreamName, error);
+          reply
+            .code(502)
+            .type("application/json")
+            .send(
+              jsonRpcError(
+                -32000,
+                `The ${resource.kind} MCP server cannot be reached: ${error.message || "upstream error"}`,
+                id(),
+              ),
+            );
         },
-      );
+      };
+      // In one process the MCP server answers on the client's connection: no loopback hop.
+      const forwarded = resource.direct
+        ? forwardMcpDirect(resource.direct, forward, request.raw, reply.raw, hooks)
+        : forwardStreaming(request.method === "GET" ? streamUpstream : upstream, forward, reply.raw, hooks);
       if (request.method === "GET") {
         streams.add(forwarded.end);
         reply.raw.once("close", () => streams.delete(forwarded.end));

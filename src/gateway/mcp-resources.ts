@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { MCP_SCOPES } from "../auth/mcp-access.ts";
 import type { McpPath, McpServerKind } from "../contracts/platform.ts";
 
@@ -8,7 +9,15 @@ export interface McpResource {
   path: McpPath;
   name: string;
   upstreamUrl: string;
+  /**
+   * The MCP server's request entry when it runs in this process: checked requests are then handed to it
+   * (mcp-direct.ts) instead of sent to `upstreamUrl`, which is still probed for health.
+   */
+  direct?: McpDirectEntry | undefined;
 }
+
+/** Serves one request of an MCP server's endpoint on the caller's connection; `body`: already read. */
+export type McpDirectEntry = (req: IncomingMessage, res: ServerResponse, body?: Buffer) => void;
 
 export const resourceUrl = (baseUrl: string, resource: Pick<McpResource, "path">) =>
   `${baseUrl}${resource.path}`;

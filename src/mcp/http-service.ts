@@ -74,6 +74,12 @@ export interface RunningMcpService {
    * from now), ends 2025 sessions and streams, then cuts what is left.
    */
   close(deadline?: number): Promise<void>;
+  /**
+   * Serves one request of the MCP endpoint on a connection another listener of this process accepted
+   * (the gateway, after its checks): the same handling as a request to `url`, without the loopback hop.
+   * `body`: the request's body when the caller has already read it (the request stream is then not read).
+   */
+  serve(req: IncomingMessage, res: ServerResponse, body?: Buffer): void;
 }
 
 const silentLogger: McpServiceLogger = { info() {}, warn() {}, error() {} };
@@ -135,23 +141,28 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
   };
 
   let inFlight = 0;
+  /** One request of the MCP endpoint, from this listener or handed over in-process (`serve`). */
+  const serveEndpoint = (req: IncomingMessage, res: ServerResponse, body?: Buffer): void => {
+    if (req.method !== "GET" && req.method !== "POST" && req.method !== "DELETE") {
+      sendResponse(
+        res,
+        jsonRpcErrorResponse(405, -32000, "Method not allowed.", { allow: "GET, POST, DELETE" }),
+      );
+      return;
+    }
+    // Streams (GET) do not hold close() back: closing the sessions ends them.
+    if (req.method !== "GET") {
+      inFlight++;
+      res.once("close", () => inFlight--);
+    }
+    if (req.method === "POST") void servePost(req, res, body);
+    else void mcp(req, res);
+  };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const url = req.url ?? "/";
     const requestPath = url.split("?")[0];
     if (requestPath === path) {
-      if (req.method !== "GET" && req.method !== "POST" && req.method !== "DELETE") {
-        return sendResponse(
-          res,
-          jsonRpcErrorResponse(405, -32000, "Method not allowed.", { allow: "GET, POST, DELETE" }),
-        );
-      }
-      // Streams (GET) do not hold close() back: closing the sessions ends them.
-      if (req.method !== "GET") {
-        inFlight++;
-        res.once("close", () => inFlight--);
-      }
-      if (req.method === "POST") void servePost(req, res);
-      else void mcp(req, res);
+      serveEndpoint(req, res);
       return;
     }
     if (requestPath === "/healthz" && (req.method === "GET" || req.method === "HEAD")) {
@@ -171,8 +182,11 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
    * routing, the 2026 handler and the 2025 transport alike) instead of cloning and parsing the body
    * again at each step. A body that is not JSON goes to the SDK as it came, for its own error answer.
    */
-  async function servePost(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = await readBody(req, DEFAULT_MAX_REQUEST_BODY_SIZE).catch(() => undefined);
+  async function servePost(req: IncomingMessage, res: ServerResponse, read?: Buffer): Promise<void> {
+    const body =
+      read && read.length > DEFAULT_MAX_REQUEST_BODY_SIZE
+        ? TOO_LARGE
+        : (read ?? (await readBody(req, DEFAULT_MAX_REQUEST_BODY_SIZE).catch(() => undefined)));
     if (body === undefined) {
       if (!res.headersSent) res.destroy();
       return;
@@ -244,7 +258,7 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
     })();
     return closing;
   };
-  return { url, endpoint: `${url}${path}`, close };
+  return { url, endpoint: `${url}${path}`, close, serve: serveEndpoint };
 }
 
 const TOO_LARGE = Symbol("too large");

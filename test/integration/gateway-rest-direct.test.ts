@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import { once } from "node:events";
-import { type IncomingMessage, request, type Server } from "node:http";
+import type { IncomingMessage, Server } from "node:http";
 import { connect } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -10,50 +10,10 @@ import { createApiKey } from "../../src/domain/api-keys.ts";
 import type { RunningService } from "../../src/service.ts";
 import { openStore } from "../../src/store/database.ts";
 import { spawnService } from "../support/cli.ts";
+import { rawRequest, withoutDate } from "../support/raw-http.ts";
 import { startTestService } from "../support/service.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 import { seedWide, WIDE } from "../support/wide-cve.ts";
-
-interface RawAnswer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  /** The bytes as they came over the wire (not decoded). */
-  body: Buffer;
-}
-
-/** One request with node:http, which shows the bytes on the wire as they are. */
-function rawRequest(
-  url: string,
-  headers: Record<string, string>,
-  method = "GET",
-  body?: string | Buffer,
-): Promise<RawAnswer & { localPort: number }> {
-  return new Promise((resolve, reject) => {
-    let localPort = 0;
-    const req = request(url, { method, headers, agent: false }, (res) => {
-      localPort = res.socket.localPort ?? 0;
-      const chunks: Buffer[] = [];
-      res.on("data", (chunk: Buffer) => chunks.push(chunk));
-      res.on("end", () =>
-        resolve({
-          status: res.statusCode ?? 0,
-          headers: res.headers,
-          body: Buffer.concat(chunks),
-          localPort,
-        }),
-      );
-      res.on("error", reject);
-    });
-    req.on("error", reject);
-    req.end(body);
-  });
-}
-
-/** Every header but the clock's and the connection's (`agent: false` closes each connection). */
-const withoutDate = (headers: RawAnswer["headers"]) => {
-  const { date: _date, connection: _connection, ...rest } = headers;
-  return rest;
-};
 
 for (const kind of STORE_KINDS) {
   describe(`the REST API in the gateway's process answers /rest on the client's connection, on ${kind}`, () => {
