@@ -214,43 +214,6 @@ export function parseGateRuleId(raw: unknown): Parsed<string> {
   return ok(id);
 }
 
-export interface GateRuleUpdate {
-  enabled?: boolean;
-  parameters?: unknown;
-}
-
-/**
- * The body of a gate rule update: a JSON object with `enabled` (boolean) and/or `parameters` (object,
- * checked against the rule's kind by the caller). Any other key is refused.
- */
-export function parseGateRuleUpdate(body: unknown): Parsed<GateRuleUpdate> {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    return fail('The request body must be a JSON object such as {"enabled": false} or {"parameters": {...}}');
-  }
-  const update: GateRuleUpdate = {};
-  for (const [key, value] of Object.entries(body)) {
-    if (key === "enabled") {
-      if (typeof value !== "boolean") {
-        return fail(`'enabled' must be a boolean (true or false), got ${JSON.stringify(value) ?? "nothing"}`);
-      }
-      update.enabled = value;
-    } else if (key === "parameters") {
-      if (typeof value !== "object" || value === null || Array.isArray(value)) {
-        return fail(
-          `'parameters' must be a JSON object, got ${value === null ? "null" : Array.isArray(value) ? "an array" : JSON.stringify(value)}`,
-        );
-      }
-      update.parameters = value;
-    } else {
-      return fail(`Unknown property '${key.slice(0, 100)}': the body accepts 'enabled' and 'parameters'`);
-    }
-  }
-  if (update.enabled === undefined && update.parameters === undefined) {
-    return fail("The request body must set 'enabled', 'parameters' or both");
-  }
-  return ok(update);
-}
-
 /**
  * The rules above as JSON Schema, for the route schemas and so the OpenAPI document: each accepts
  * exactly what its parser accepts (`pattern` is an ECMA-262 regular expression, as in OpenAPI 3.1).

@@ -731,5 +731,44 @@ for (const kind of STORE_KINDS) {
       assert.deepEqual(await (await send("GET", API_KEYS, undefined)).json(), []);
       assert.deepEqual(await (await send("GET", CIMD, undefined)).json(), []);
     });
+
+    it("with several faults answers the first in one order: not an object, an unknown property, then the fields as declared", async () => {
+      const first = async (method: string, path: string, body: unknown) => {
+        const response = await send(method, path, body);
+        assert.equal(response.status, 400, JSON.stringify(body));
+        return ((await response.json()) as { detail: string }).detail;
+      };
+      // An unknown property is named before any field's fault, wherever it sits in the body.
+      for (const body of [
+        { enabled: "x", kind: 1 },
+        { kind: 1, enabled: "x" },
+      ])
+        assert.equal(
+          await first("PUT", GATE, body),
+          "Unknown property 'kind': the body accepts 'enabled' and 'parameters'",
+        );
+      // Then the fields in their declared order (the order "Unknown property" lists them in).
+      assert.equal(
+        await first("PUT", GATE, { parameters: 5, enabled: "x" }),
+        `'enabled' must be a boolean (true or false), got "x"`,
+      );
+      assert.equal(
+        await first("POST", USERS, {
+          applications: ["a`b"],
+          role: "root",
+          password: "short",
+          username: "dave",
+        }),
+        "The password must be at least 12 characters long (it has 5) (rule weak-password)",
+      );
+      assert.equal(
+        await first("PATCH", CIMD_NOBODY, { trustedDomains: "x", clientId: 5 }),
+        "clientId must be a string (rule type-string)",
+      );
+      assert.equal(
+        await first("POST", API_KEYS, { applications: 5, role: "root", user: " ", colour: 1 }),
+        "Unknown property 'colour': expected user, role, applications (rule unknown-property)",
+      );
+    });
   });
 }
