@@ -49,6 +49,13 @@ export const createdUser = user.extend({
   generatedPassword: z.string().optional().describe("Shown once: only its hash is kept"),
 });
 
+/** POST /rest/admin/users/{username}/password. */
+export const passwordReset = z.object({
+  generatedPassword: z.string().optional().describe("Shown once"),
+  passwordChanged: z.boolean(),
+  username: z.string(),
+});
+
 /** An API key as listed (never its secret). */
 export const apiKey = z.object({
   applications: stringList(),
@@ -95,6 +102,15 @@ export const cimdClient = z
   })
   .describe("An AI client's CIMD profile and policy (the specification's tables) with what breaks sign-in");
 
+/** GET /rest/admin/cimd-presets: a known AI client a CIMD policy can be created for. */
+export const cimdPreset = z.object({
+  clientId: z.string(),
+  id: z.string(),
+  label: z.string(),
+  policyDomains: stringList(),
+  trustedDomains: stringList(),
+});
+
 /** GET /rest/status. */
 export const platformStatus = z.object({
   version: z.string(),
@@ -140,5 +156,9 @@ export type CreatedUser = z.infer<typeof createdUser>;
 export type ApiKey = z.infer<typeof apiKey>;
 export type CreatedApiKey = z.infer<typeof createdApiKey>;
 export type CimdClient = z.infer<typeof cimdClient>;
+export type CimdPreset = z.infer<typeof cimdPreset>;
+export type PasswordReset = z.infer<typeof passwordReset>;
 export type PlatformStatus = z.infer<typeof platformStatus>;
 export type DoctorAnswer = z.infer<typeof doctorAnswer>;
+/** One check of `imaging doctor`, as the CLI prints it and POST /rest/admin/doctor answers it. */
+export type DoctorCheck = DoctorAnswer["checks"][number];

@@ -1,4 +1,6 @@
 import type { FastifyInstance } from "fastify";
+import { type CimdClient, type CimdPreset, cimdPreset } from "../../contracts/admin.ts";
+import { resourceJsonSchema } from "../../contracts/json-schema.ts";
 import type { IdentityAdministration } from "../../idp/administration.ts";
 import { checkedDomains, planCimdChange, planNewCimdClient } from "../../idp/cimd/edit.ts";
 import { CIMD_PRESETS } from "../../idp/cimd/presets.ts";
@@ -29,7 +31,7 @@ const clientResponse = { $ref: "CimdClient#" } as const;
 const clientAnswers = { 200: clientResponse, ...clientRefusals };
 
 /** One client's profile and policy with its diagnosis, as `imaging cimd list --json` and `show --json`. */
-function clientJson(state: CimdClientState, known?: readonly string[]) {
+function clientJson(state: CimdClientState, known?: readonly string[]): CimdClient {
   const { client, profile, policy } = state;
   const diagnosis = diagnoseCimdState(state, known);
   const preset = Object.values(CIMD_PRESETS).find((p) => p.clientId === client.clientId);
@@ -146,25 +148,12 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
         summary: "The known AI clients a CIMD policy can be created for (presets)",
         tags,
         response: {
-          200: {
-            type: "array",
-            items: {
-              type: "object",
-              properties: {
-                clientId: { type: "string" },
-                id: { type: "string" },
-                label: { type: "string" },
-                policyDomains: { type: "array", items: { type: "string" } },
-                trustedDomains: { type: "array", items: { type: "string" } },
-              },
-              required: ["clientId", "id", "label", "policyDomains", "trustedDomains"],
-            },
-          },
+          200: { type: "array", items: resourceJsonSchema(cimdPreset) },
           ...notAdministrator,
         },
       },
     },
-    async () =>
+    async (): Promise<CimdPreset[]> =>
       Object.values(CIMD_PRESETS).map((p) => ({
         clientId: p.clientId,
         id: p.id,

@@ -1,5 +1,11 @@
 import type { FastifyInstance } from "fastify";
-import { createdUser, usersAnswer } from "../../contracts/admin.ts";
+import {
+  createdUser,
+  type PasswordReset,
+  passwordReset,
+  type User,
+  usersAnswer,
+} from "../../contracts/admin.ts";
 import { resourceJsonSchema } from "../../contracts/json-schema.ts";
 import { ROLES, type Role } from "../../contracts/platform.ts";
 import { generatePassword, passwordProblem } from "../../domain/passwords.ts";
@@ -25,7 +31,7 @@ const usernameParam = {
 } as const;
 const userResponse = { $ref: "User#" } as const;
 
-const userJson = (user: UserRecord) => ({
+const userJson = (user: UserRecord): User => ({
   applications: user.applications,
   createdAt: user.createdAt,
   disabled: user.disabled,
@@ -180,20 +186,12 @@ export function adminUserRoutes(app: FastifyInstance, identity: IdentityAdminist
         params: usernameParam,
         body: passwordBody,
         response: {
-          200: {
-            type: "object",
-            properties: {
-              generatedPassword: { type: "string", description: "Shown once" },
-              passwordChanged: { type: "boolean" },
-              username: { type: "string" },
-            },
-            required: ["passwordChanged", "username"],
-          },
+          200: resourceJsonSchema(passwordReset),
           ...userChangeRefusals,
         },
       },
     },
-    async (request) => {
+    async (request): Promise<PasswordReset> => {
       const { password, generated } = passwordOf(request.body.password);
       const user = await identity.withUsers((directory) =>
         directory.setPassword(request.params.username, password),
