@@ -13,7 +13,7 @@ import { assertThat, ProblemError } from "./problem.ts";
  * Route hook of every administration endpoint, reads included (they show who may sign in and which
  * clients are trusted): 403 unless the caller is an administrator, before any body is read.
  */
-export function administratorsOnly(what: string) {
+function administratorsOnly(what: string) {
   return async (request: FastifyRequest): Promise<void> => {
     assertThat(
       request.principal && isAdmin(request.principal),
@@ -73,7 +73,7 @@ export function optionalString(value: unknown, field: string): string | undefine
   return value;
 }
 
-export function optionalBoolean(value: unknown, field: string): boolean | undefined {
+function optionalBoolean(value: unknown, field: string): boolean | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== "boolean")
     throw new InputError(field, "type-boolean", `${field} must be true or false`);

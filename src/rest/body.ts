@@ -38,7 +38,7 @@ export interface BodyRefusals {
 /** The checked body: each field's value, absent when its rule read nothing. */
 type FieldValues<F> = { [K in keyof F]: F[K] extends BodyField<infer T> ? T : never };
 
-export type DeclaredBody<T> = Readonly<Record<string, unknown>> & {
+type DeclaredBody<T> = Readonly<Record<string, unknown>> & {
   readonly [BODY_CHECK]: (body: unknown) => T;
 };
 

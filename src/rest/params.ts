@@ -6,7 +6,7 @@ import { SEVERITIES } from "../contracts/platform.ts";
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; detail: string };
 
-export const MAX_LIMIT = 1000;
+const MAX_LIMIT = 1000;
 
 const ok = <T>(value: T): Parsed<T> => ({ ok: true, value });
 const fail = <T>(detail: string): Parsed<T> => ({ ok: false, detail });
@@ -140,7 +140,7 @@ export function parseBoolean(raw: unknown, name: string): Parsed<boolean | undef
   return fail(`Query parameter '${name}' must be true or false, got '${text.value}'`);
 }
 
-export const MAX_SEARCH_LENGTH = 200;
+const MAX_SEARCH_LENGTH = 200;
 
 /** Text to search for: 1 to 200 characters, taken literally (no wildcards). */
 export function parseSearchText(

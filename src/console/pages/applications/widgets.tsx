@@ -93,7 +93,7 @@ export const dateOfDay = (day: string | undefined): string | undefined => {
 };
 
 /** The shell's pager for list operations without a total: a full page may have a next one. */
-export function ListPager(props: {
+function ListPager(props: {
   skip: number;
   limit: number;
   shown: number;
