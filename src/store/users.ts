@@ -32,15 +32,6 @@ export async function listUsers(db: Kysely<Database>): Promise<UserRecord[]> {
   return rows.map(toRecord);
 }
 
-/** The user of that name, ignoring case. */
-export async function findUserByName(
-  db: Kysely<Database>,
-  username: string,
-): Promise<UserRecord | undefined> {
-  const row = await findUserRow(db, username);
-  return row && toRecord(row);
-}
-
 export async function findUserById(db: Kysely<Database>, id: string): Promise<UserRecord | undefined> {
   const row = await db.selectFrom("users").selectAll().where("id", "=", id).executeTakeFirst();
   return row && toRecord(row);
