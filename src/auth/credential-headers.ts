@@ -1,5 +1,5 @@
 /** Request headers that carry credentials. */
-export const CREDENTIAL_HEADERS = ["authorization", "proxy-authorization", "x-api-key"] as const;
+const CREDENTIAL_HEADERS = ["authorization", "proxy-authorization", "x-api-key"] as const;
 
 /**
  * The first credential header a request sends more than once, from Node's `rawHeaders` (name, value,

@@ -1,6 +1,6 @@
 import * as oauth from "oauth4webapi";
 
-export class IssuerUnavailableError extends Error {
+class IssuerUnavailableError extends Error {
   override name = "IssuerUnavailableError";
 }
 

@@ -2,7 +2,7 @@ import { createRemoteJWKSet, customFetch, errors, type JWTPayload, jwtVerify } f
 import { type IssuerMetadata, issuerMetadata } from "./issuer-metadata.ts";
 
 /** Asymmetric algorithms only: `none` and HMAC (a shared secret, or a public key misused as one) never verify. */
-export const ALLOWED_ALGORITHMS = [
+const ALLOWED_ALGORITHMS = [
   "RS256",
   "RS384",
   "RS512",
@@ -15,7 +15,7 @@ export const ALLOWED_ALGORITHMS = [
   "EdDSA",
 ];
 
-export interface JwtVerifierOptions {
+interface JwtVerifierOptions {
   issuer: string;
   /** JWKS URL; discovered from the issuer's metadata when absent. */
   jwksUrl?: string | undefined;
@@ -26,9 +26,7 @@ export interface JwtVerifierOptions {
 }
 
 /** `unavailable`: the issuer's keys could not be obtained, so the token's validity is unknown. */
-export type VerifyResult =
-  | { ok: true; payload: JWTPayload }
-  | { ok: false; reason: string; unavailable: boolean };
+type VerifyResult = { ok: true; payload: JWTPayload } | { ok: false; reason: string; unavailable: boolean };
 
 export interface JwtVerifier {
   verify(token: string, audience: string): Promise<VerifyResult>;

@@ -68,7 +68,7 @@ export class LogBudget {
   }
 }
 
-export interface OutageReport {
+interface OutageReport {
   /** The first failure of an outage, with its cause; then a reminder every `remindEveryMs`. */
   down(cause: string, failures: number): void;
   /** The dependency answers again, after `failures` failed requests. */

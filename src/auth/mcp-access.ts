@@ -5,7 +5,7 @@ import type { JwtVerifier } from "./jwt-verifier.ts";
 
 /** The `mcp:*` client scopes (DESIGN.md); tools need `mcp:tools`. */
 export const MCP_SCOPES = ["mcp:tools", "mcp:resources", "mcp:prompts"] as const;
-export const REQUIRED_MCP_SCOPE = "mcp:tools";
+const REQUIRED_MCP_SCOPE = "mcp:tools";
 
 /** Who a verified token speaks for, for logs: never the token itself. */
 export interface TokenParty {
@@ -16,7 +16,7 @@ export interface TokenParty {
   issuer: string | undefined;
 }
 
-export type AccessDecision =
+type AccessDecision =
   | ({ ok: true; subject: string; expiresAt: number; token: string } & TokenParty)
   | {
       ok: false;

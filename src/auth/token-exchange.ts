@@ -26,7 +26,7 @@ export class TokenExchangeRefusedError extends Error {
   }
 }
 
-export interface ExchangedToken {
+interface ExchangedToken {
   accessToken: string;
   /** Epoch milliseconds after which the token must not be forwarded. */
   expiresAt: number;
@@ -38,7 +38,7 @@ export interface TokenExchanger {
   readonly requests: number;
 }
 
-export interface TokenExchangeOptions {
+interface TokenExchangeOptions {
   metadata: IssuerMetadata;
   clientId: string;
   clientSecret: string;

@@ -27,7 +27,7 @@ export interface DeploymentOptions extends StoreOptions {
   local?: boolean;
 }
 
-export const LOCAL_HELP =
+const LOCAL_HELP =
   "development on this machine: listen on loopback, base_url http://localhost:<port> unless PUBLIC_URL is set";
 
 /** `--local` for the commands that look at a deployment rather than run it. */

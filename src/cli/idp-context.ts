@@ -8,10 +8,10 @@ import { storeUserDirectory, type UserDirectory } from "../idp/user-directory.ts
 import { type DeploymentOptions, deploymentConfig, withStore } from "./context.ts";
 import { CliError } from "./output.ts";
 
-export type IdpOptions = DeploymentOptions;
+type IdpOptions = DeploymentOptions;
 
 /** An authenticated Admin REST API client working in the platform's realm. */
-export interface KeycloakConnection {
+interface KeycloakConnection {
   admin: KeycloakAdmin;
   realm: string;
   /** KEYCLOAK_URL, without a trailing slash. */
@@ -83,7 +83,7 @@ async function inKeycloak<T>(
 }
 
 /** One readable sentence for what went wrong talking to Keycloak; other errors are returned as they are. */
-export function keycloakFailure(error: unknown, where: string, realm: string): unknown {
+function keycloakFailure(error: unknown, where: string, realm: string): unknown {
   const sentence = describeAdminFailure(error, where, realm);
   return sentence === undefined ? error : new CliError(sentence);
 }

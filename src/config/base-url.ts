@@ -1,5 +1,5 @@
 /** The base_url rules of DESIGN.md, as a pure function: inputs in, URL or the reason out. */
-export interface BaseUrlInput {
+interface BaseUrlInput {
   publicUrl?: string | undefined;
   https: boolean;
   /** The gateway's user access port. */
@@ -10,7 +10,7 @@ export interface BaseUrlInput {
   local?: boolean | undefined;
 }
 
-export type BaseUrlResult = { ok: true; baseUrl: string } | { ok: false; reason: string };
+type BaseUrlResult = { ok: true; baseUrl: string } | { ok: false; reason: string };
 
 export const HTTP_PORT = 8090;
 export const HTTPS_PORT = 443;

@@ -12,7 +12,7 @@ export class ConfigError extends Error {
 
 type Source = "default" | "config file" | "environment" | "command line";
 
-export interface LoadConfigInput {
+interface LoadConfigInput {
   env?: NodeJS.ProcessEnv;
   /** Path of an optional JSON config file; IMAGING_CONFIG in env otherwise. */
   configFile?: string | undefined;

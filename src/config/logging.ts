@@ -9,7 +9,7 @@ import PinoPretty from "pino-pretty";
 export const REDACTED = "[REDACTED]";
 
 /** Query parameters whose value is a credential (OAuth 2.0, RFC 8693, OIDC, API keys), lower case. */
-export const CREDENTIAL_PARAMETERS: ReadonlySet<string> = new Set([
+const CREDENTIAL_PARAMETERS: ReadonlySet<string> = new Set([
   "access_token",
   "refresh_token",
   "id_token",
@@ -67,7 +67,7 @@ function serializeRequest(request: FastifyRequest) {
 }
 
 /** `auto`: human-readable lines when stdout is a terminal, JSON lines otherwise (log collectors). */
-export type LogFormat = "auto" | "json" | "pretty";
+type LogFormat = "auto" | "json" | "pretty";
 
 /**
  * Logger options of every Fastify listener (gateway, REST API): level, redacted URL, censored headers,

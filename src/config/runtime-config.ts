@@ -21,7 +21,7 @@ export function sqliteFileIn(dataDir: string): string {
   return join(resolve(dataDir), "imaging.db");
 }
 
-export interface RuntimeContext {
+interface RuntimeContext {
   platform?: NodeJS.Platform;
   fqdn?: string;
   /**

@@ -5,7 +5,7 @@ import { csrfToken } from "./session.ts";
  * An RFC 9457 problem the REST API (or the gateway in front of it) answered: the contract's Problem, of
  * which the console relies only on title and status (an answer that is not JSON still yields one).
  */
-export type Problem = Pick<ContractProblem, "title" | "status"> &
+type Problem = Pick<ContractProblem, "title" | "status"> &
   Partial<ContractProblem> & { [member: string]: unknown };
 
 export class ApiError extends Error {

@@ -10,7 +10,7 @@ import { UsersPage } from "./pages/users.tsx";
  * is in the menu, and whether only admins see it in the menu (the REST API enforces it either way).
  * Each engineer adds their pages' entries here.
  */
-export interface ConsoleRoute {
+interface ConsoleRoute {
   path: string;
   // biome-ignore lint/suspicious/noExplicitAny: pages take their route parameters as props
   component: ComponentType<any>;

@@ -53,6 +53,14 @@ export const createdUser = user.extend({
 });
 export type CreatedUser = z.infer<typeof createdUser>;
 
+/** POST /rest/admin/users/{username}/password. */
+export const passwordReset = z.object({
+  generatedPassword: z.string().optional().describe("Shown once"),
+  passwordChanged: z.boolean(),
+  username: z.string(),
+});
+export type PasswordReset = z.infer<typeof passwordReset>;
+
 /** An API key as listed (never its secret). */
 export const apiKey = z.object({
   applications: stringList(),
@@ -102,6 +110,16 @@ export const cimdClient = z
   .describe("An AI client's CIMD profile and policy (the specification's tables) with what breaks sign-in");
 export type CimdClient = z.infer<typeof cimdClient>;
 
+/** GET /rest/admin/cimd-presets: a known AI client a CIMD policy can be created for. */
+export const cimdPreset = z.object({
+  clientId: z.string(),
+  id: z.string(),
+  label: z.string(),
+  policyDomains: stringList(),
+  trustedDomains: stringList(),
+});
+export type CimdPreset = z.infer<typeof cimdPreset>;
+
 /** GET /rest/status. */
 export const platformStatus = z.object({
   version: z.string(),
@@ -134,6 +152,8 @@ export const doctorAnswer = z.object({
   ),
 });
 export type DoctorAnswer = z.infer<typeof doctorAnswer>;
+/** One check of `imaging doctor`, as the CLI prints it and POST /rest/admin/doctor answers it. */
+export type DoctorCheck = DoctorAnswer["checks"][number];
 
 /** The administration shapes that have a name of their own (registered as `$id`, referred to as `Name#`). */
 export const namedAdminShapes = {

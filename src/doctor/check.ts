@@ -1,19 +1,13 @@
-/**
- * One row of `imaging doctor`: what was checked, the verdict, what was observed and, when something is
- * wrong, the fix in one sentence. The check functions are pure: observations in, a Check out.
- */
-export type Verdict = "pass" | "fail" | "warn" | "n/a";
+import type { DoctorCheck } from "../contracts/admin.ts";
 
-export interface Check {
-  /** Stable identifier, e.g. `challenge-mcp` or `cimd-linked:claude-code`. */
-  id: string;
-  title: string;
-  verdict: Verdict;
-  /** What was observed. */
-  detail: string;
-  /** The fix in one sentence; null when there is nothing to fix. */
-  fix: string | null;
-}
+/**
+ * One row of `imaging doctor` (the contract's DoctorCheck): a stable id such as `challenge-mcp` or
+ * `cimd-linked:claude-code`, the title, the verdict, what was observed (`detail`) and, when something
+ * is wrong, the fix in one sentence (`fix`, else null). The check functions are pure: observations in,
+ * a Check out.
+ */
+export type Check = DoctorCheck;
+type Verdict = Check["verdict"];
 
 export interface CheckDefinition {
   id: string;

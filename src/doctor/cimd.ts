@@ -87,7 +87,7 @@ const defs = (client: string) => ({
   },
 });
 
-export function clientIdCheck(state: CimdClientState, context: CimdCheckContext): Check {
+function clientIdCheck(state: CimdClientState, context: CimdCheckContext): Check {
   const { client, clientId } = state.client;
   const def = defs(client).clientId;
   const fix = fixWith(
@@ -112,7 +112,7 @@ export function clientIdCheck(state: CimdClientState, context: CimdCheckContext)
   return pass(def, `client_id ${clientId}`);
 }
 
-export function existsCheck(
+function existsCheck(
   state: CimdClientState,
   knownProfiles: readonly string[],
   context: CimdCheckContext,
@@ -151,7 +151,7 @@ export function existsCheck(
   return pass(def, `profile ${profile.name} and policy ${policy.name} (enabled)`);
 }
 
-export function linkedCheck(state: CimdClientState, context: CimdCheckContext): Check {
+function linkedCheck(state: CimdClientState, context: CimdCheckContext): Check {
   const { client: c, profile, policy } = state;
   const def = defs(c.client).linked;
   if (!policy) return notApplicable(def, `policy ${c.policy} is missing (see cimd-profile:${c.client})`);
@@ -170,7 +170,7 @@ export function linkedCheck(state: CimdClientState, context: CimdCheckContext): 
   return pass(def, `${policy.name} associates ${c.profile}`);
 }
 
-export function policyDomainsCheck(state: CimdClientState, context: CimdCheckContext): Check {
+function policyDomainsCheck(state: CimdClientState, context: CimdCheckContext): Check {
   const { client: c, policy } = state;
   const def = defs(c.client).policyDomains;
   if (!policy) return notApplicable(def, `policy ${c.policy} is missing (see cimd-profile:${c.client})`);
@@ -208,7 +208,7 @@ export function policyDomainsCheck(state: CimdClientState, context: CimdCheckCon
   return pass(def, `${host} matches ${policy.name}'s trusted domains (${policy.trustedDomains.join(", ")})`);
 }
 
-export function profileDomainsCheck(state: CimdClientState, context: CimdCheckContext): Check {
+function profileDomainsCheck(state: CimdClientState, context: CimdCheckContext): Check {
   const { client: c, profile } = state;
   const def = defs(c.client).profileDomains;
   if (!profile) return notApplicable(def, `profile ${c.profile} is missing (see cimd-profile:${c.client})`);
@@ -239,7 +239,7 @@ export function profileDomainsCheck(state: CimdClientState, context: CimdCheckCo
  * one, http URLs in the metadata document other than loopback callbacks). An https client_id with its
  * loopback http callback signs in with it OFF, whatever base_url's scheme.
  */
-export function httpSchemeCheck(state: CimdClientState, context: CimdCheckContext): Check {
+function httpSchemeCheck(state: CimdClientState, context: CimdCheckContext): Check {
   const { client: c, profile, policy } = state;
   const def = defs(c.client).httpScheme;
   if (!profile) return notApplicable(def, `profile ${c.profile} is missing (see cimd-profile:${c.client})`);
@@ -280,7 +280,7 @@ export function httpSchemeCheck(state: CimdClientState, context: CimdCheckContex
   );
 }
 
-export function switchesCheck(state: CimdClientState, context: CimdCheckContext): Check {
+function switchesCheck(state: CimdClientState, context: CimdCheckContext): Check {
   const { client: c, profile } = state;
   const def = defs(c.client).switches;
   if (!profile) return notApplicable(def, `profile ${c.profile} is missing (see cimd-profile:${c.client})`);
@@ -319,7 +319,7 @@ export function cimdClientChecks(
   ];
 }
 
-export const CIMD_CLIENTS: CheckDefinition = {
+const CIMD_CLIENTS: CheckDefinition = {
   id: "cimd-clients",
   title: "At least one AI client has a CIMD profile and policy",
 };

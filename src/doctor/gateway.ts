@@ -23,7 +23,7 @@ export const MCP_ROUTES: readonly McpRoute[] = (Object.keys(PLATFORM_MCP_ROUTES)
 /** Suffix of the per-route check ids: `challenge-mcp`, `challenge-gatekeeper`. */
 const suffix = (route: McpRoute) => (route.kind === "analysis" ? "mcp" : "gatekeeper");
 
-export const metadataUrlOf = (base: string, route: McpRoute) =>
+const metadataUrlOf = (base: string, route: McpRoute) =>
   `${base}/.well-known/oauth-protected-resource${route.path}`;
 
 export const fixes = {
@@ -75,7 +75,7 @@ export const challengeDef = (route: McpRoute): CheckDefinition => ({
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** The specification's challenge, exactly, optionally followed by `, scope="..."`. */
-export function expectedChallenge(base: string, route: McpRoute): string {
+function expectedChallenge(base: string, route: McpRoute): string {
   return `Bearer resource_metadata="${metadataUrlOf(base, route)}"`;
 }
 

@@ -26,7 +26,7 @@ export type Answered = Extract<Observation, { ok: true }>;
 const MAX_BODY = 256 * 1024;
 const MAX_REDIRECTS = 5;
 
-export interface ProbeOptions {
+interface ProbeOptions {
   method?: string;
   headers?: Record<string, string>;
   body?: string;

@@ -52,12 +52,12 @@ export function rebase(url: string, expectedBase: string, probeBase: string): st
     : url;
 }
 
-export const TOKEN_EXCHANGE: CheckDefinition = {
+const TOKEN_EXCHANGE: CheckDefinition = {
   id: "token-exchange",
   title: "The confidential client mcp-token-exchange can exchange tokens",
 };
 
-export type ExchangeOutcome =
+type ExchangeOutcome =
   | "may-exchange"
   | "bad-credentials"
   | "not-enabled"
@@ -91,7 +91,7 @@ export function classifyExchangeAnswer(observation: Observation): ExchangeOutcom
   return "unexpected";
 }
 
-export interface ExchangeContext {
+interface ExchangeContext {
   idp: IdpKind;
   clientId: string;
   realm: string;

@@ -8,7 +8,7 @@ export const DYNAMIC_REGISTRATION: CheckDefinition = {
   title: "Dynamic client registration: the issuer's metadata agrees with DYNAMIC_CLIENT_REGISTRATION",
 };
 
-export interface RegistrationContext {
+interface RegistrationContext {
   idp: IdpKind;
   mode: RegistrationMode;
   /** The registration endpoint the identity provider has when registration is on (path compared). */

@@ -47,7 +47,7 @@ export interface DoctorSources {
   exchangeSecret(config: RuntimeConfig): Promise<ExchangeSecret>;
 }
 
-export interface DoctorInput {
+interface DoctorInput {
   settings: Settings;
   platform: NodeJS.Platform;
   /** Probe this address instead of base_url (the expected values still come from base_url). */

@@ -45,7 +45,7 @@ export function windowsPublicUrlCheck(input: {
   return pass(WINDOWS_PUBLIC_URL, `PUBLIC_URL=${input.publicUrl}`);
 }
 
-export const INTERNAL_BIND: CheckDefinition = {
+const INTERNAL_BIND: CheckDefinition = {
   id: "internal-bind",
   title: "The MCP servers are reachable only through the gateway",
 };
@@ -59,7 +59,7 @@ export function isLoopbackAddress(address: string): boolean {
   return bare === "localhost" || bare === "::1" || /^127(\.\d{1,3}){3}$/.test(bare);
 }
 
-export interface InternalBindInput {
+interface InternalBindInput {
   internalBindAddress: string;
   /** MCP servers configured to run elsewhere: the setting and its URL. */
   upstreams: { setting: string; url: string }[];

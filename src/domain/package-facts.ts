@@ -19,7 +19,7 @@ import { compareVersions, computePackageFacts } from "./versions/index.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-export const PACKAGE_FACTS: PackageFactsRule = { compute: computePackageFacts, compare: compareVersions };
+const PACKAGE_FACTS: PackageFactsRule = { compute: computePackageFacts, compare: compareVersions };
 
 /** Records an analysis (see store/ingest.ts) and keeps the facts of its packages. */
 export function ingestAnalysis(

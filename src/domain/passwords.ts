@@ -7,7 +7,7 @@ import { randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from "node:c
  * replace them (at the next successful sign-in).
  */
 
-export interface ScryptParameters {
+interface ScryptParameters {
   /** CPU/memory cost, a power of two. Memory used: 128 * N * r bytes (32 MiB for 2^15, r = 8). */
   N: number;
   r: number;
@@ -25,7 +25,7 @@ export const CURRENT_PARAMETERS: Readonly<ScryptParameters> = Object.freeze({
 });
 
 export const MIN_PASSWORD_LENGTH = 12;
-export const MAX_PASSWORD_LENGTH = 1024;
+const MAX_PASSWORD_LENGTH = 1024;
 
 /**
  * Bounds on what a stored hash may ask for, so a tampered hash cannot exhaust memory or time. Keys

@@ -7,7 +7,7 @@ import { SecretsCipher, type SecretVault } from "../store/service-secrets.ts";
 import { ensureSecretFile, readSecretFile, secretFilePath } from "./secrets.ts";
 
 /** The file generated in the data directory when no key is configured (one machine, one data directory). */
-export const GENERATED_KEY_NAME = "store-secrets-key";
+const GENERATED_KEY_NAME = "store-secrets-key";
 
 const HOW = "32 random bytes in base64 or hex (e.g. `openssl rand -base64 32`)";
 

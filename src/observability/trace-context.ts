@@ -11,7 +11,7 @@ import type { IncomingMessage } from "node:http";
  */
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
 
-export interface TraceParent {
+interface TraceParent {
   traceId: string;
   parentId: string;
   flags: string;

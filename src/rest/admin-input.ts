@@ -5,14 +5,15 @@ import { UserError } from "../domain/users.ts";
 import { IdentityAdministrationError } from "../idp/administration.ts";
 import { CimdEditError } from "../idp/cimd/edit.ts";
 import { CimdStoreError } from "../store/cimd.ts";
-import { parseApplicationName } from "./params.ts";
+import { type BodyField, type BodyRefusals, bodyField, declareBody } from "./body.ts";
+import { paramSchemas, parseApplicationName } from "./params.ts";
 import { assertThat, ProblemError } from "./problem.ts";
 
 /**
  * Route hook of every administration endpoint, reads included (they show who may sign in and which
  * clients are trusted): 403 unless the caller is an administrator, before any body is read.
  */
-export function administratorsOnly(what: string) {
+function administratorsOnly(what: string) {
   return async (request: FastifyRequest): Promise<void> => {
     assertThat(
       request.principal && isAdmin(request.principal),
@@ -39,47 +40,58 @@ export class InputError extends FieldRuleError {
   override name = "InputError";
 }
 
-/** The JSON object body (an absent body is an empty object). */
-export function bodyObject(body: unknown): Record<string, unknown> {
-  if (body === undefined || body === null) return {};
-  if (typeof body !== "object" || Array.isArray(body))
-    throw new InputError("", "body-object", "The request body must be a JSON object");
-  return body as Record<string, unknown>;
+/** How an administration body is refused when no field is at fault: `rule` named, `field` the key. */
+const ADMIN_BODY_REFUSALS: BodyRefusals = {
+  absent: "empty",
+  notObject: () => new InputError("", "body-object", "The request body must be a JSON object"),
+  // A misspelt setting is refused, not silently ignored.
+  unknown: (key, known) =>
+    new InputError(key, "unknown-property", `Unknown property '${key}': expected ${known.join(", ")}`),
+};
+
+/** An administration route's body: its fields checked in this order, refusals naming rule and field. */
+export function adminBody<F extends Record<string, BodyField<unknown>>>(
+  fields: F,
+  options: { keywords?: Readonly<Record<string, unknown>>; nothingToChange?: boolean } = {},
+) {
+  return declareBody(
+    fields,
+    options.nothingToChange
+      ? {
+          ...ADMIN_BODY_REFUSALS,
+          nothingSet: () =>
+            new InputError("", "nothing-to-change", "Nothing to change: give at least one setting"),
+        }
+      : ADMIN_BODY_REFUSALS,
+    options.keywords ? { keywords: options.keywords } : {},
+  );
 }
 
-/** Refuses properties the operation does not know, so a misspelt setting is not silently ignored. */
-export function onlyKnown(body: Record<string, unknown>, known: readonly string[]): void {
-  for (const key of Object.keys(body))
-    if (!known.includes(key))
-      throw new InputError(
-        key,
-        "unknown-property",
-        `Unknown property '${key}': expected ${known.join(", ")}`,
-      );
-}
-
-export function optionalString(body: Record<string, unknown>, field: string): string | undefined {
-  const value = body[field];
+export function optionalString(value: unknown, field: string): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== "string") throw new InputError(field, "type-string", `${field} must be a string`);
   return value;
 }
 
-export function optionalBoolean(body: Record<string, unknown>, field: string): boolean | undefined {
-  const value = body[field];
+function optionalBoolean(value: unknown, field: string): boolean | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== "boolean")
     throw new InputError(field, "type-boolean", `${field} must be true or false`);
   return value;
 }
 
-export function optionalStringList(body: Record<string, unknown>, field: string): string[] | undefined {
-  const value = body[field];
+export function optionalStringList(value: unknown, field: string): string[] | undefined {
   if (value === undefined) return undefined;
   if (!Array.isArray(value) || !value.every((v) => typeof v === "string"))
     throw new InputError(field, "type-string-list", `${field} must be a list of strings`);
   return value as string[];
 }
+
+/** A field the handler reads as given: a string, true/false or a list of strings. */
+export const stringField = (schema: Readonly<Record<string, unknown>>) => bodyField(schema, optionalString);
+export const booleanField = (schema: Readonly<Record<string, unknown>>) => bodyField(schema, optionalBoolean);
+export const stringListField = (schema: Readonly<Record<string, unknown>>) =>
+  bodyField(schema, optionalStringList);
 
 /**
  * The problem an error of the administration work stands for: bad input 400 naming the rule, unknown
@@ -103,12 +115,14 @@ export function adminProblem(error: unknown): ProblemError | undefined {
   return undefined;
 }
 
-/** The applications a viewer (user or API key) may read, each a valid application name. */
-export function applicationsOf(body: Record<string, unknown>): string[] {
-  const applications = optionalStringList(body, "applications") ?? [];
-  for (const name of applications) {
-    const parsed = parseApplicationName(name);
-    if (!parsed.ok) throw new InputError("applications", "invalid-application", parsed.detail);
-  }
-  return applications;
+/** The applications a viewer (user or API key) may read, each a valid application name (none: []). */
+export function applicationsField(description: string): BodyField<string[]> {
+  return bodyField({ type: "array", items: paramSchemas.applicationName, description }, (value, field) => {
+    const applications = optionalStringList(value, field) ?? [];
+    for (const name of applications) {
+      const parsed = parseApplicationName(name);
+      if (!parsed.ok) throw new InputError(field, "invalid-application", parsed.detail);
+    }
+    return applications;
+  });
 }

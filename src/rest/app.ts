@@ -34,7 +34,7 @@ import { packageRoutes } from "./routes/packages.ts";
 import { type StatusSources, statusRoutes } from "./routes/status.ts";
 import { passThrough, validateParameters } from "./validation.ts";
 
-export interface RestAppOptions {
+interface RestAppOptions {
   db: Kysely<Database>;
   verifier: JwtVerifier;
   version: string;

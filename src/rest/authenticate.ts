@@ -9,7 +9,7 @@ import { PLATFORM_AUDIENCE } from "../contracts/platform.ts";
 import { verifyApiKey } from "../domain/api-keys.ts";
 import type { Database } from "../store/schema.ts";
 
-export type Authentication =
+type Authentication =
   | { ok: true; principal: Principal }
   | { ok: false; detail: string; tokenGiven: boolean; unavailable?: boolean; malformed?: boolean };
 
@@ -21,7 +21,7 @@ export type Authenticator = (request: FastifyRequest) => Promise<Authentication>
  * a key withdrawn from the issuer's JWKS taking effect as soon as it does without the cache (jose keeps a
  * fetched JWKS for 10 minutes).
  */
-export const VERIFIED_TOKEN_TTL_MS = 60_000;
+const VERIFIED_TOKEN_TTL_MS = 60_000;
 
 /** Platform tokens (Bearer, audience imaging-api) or API keys (X-API-KEY) for scripts. */
 export function createAuthenticator(deps: {

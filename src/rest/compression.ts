@@ -2,7 +2,7 @@ import compress from "@fastify/compress";
 import type { FastifyInstance } from "fastify";
 
 /** Answers smaller than this go out as they are: compressing them saves less than it costs. */
-export const COMPRESSION_THRESHOLD_BYTES = 1024;
+const COMPRESSION_THRESHOLD_BYTES = 1024;
 /** Up to this size an answer is compressed at once on the event loop; larger ones in libuv's thread pool. */
 const SYNC_COMPRESSION_MAX_BYTES = 16 * 1024;
 

@@ -3,7 +3,7 @@ import { setImmediate as nextTurn } from "node:timers/promises";
 import type { FastifyInstance, FastifyReply } from "fastify";
 
 /** Above this much JSON, a page goes out in pieces of about this size, the event loop free between them. */
-export const STREAM_CHUNK_CHARS = 64 * 1024;
+const STREAM_CHUNK_CHARS = 64 * 1024;
 
 type Serialize = (item: unknown) => string;
 

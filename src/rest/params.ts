@@ -6,7 +6,7 @@ import { SEVERITIES } from "../contracts/platform.ts";
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; detail: string };
 
-export const MAX_LIMIT = 1000;
+const MAX_LIMIT = 1000;
 
 const ok = <T>(value: T): Parsed<T> => ({ ok: true, value });
 const fail = <T>(detail: string): Parsed<T> => ({ ok: false, detail });
@@ -140,7 +140,7 @@ export function parseBoolean(raw: unknown, name: string): Parsed<boolean | undef
   return fail(`Query parameter '${name}' must be true or false, got '${text.value}'`);
 }
 
-export const MAX_SEARCH_LENGTH = 200;
+const MAX_SEARCH_LENGTH = 200;
 
 /** Text to search for: 1 to 200 characters, taken literally (no wildcards). */
 export function parseSearchText(
@@ -212,43 +212,6 @@ export function parseGateRuleId(raw: unknown): Parsed<string> {
     );
   }
   return ok(id);
-}
-
-export interface GateRuleUpdate {
-  enabled?: boolean;
-  parameters?: unknown;
-}
-
-/**
- * The body of a gate rule update: a JSON object with `enabled` (boolean) and/or `parameters` (object,
- * checked against the rule's kind by the caller). Any other key is refused.
- */
-export function parseGateRuleUpdate(body: unknown): Parsed<GateRuleUpdate> {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    return fail('The request body must be a JSON object such as {"enabled": false} or {"parameters": {...}}');
-  }
-  const update: GateRuleUpdate = {};
-  for (const [key, value] of Object.entries(body)) {
-    if (key === "enabled") {
-      if (typeof value !== "boolean") {
-        return fail(`'enabled' must be a boolean (true or false), got ${JSON.stringify(value) ?? "nothing"}`);
-      }
-      update.enabled = value;
-    } else if (key === "parameters") {
-      if (typeof value !== "object" || value === null || Array.isArray(value)) {
-        return fail(
-          `'parameters' must be a JSON object, got ${value === null ? "null" : Array.isArray(value) ? "an array" : JSON.stringify(value)}`,
-        );
-      }
-      update.parameters = value;
-    } else {
-      return fail(`Unknown property '${key.slice(0, 100)}': the body accepts 'enabled' and 'parameters'`);
-    }
-  }
-  if (update.enabled === undefined && update.parameters === undefined) {
-    return fail("The request body must set 'enabled', 'parameters' or both");
-  }
-  return ok(update);
 }
 
 /**

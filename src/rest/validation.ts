@@ -11,6 +11,7 @@
  */
 import type { FastifyInstance, FastifyRequest, FastifySchemaCompiler } from "fastify";
 import { SEVERITIES } from "../contracts/platform.ts";
+import { bodyCheckOf } from "./body.ts";
 import {
   type Parsed,
   paramSchemas,
@@ -116,10 +117,20 @@ const isDateTime = ([, key]: Check, schema: unknown) =>
  * handler runs (route `preValidation`). A refusal names the first parameter at fault in the order the
  * routes have always checked them: the query's paging and filters, the path (the application's name
  * last), then the query's instants. Fastify's own validation step is left with nothing to do for them
- * (`passThrough`); a body is checked by its route, whose rules name the field at fault.
+ * (`passThrough`). A body declared with body.ts is checked by its declaration's rules first thing after
+ * the route's own preValidation hooks, so a route may refuse before its body is judged (an unknown gate
+ * rule is 404, users managed in Keycloak are 409, whatever the body). The analysis upload's body is the
+ * analysis document, parsed by its own contract (src/scanner/analysis-document) in its handler.
  */
 export function validateParameters(app: FastifyInstance): void {
   app.addHook("onRoute", (route) => {
+    const bodyCheck = bodyCheckOf(route.schema?.body);
+    if (bodyCheck) {
+      const checkBody = async (request: FastifyRequest): Promise<void> => {
+        request.body = bodyCheck(request.body);
+      };
+      route.preHandler = [checkBody, ...(route.preHandler ? [route.preHandler].flat() : [])];
+    }
     let query: Check[];
     let params: Check[];
     try {

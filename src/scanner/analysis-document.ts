@@ -39,7 +39,7 @@ const applicationObject = z.object({
   typeId: z.string().max(256),
 });
 
-export const analysisDocumentSchema = z
+const analysisDocumentSchema = z
   .object({
     application: text(256).describe(
       "The application analyzed; must be the {name} of the URL when sent to the REST API",

@@ -35,9 +35,9 @@ import { walkFiles } from "./walk.ts";
 /** Every input reader of `imaging scan`, in one place. */
 export const INPUT_READERS: readonly InputReader[] = [npmReader, mavenReader, sbomReader];
 
-export type ScanContext = Omit<ReaderContext, "root">;
+type ScanContext = Omit<ReaderContext, "root">;
 
-export interface ScanOptions extends ScanContext {
+interface ScanOptions extends ScanContext {
   readers: readonly InputReader[];
 }
 
@@ -55,7 +55,7 @@ export interface ScanResult {
 }
 
 /** What the scan summary says about the JavaScript/TypeScript code read. */
-export interface JavaScriptCodeSummary {
+interface JavaScriptCodeSummary {
   language: "javascript";
   /** Every use is resolved to the package member it names (`lodash.merge`), from the sources. */
   precision: "source, member level";
@@ -64,7 +64,7 @@ export interface JavaScriptCodeSummary {
   unreadable: number;
 }
 
-export type CodeSummary = JavaScriptCodeSummary | JavaCodeSummary;
+type CodeSummary = JavaScriptCodeSummary | JavaCodeSummary;
 
 /** Reads every supported input under `path` (a directory, or one lockfile, SBOM or archive). */
 export async function scanPath(path: string, options: ScanOptions): Promise<ScanResult> {
@@ -218,7 +218,7 @@ export function unrecordedSummary(document: AnalysisDocument, scan: ScanResult):
   };
 }
 
-export interface RecordOptions {
+interface RecordOptions {
   /** How the published versions and release dates of the scanned packages are read (the registries). */
   factsOptions: FactsOptions;
 }

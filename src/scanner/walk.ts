@@ -8,7 +8,7 @@ import { ScanInputError } from "./inventory.ts";
  * version-control data, tool caches, build outputs, and test fixtures and examples (lockfiles and SBOMs
  * kept there describe other applications).
  */
-export const SKIPPED_FOLDERS: ReadonlySet<string> = new Set([
+const SKIPPED_FOLDERS: ReadonlySet<string> = new Set([
   "node_modules",
   "bower_components",
   "jspm_packages",

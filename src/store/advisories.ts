@@ -20,7 +20,7 @@ type Db = Kysely<Database> | Transaction<Database>;
  * store already has this revision or a newer one; withdrawn: its withdrawal removed what it had brought;
  * skipped: withdrawn before the store ever had it.
  */
-export type RecordOutcome = "imported" | "updated" | "unchanged" | "withdrawn" | "skipped";
+type RecordOutcome = "imported" | "updated" | "unchanged" | "withdrawn" | "skipped";
 
 const SEVERITY_RANK: Record<string, number> = { CRITICAL: 4, HIGH: 3, MEDIUM: 2, LOW: 1 };
 

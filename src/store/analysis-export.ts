@@ -21,7 +21,7 @@ export interface ExportedPackage {
   safestVersion: string | null;
 }
 
-export interface ExportedVulnerability extends VulnerabilityRow {
+interface ExportedVulnerability extends VulnerabilityRow {
   /** Package version ids of the analysis it affects. */
   versionIds: number[];
   /** Functions it names, per package id: the function as written and its member path. */

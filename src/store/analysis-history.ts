@@ -5,7 +5,7 @@ import { liveAt } from "./sql-helpers.ts";
 import { severitySqlRank } from "./vulnerabilities.ts";
 
 /** Vulnerable package versions of one analysis, each counted once under its most severe CVE. */
-export interface SeverityCounts {
+interface SeverityCounts {
   CRITICAL: number;
   HIGH: number;
   MEDIUM: number;
@@ -13,7 +13,7 @@ export interface SeverityCounts {
   UNKNOWN: number;
 }
 
-export interface AnalysisHistoryEntry {
+interface AnalysisHistoryEntry {
   seq: number;
   analyzedAt: string;
   counts: Awaited<ReturnType<typeof countAnalysis>>;

@@ -15,7 +15,7 @@ export interface AnalysisRef {
   analyzedAt: string;
 }
 
-export interface ApplicationSummary {
+interface ApplicationSummary {
   name: string;
   description: string;
   demo: boolean;
@@ -103,7 +103,7 @@ export async function resolveAnalysis(
   return row && { seq: row.seq, analyzedAt: row.analyzed_at };
 }
 
-export interface AnalysisCounts {
+interface AnalysisCounts {
   packages: number;
   vulnerablePackages: number;
   vulnerabilities: number;

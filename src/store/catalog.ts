@@ -162,11 +162,7 @@ export function rangeColumns(r: AffectedRange) {
  * Derives a package's facts from its versions and the advisories' ranges: version order, which
  * versions each vulnerability affects, safer closest / safest versions and releases per year.
  */
-export async function recomputePackageFacts(
-  db: Db,
-  packageId: number,
-  rule: PackageFactsRule,
-): Promise<void> {
+async function recomputePackageFacts(db: Db, packageId: number, rule: PackageFactsRule): Promise<void> {
   await recomputePackagesFacts(db, [packageId], rule);
 }
 

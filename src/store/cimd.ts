@@ -125,16 +125,6 @@ export async function loadCimdConfig(db: Db): Promise<CimdConfig> {
   return { profiles: profiles.map(toProfile), policies: policies.map(toPolicy) };
 }
 
-export async function findCimdProfile(db: Db, name: string): Promise<CimdProfile | undefined> {
-  const row = await db.selectFrom("cimd_profiles").selectAll().where("name", "=", name).executeTakeFirst();
-  return row && toProfile(row);
-}
-
-export async function findCimdPolicy(db: Db, name: string): Promise<CimdPolicy | undefined> {
-  const row = await db.selectFrom("cimd_policies").selectAll().where("name", "=", name).executeTakeFirst();
-  return row && toPolicy(row);
-}
-
 async function upsertProfile(db: CimdDb, profile: CimdProfile): Promise<void> {
   const { name, ...rest } = profileRow(profile, nowIso());
   await db
@@ -153,35 +143,10 @@ async function upsertPolicy(db: CimdDb, policy: CimdPolicy): Promise<void> {
     .execute();
 }
 
-/** Creates or replaces a profile. */
-export async function saveCimdProfile(db: Db, profile: CimdProfile): Promise<void> {
-  await upsertProfile(db, profile);
-}
-
-/** Creates or replaces a policy. */
-export async function saveCimdPolicy(db: Db, policy: CimdPolicy): Promise<void> {
-  await upsertPolicy(db, policy);
-}
-
-export async function deleteCimdProfile(db: Db, name: string): Promise<boolean> {
-  const result = await db.deleteFrom("cimd_profiles").where("name", "=", name).executeTakeFirst();
-  return Number(result.numDeletedRows) > 0;
-}
-
-export async function deleteCimdPolicy(db: Db, name: string): Promise<boolean> {
-  const result = await db.deleteFrom("cimd_policies").where("name", "=", name).executeTakeFirst();
-  return Number(result.numDeletedRows) > 0;
-}
-
 /** Clients made by `imaging cimd add`, ordered by name. */
 export async function listCimdClients(db: Db): Promise<CimdClient[]> {
   const rows = await db.selectFrom("cimd_clients").selectAll().orderBy("client").execute();
   return rows.map(toClient);
-}
-
-export async function findCimdClient(db: Db, client: string): Promise<CimdClient | undefined> {
-  const row = await db.selectFrom("cimd_clients").selectAll().where("client", "=", client).executeTakeFirst();
-  return row && toClient(row);
 }
 
 /** Creates the client with its profile and policy at once; refuses when any of the three exists. */

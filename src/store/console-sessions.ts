@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Database } from "./schema.ts";
 
-export interface PendingSignIn {
+interface PendingSignIn {
   codeVerifier: string;
   nonce: string;
   returnTo: string;

@@ -7,11 +7,11 @@ import { chmodSync, closeSync, mkdirSync, openSync, statSync } from "node:fs";
  * 0600 before SQLite opens it covers them). Existing ones are tightened; each change is returned
  * as a sentence for the log.
  */
-export const DATA_DIR_MODE = 0o700;
-export const STORE_FILE_MODE = 0o600;
+const DATA_DIR_MODE = 0o700;
+const STORE_FILE_MODE = 0o600;
 
 /** The files SQLite keeps next to the database file. */
-export const SQLITE_SIDE_FILES = ["-wal", "-shm", "-journal"] as const;
+const SQLITE_SIDE_FILES = ["-wal", "-shm", "-journal"] as const;
 
 const posix = process.platform !== "win32";
 const octal = (mode: number) => (mode & 0o777).toString(8).padStart(4, "0");

@@ -1,12 +1,13 @@
 import { KNOWN_SEVERITIES } from "../contracts/platform.ts";
 import type { GateRuleKind } from "../contracts/resources.ts";
+
 /**
  * Quality gate rule kinds and their parameters, as pure functions: each kind names its parameters,
  * their defaults and the rule that checks a value, so an update is refused with the key at fault and
  * the type it expects.
  */
 
-export type Verdict<T> = { ok: true; value: T } | { ok: false; detail: string };
+type Verdict<T> = { ok: true; value: T } | { ok: false; detail: string };
 
 export interface GateRule {
   description: string;
@@ -17,7 +18,7 @@ export interface GateRule {
   parameters: Record<string, unknown>;
 }
 
-export const GATE_SEVERITIES = KNOWN_SEVERITIES;
+const GATE_SEVERITIES = KNOWN_SEVERITIES;
 
 /** CRITICAL 4 .. LOW 1; anything else (UNKNOWN) 0. */
 export function severityRank(severity: string): number {
@@ -57,13 +58,13 @@ const countParameter = (fallback: number, max: number): ParameterSpec => ({
   schema: { type: "integer", minimum: 0, maximum: max },
 });
 
-export const GATE_KINDS = {
+const GATE_KINDS = {
   "no-referenced-severe-cve": { minSeverity: severityParameter("HIGH") },
   "max-releases-behind-safest": { maxReleases: countParameter(10, 100_000) },
   "no-unfixable-vulnerability": {},
 } satisfies Record<GateRuleKind, Record<string, ParameterSpec>>; // every kind the REST contract names, no other
 
-export type GateKind = keyof typeof GATE_KINDS;
+type GateKind = keyof typeof GATE_KINDS;
 
 export function isGateKind(kind: string): kind is GateKind {
   return Object.hasOwn(GATE_KINDS, kind);

@@ -34,7 +34,7 @@ export type GateFinding = Omit<GateFindingAnswer, "objects"> & {
 };
 
 /** A rule's outcome with all its findings (the answer pages them and adds `findingsTotal`). */
-export type RuleOutcome = Pick<GateRuleResult, "id" | "name" | "passed"> & { findings: GateFinding[] };
+type RuleOutcome = Pick<GateRuleResult, "id" | "name" | "passed"> & { findings: GateFinding[] };
 
 export interface GateVerdict {
   rules: RuleOutcome[];

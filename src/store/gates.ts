@@ -15,7 +15,7 @@ import { liveAt, liveWithin, referredAt } from "./sql-helpers.ts";
 type Db = Kysely<Database>;
 
 /** At most this many referred objects are listed with a finding. */
-export const FINDING_OBJECTS_MAX = 20;
+const FINDING_OBJECTS_MAX = 20;
 
 function toRule(row: GateRulesTable): GateRule {
   let stored: unknown = {};

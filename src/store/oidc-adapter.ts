@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { type Kysely, sql } from "kysely";
+import type { Kysely } from "kysely";
 import type { Database, OidcPayloadsTable } from "./schema.ts";
 
 /** What oidc-provider stores and reads back: a JSON object, plus `consumed` (epoch seconds) once used. */
@@ -163,15 +163,4 @@ export async function purgeExpiredOidcPayloads(
     .where("expires_at", "<", now() - graceMs)
     .executeTakeFirst();
   return Number(result.numDeletedRows);
-}
-
-/** Rows per model, for diagnostics and tests. */
-export async function countOidcPayloads(db: Kysely<Database>): Promise<Record<string, number>> {
-  const table = db;
-  const rows = await table
-    .selectFrom("oidc_payloads")
-    .select(["model", sql<number>`count(*)`.as("count")])
-    .groupBy("model")
-    .execute();
-  return Object.fromEntries(rows.map((r) => [r.model, Number(r.count)]));
 }

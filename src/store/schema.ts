@@ -7,7 +7,7 @@ import type { Generated } from "kysely";
  */
 export const OPEN_SEQ = 2_147_483_647;
 
-export interface ApplicationsTable {
+interface ApplicationsTable {
   id: Generated<number>;
   name: string;
   description: string;
@@ -15,7 +15,7 @@ export interface ApplicationsTable {
   created_at: string;
 }
 
-export interface AnalysesTable {
+interface AnalysesTable {
   id: Generated<number>;
   application_id: number;
   seq: number;
@@ -23,7 +23,7 @@ export interface AnalysesTable {
   created_at: string;
 }
 
-export interface PackagesTable {
+interface PackagesTable {
   id: Generated<number>;
   ecosystem: string;
   name: string;
@@ -31,7 +31,7 @@ export interface PackagesTable {
   safest_version: string | null;
 }
 
-export interface PackageVersionsTable {
+interface PackageVersionsTable {
   id: Generated<number>;
   package_id: number;
   version: string;
@@ -44,7 +44,7 @@ export interface PackageVersionsTable {
   safer_closest_version: string | null;
 }
 
-export interface VulnerabilitiesTable {
+interface VulnerabilitiesTable {
   id: Generated<number>;
   cve_id: string;
   severity: string;
@@ -53,12 +53,12 @@ export interface VulnerabilitiesTable {
   published_at: string | null;
 }
 
-export interface VulnerabilityAliasesTable {
+interface VulnerabilityAliasesTable {
   alias: string;
   vulnerability_id: number;
 }
 
-export interface VulnerabilityRangesTable {
+interface VulnerabilityRangesTable {
   id: Generated<number>;
   vulnerability_id: number;
   package_id: number;
@@ -74,7 +74,7 @@ export interface VulnerabilityRangesTable {
 }
 
 /** One OSV record as last imported (see migrations/008-advisory-records.ts). */
-export interface AdvisoryRecordsTable {
+interface AdvisoryRecordsTable {
   /** OSV id: GHSA-..., MAL-..., CVE-... */
   id: string;
   /** The advisory it contributes to; null once withdrawn or no longer about npm/Maven packages. */
@@ -91,12 +91,12 @@ export interface AdvisoryRecordsTable {
 }
 
 /** Derived from ranges and versions: which versions each vulnerability affects. */
-export interface VersionVulnerabilitiesTable {
+interface VersionVulnerabilitiesTable {
   package_version_id: number;
   vulnerability_id: number;
 }
 
-export interface ApplicationPackagesTable {
+interface ApplicationPackagesTable {
   id: Generated<number>;
   application_id: number;
   package_version_id: number;
@@ -133,7 +133,7 @@ export interface ApplicationObjectsTable {
   to_seq: number;
 }
 
-export interface ObjectReferencesTable {
+interface ObjectReferencesTable {
   id: Generated<number>;
   application_id: number;
   source_id: number;
@@ -147,7 +147,7 @@ export interface ObjectReferencesTable {
  * per package version in use (an application_packages interval) and vulnerability affecting it, keyed
  * in page order. Maintained by ingestAnalysis and by every recomputation of version_vulnerabilities.
  */
-export interface CveOccurrencesTable {
+interface CveOccurrencesTable {
   application_id: number;
   vulnerability_id: number;
   package_name: string;
@@ -163,7 +163,7 @@ export interface CveOccurrencesTable {
  * Read model of the occurrences page: an external object over the analyses where it exists unchanged
  * and is referred to, keyed in page order, with its JSON (the API's ExternalObject) ready to parse.
  */
-export interface OccurrenceObjectsTable {
+interface OccurrenceObjectsTable {
   application_id: number;
   package_id: number;
   full_name: string;
@@ -178,7 +178,7 @@ export interface OccurrenceObjectsTable {
  * occurrence_objects rows live in [from_seq, to_seq), in key order), one row per run of analyses in which
  * that list is unchanged. SQLite has no such table: it reads occurrence_objects (occurrence-model.ts).
  */
-export interface OccurrenceObjectListsTable {
+interface OccurrenceObjectListsTable {
   application_id: number;
   package_id: number;
   from_seq: number;
@@ -186,7 +186,7 @@ export interface OccurrenceObjectListsTable {
   docs: string;
 }
 
-export interface ApiKeysTable {
+interface ApiKeysTable {
   id: string;
   secret_hash: string;
   user_name: string;
@@ -210,7 +210,7 @@ export interface GateRulesTable {
 }
 
 /** Change log of the package versions in use (migration 017, compare.ts): +1 / -1 per analysis from 2 on. */
-export interface PackageChangesTable {
+interface PackageChangesTable {
   application_id: number;
   seq: number;
   package_version_id: number;
@@ -235,7 +235,7 @@ export interface ReferenceChangesTable {
 }
 
 /** How many identities each analysis's log adds and removes (the totals of an adjacent comparison). */
-export interface ReferenceChangeTotalsTable {
+interface ReferenceChangeTotalsTable {
   application_id: number;
   seq: number;
   added: number;
@@ -247,7 +247,7 @@ export interface ReferenceChangeTotalsTable {
  * `hi` and not in `lo` (added) and the reverse (removed). Written at ingest from the previous analysis's
  * totals and what the new one changed (migration 018).
  */
-export interface ReferenceRangeTotalsTable {
+interface ReferenceRangeTotalsTable {
   application_id: number;
   lo: number;
   hi: number;
@@ -256,13 +256,13 @@ export interface ReferenceRangeTotalsTable {
 }
 
 /** One row (id 1): bumped by triggers on every write to a table a gate evaluation reads (migration 017). */
-export interface GateFactsGenerationTable {
+interface GateFactsGenerationTable {
   id: number;
   value: number;
 }
 
 /** A stored gate evaluation of one analysis (gates.ts), valid while the generation is current. */
-export interface GateEvaluationsTable {
+interface GateEvaluationsTable {
   application_id: number;
   seq: number;
   generation: number;
@@ -271,7 +271,7 @@ export interface GateEvaluationsTable {
 }
 
 /** The findings of a stored gate evaluation, one row each in the rule's order (migration 019). */
-export interface GateFindingsTable {
+interface GateFindingsTable {
   application_id: number;
   seq: number;
   /** The evaluation's generation: a recomputation writes new rows beside the old until it replaces them. */
@@ -328,7 +328,7 @@ export interface CimdClientsTable {
 }
 
 /** Rows of migration 014. */
-export interface ConsoleSignInsTable {
+interface ConsoleSignInsTable {
   state_hash: string;
   code_verifier: string;
   nonce: string;
@@ -336,7 +336,7 @@ export interface ConsoleSignInsTable {
   expires_at: number;
 }
 
-export interface ConsoleSessionsTable {
+interface ConsoleSessionsTable {
   id_hash: string;
   username: string;
   csrf_token: string;
@@ -379,7 +379,7 @@ export interface ServiceSecretsTable {
 }
 
 /** Rows of migration 011: the functions an advisory names as vulnerable. */
-export interface AffectedFunctionsTable {
+interface AffectedFunctionsTable {
   id: Generated<number>;
   record_id: string;
   vulnerability_id: number;

@@ -63,7 +63,7 @@ export interface SecretVault {
   cipher: SecretsCipher;
 }
 
-export interface StoredSecret {
+interface StoredSecret {
   value: string;
   version: number;
 }

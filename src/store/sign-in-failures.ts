@@ -1,7 +1,7 @@
 import { type Kysely, PostgresAdapter } from "kysely";
 import type { Database, SignInFailuresTable } from "./schema.ts";
 
-export interface SignInFailures {
+interface SignInFailures {
   failures: number;
   lastFailure: number;
   lockedUntil: number;

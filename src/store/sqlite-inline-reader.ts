@@ -16,7 +16,7 @@ export const INLINE_AFTER_RUNS = 20;
 /** A statement that once took longer than this (CPU ms) always runs in the pool. */
 export const INLINE_LONGEST_MS = 3;
 
-export interface InlineReader {
+interface InlineReader {
   /** Rows as arrays and their column names (as the workers answer), or undefined when SQLite is busy. */
   read(sql: string, parameters: unknown[]): { columns: string[]; rows: unknown[][]; ms: number } | undefined;
   statisticsChanged(): void;

@@ -1,16 +1,11 @@
 import { type Kysely, sql } from "kysely";
+import type { User } from "../contracts/admin.ts";
 import type { Database, UsersTable } from "./schema.ts";
 
 export type { UsersTable };
 
-export interface UserRecord {
-  id: string;
-  username: string;
-  roles: string[];
-  applications: string[];
-  createdAt: string;
-  disabled: boolean;
-}
+/** A user as the REST API shows it, with the row's id (never the password hash). */
+export type UserRecord = User & { id: string };
 
 /**
  * Stores a new user row; false when the name is taken (names are unique ignoring case), whether the
@@ -35,15 +30,6 @@ export async function listUsers(db: Kysely<Database>): Promise<UserRecord[]> {
     .orderBy("username")
     .execute();
   return rows.map(toRecord);
-}
-
-/** The user of that name, ignoring case. */
-export async function findUserByName(
-  db: Kysely<Database>,
-  username: string,
-): Promise<UserRecord | undefined> {
-  const row = await findUserRow(db, username);
-  return row && toRecord(row);
 }
 
 export async function findUserById(db: Kysely<Database>, id: string): Promise<UserRecord | undefined> {

@@ -4,18 +4,11 @@ import type { CimdPolicy, CimdProfile } from "../../src/idp/cimd/model.ts";
 import {
   CimdStoreError,
   createCimdClient,
-  deleteCimdPolicy,
-  deleteCimdProfile,
-  findCimdClient,
-  findCimdPolicy,
-  findCimdProfile,
   getCimdClientState,
   linkCimdClient,
   listCimdClients,
   loadCimdConfig,
   removeCimdClient,
-  saveCimdPolicy,
-  saveCimdProfile,
   unlinkCimdClient,
   updateCimdClient,
 } from "../../src/store/cimd.ts";
@@ -97,7 +90,8 @@ for (const kind of STORE_KINDS) {
           trustedDomains: ["vscode.dev", "code.visualstudio.com", "localhost", "127.0.0.1"],
         },
       );
-      assert.deepEqual(await findCimdPolicy(store.db, "cimd-policy-Dev"), {
+      const dev = await getCimdClientState(store.db, "Dev");
+      assert.deepEqual(dev?.policy, {
         name: "cimd-policy-Dev",
         condition: "client-id-uri",
         uriSchemes: ["https", "http"],
@@ -105,8 +99,8 @@ for (const kind of STORE_KINDS) {
         profiles: ["cimd-profile-Dev"],
         enabled: true,
       });
-      assert.equal((await findCimdProfile(store.db, "cimd-profile-Dev"))?.allowHttpScheme, true);
-      assert.equal((await findCimdClient(store.db, "Dev"))?.clientId, "http://dev.example.test/client.json");
+      assert.equal(dev?.profile?.allowHttpScheme, true);
+      assert.equal(dev?.client.clientId, "http://dev.example.test/client.json");
     });
 
     it("refuses to add a client, profile or policy twice, leaving nothing half-made", async () => {
@@ -119,7 +113,19 @@ for (const kind of STORE_KINDS) {
         }),
         (e: unknown) => e instanceof CimdStoreError && e.code === "exists",
       );
-      await saveCimdProfile(store.db, profileOf("orphan", ["a.example"]));
+      // A profile of that name left by other means (no imaging path makes one without its client).
+      await store.db
+        .insertInto("cimd_profiles")
+        .values({
+          name: "cimd-profile-orphan",
+          executor: "client-id-metadata-document",
+          allow_http_scheme: 0,
+          restrict_same_domain: 0,
+          only_allow_confidential_client: 0,
+          trusted_domains: '["a.example"]',
+          updated_at: new Date().toISOString(),
+        })
+        .execute();
       await assert.rejects(
         createCimdClient(store.db, {
           client: "orphan",
@@ -129,15 +135,16 @@ for (const kind of STORE_KINDS) {
         }),
         /client profile cimd-profile-orphan already exists/,
       );
-      assert.equal(await findCimdClient(store.db, "orphan"), undefined);
-      assert.equal(await findCimdPolicy(store.db, "cimd-policy-orphan"), undefined);
-      assert.ok(await deleteCimdProfile(store.db, "cimd-profile-orphan"));
+      assert.equal(await getCimdClientState(store.db, "orphan"), undefined);
+      const config = await loadCimdConfig(store.db);
+      assert.ok(!config.policies.some((p) => p.name === "cimd-policy-orphan"));
+      await store.db.deleteFrom("cimd_profiles").where("name", "=", "cimd-profile-orphan").execute();
     });
 
     it("unlinks and links the profile (idempotent)", async () => {
       const unlinked = await unlinkCimdClient(store.db, "claude-code");
       assert.deepEqual(unlinked.policy?.profiles, []);
-      assert.deepEqual((await findCimdPolicy(store.db, "cimd-policy-claude-code"))?.profiles, []);
+      assert.deepEqual((await getCimdClientState(store.db, "claude-code"))?.policy?.profiles, []);
       await linkCimdClient(store.db, "claude-code");
       const linked = await linkCimdClient(store.db, "claude-code");
       assert.deepEqual(linked.policy?.profiles, ["cimd-profile-claude-code"]);
@@ -167,15 +174,17 @@ for (const kind of STORE_KINDS) {
       );
     });
 
-    it("saves standalone profiles and policies (replace on save)", async () => {
-      await saveCimdPolicy(store.db, { ...policyOf("extra", ["*.example.org"]), profiles: [] });
-      await saveCimdPolicy(store.db, { ...policyOf("extra", ["example.org"]), enabled: false });
-      assert.deepEqual(await findCimdPolicy(store.db, "cimd-policy-extra"), {
-        ...policyOf("extra", ["example.org"]),
+    it("replaces a profile or policy whole when a change writes it (no merge with the stored one)", async () => {
+      await updateCimdClient(store.db, "Dev", () => ({
+        policy: { ...policyOf("Dev", ["*.example.org"]), profiles: [] },
+      }));
+      await updateCimdClient(store.db, "Dev", () => ({
+        policy: { ...policyOf("Dev", ["example.org"]), enabled: false },
+      }));
+      assert.deepEqual((await getCimdClientState(store.db, "Dev"))?.policy, {
+        ...policyOf("Dev", ["example.org"]),
         enabled: false,
       });
-      assert.ok(await deleteCimdPolicy(store.db, "cimd-policy-extra"));
-      assert.equal(await deleteCimdPolicy(store.db, "cimd-policy-extra"), false);
     });
 
     it("removes a client with its profile and policy", async () => {

@@ -6,7 +6,6 @@ import { after, before, describe, it } from "node:test";
 import type ClientPolicyRepresentation from "@keycloak/keycloak-admin-client/lib/defs/clientPolicyRepresentation.js";
 import type ClientProfileRepresentation from "@keycloak/keycloak-admin-client/lib/defs/clientProfileRepresentation.js";
 import type { Check } from "../../src/doctor/check.ts";
-import { deleteCimdProfile } from "../../src/store/cimd.ts";
 import { openStore } from "../../src/store/database.ts";
 import { type CliResult, runCli } from "../support/cli.ts";
 import { type IdpService, startIdpService } from "../support/idp-service.ts";
@@ -418,7 +417,12 @@ describe("imaging doctor (embedded identity provider)", () => {
       const clientId = await addClient("no-profile");
       const handle = await openStore({ sqliteFile: store.sqliteFile });
       try {
-        assert.ok(await deleteCimdProfile(handle.db, "cimd-profile-no-profile"));
+        // Removed by other means: no imaging path deletes a client's profile alone.
+        const deleted = await handle.db
+          .deleteFrom("cimd_profiles")
+          .where("name", "=", "cimd-profile-no-profile")
+          .executeTakeFirst();
+        assert.equal(Number(deleted.numDeletedRows), 1);
       } finally {
         await handle.close();
       }

@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { type CallToolResult, Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
-import { countOidcPayloads } from "../../src/store/oidc-adapter.ts";
 import { CookieJar, follow, formsOf, postForm } from "../support/browserless-session.ts";
 import { type CimdDocumentServer, startCimdDocumentServer } from "../support/cimd-document-server.ts";
 import {
@@ -175,7 +174,13 @@ for (const kind of STORE_KINDS) {
       // Reuse of a rotated token revokes the grant (RFC 9700): sign in again for a fresh chain.
       const again = await authorize(setup, { username: "alice", password: USERS.alice.password });
       assert.ok(rotated);
-      const counts = await countOidcPayloads(idp.service.store.db);
+      // The provider's stored payloads per model, read from the table its adapter writes.
+      const rows = await idp.service.store.db
+        .selectFrom("oidc_payloads")
+        .select(["model", (eb) => eb.fn.countAll<number>().as("count")])
+        .groupBy("model")
+        .execute();
+      const counts: Record<string, number> = Object.fromEntries(rows.map((r) => [r.model, Number(r.count)]));
       assert.ok((counts.Session ?? 0) >= 1 && (counts.Grant ?? 0) >= 1 && (counts.RefreshToken ?? 0) >= 1);
       await idp.stop();
       await start();

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { after, before, beforeEach, describe, it } from "node:test";
 import type { CimdPolicy, CimdProfile } from "../../src/idp/cimd/model.ts";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
-import { saveCimdPolicy, saveCimdProfile } from "../../src/store/cimd.ts";
+import { updateCimdClient } from "../../src/store/cimd.ts";
 import { type CimdDocumentServer, startCimdDocumentServer } from "../support/cimd-document-server.ts";
 import {
   type IdpService,
@@ -46,6 +46,9 @@ describe("CIMD client policies enforced by the embedded identity provider", () =
     enabled: true,
     ...overrides,
   });
+  /** Writes a client's profile and/or policy whole, as `imaging cimd set` and the REST change do. */
+  const save = (client: string, next: { profile?: CimdProfile; policy?: CimdPolicy }) =>
+    updateCimdClient(db(), client, () => next);
   const attempt = (clientId: string) =>
     startAuthorization({ issuer: idp.issuer, clientId, redirectUri, resource: idp.mcp });
 
@@ -82,12 +85,14 @@ describe("CIMD client policies enforced by the embedded identity provider", () =
         await loadDemo(handle.db);
         await seedUsers(handle.db);
         await seedCimdClient(handle.db, "https-client", https.clientId);
+        await seedCimdClient(handle.db, "plain", plain.clientId);
       },
     });
   });
   beforeEach(async () => {
-    await saveCimdProfile(db(), profile("https-client"));
-    await saveCimdPolicy(db(), policy("https-client"));
+    await save("https-client", { profile: profile("https-client"), policy: policy("https-client") });
+    // The plain client's pair stays out of the way unless a test sets it (its policy would match 127.0.0.1).
+    await save("plain", { policy: policy("plain", { enabled: false }) });
   });
   after(async () => {
     await idp?.stop();
@@ -105,29 +110,33 @@ describe("CIMD client policies enforced by the embedded identity provider", () =
   });
 
   it("Errors table: policy exists but the profile is not linked → CIMD ignored, client refused", async () => {
-    await saveCimdPolicy(db(), policy("https-client", { profiles: [] }));
+    await save("https-client", { policy: policy("https-client", { profiles: [] }) });
     await refused(https.clientId, /profile|ignored|associated/i);
   });
 
   it("Errors table: the client's domain is missing from the policy's trusted domains", async () => {
-    await saveCimdPolicy(db(), policy("https-client", { trustedDomains: ["claude.ai"] }));
+    await save("https-client", { policy: policy("https-client", { trustedDomains: ["claude.ai"] }) });
     await refused(https.clientId, /polic/i);
   });
 
   it("Errors table: the client's domain is missing from the profile's trusted domains", async () => {
-    await saveCimdProfile(db(), profile("https-client", { trustedDomains: ["localhost"] }));
+    await save("https-client", { profile: profile("https-client", { trustedDomains: ["localhost"] }) });
     await refused(https.clientId, /trusted domain|profile/i);
   });
 
   it("Errors table: HTTP variant without Allow http scheme in the profile", async () => {
-    await saveCimdProfile(db(), profile("plain"));
-    await saveCimdPolicy(db(), policy("plain", { uriSchemes: ["https", "http"] }));
+    await save("plain", {
+      profile: profile("plain"),
+      policy: policy("plain", { uriSchemes: ["https", "http"] }),
+    });
     await refused(plain.clientId, /http/i);
   });
 
   it("HTTP variant (development): Allow http scheme ON and URI schemes https+http sign in with oauth4webapi", async () => {
-    await saveCimdProfile(db(), profile("plain", { allowHttpScheme: true }));
-    await saveCimdPolicy(db(), policy("plain", { uriSchemes: ["https", "http"] }));
+    await save("plain", {
+      profile: profile("plain", { allowHttpScheme: true }),
+      policy: policy("plain", { uriSchemes: ["https", "http"] }),
+    });
     const tokens = await authorize(
       { issuer: idp.issuer, clientId: plain.clientId, redirectUri, resource: idp.mcp },
       { username: "bob", password: USERS.bob.password },
@@ -138,8 +147,10 @@ describe("CIMD client policies enforced by the embedded identity provider", () =
   });
 
   it("an http client_id with only the https scheme in the policy matches no policy", async () => {
-    await saveCimdProfile(db(), profile("plain", { allowHttpScheme: true }));
-    await saveCimdPolicy(db(), policy("plain", { uriSchemes: ["https"] }));
+    await save("plain", {
+      profile: profile("plain", { allowHttpScheme: true }),
+      policy: policy("plain", { uriSchemes: ["https"] }),
+    });
     await refused(plain.clientId, /polic/i);
   });
 

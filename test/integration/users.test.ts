@@ -14,11 +14,17 @@ import {
 } from "../../src/domain/users.ts";
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
 import type { Database } from "../../src/store/schema.ts";
-import { findUserById, findUserByName, listUsers, type UserRecord } from "../../src/store/users.ts";
+import { findUserById, findUserRow, listUsers, toRecord, type UserRecord } from "../../src/store/users.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 
 const PASSWORD = "a long enough passphrase";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** The user of that name ignoring case, by the lookup sign-in and `imaging users` use (findUserRow). */
+async function findUserByName(db: Kysely<Database>, username: string): Promise<UserRecord | undefined> {
+  const row = await findUserRow(db, username);
+  return row && toRecord(row);
+}
 
 /** Reads the stored row directly: what the API never returns. */
 async function storedHash(db: Kysely<Database>, id: string): Promise<string> {

@@ -33,7 +33,7 @@ export const genericSettings = (server: McpServer): string =>
     `Protected resource metadata: ${resourceMetadataUrl(server)}`,
   ].join("\n");
 
-export function resourceMetadataUrl(server: McpServer): string {
+function resourceMetadataUrl(server: McpServer): string {
   const url = new URL(server.url);
   return `${url.origin}/.well-known/oauth-protected-resource${url.pathname}`;
 }

@@ -1,6 +1,6 @@
 import type { ComponentChildren } from "preact";
 
-export interface Column<Row> {
+interface Column<Row> {
   header: string;
   cell: (row: Row) => ComponentChildren;
   /** Numbers align right. */

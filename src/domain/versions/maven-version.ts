@@ -22,7 +22,7 @@ interface ListItem {
 }
 
 /** A parsed Maven version; parse once with `parseMavenVersion` when comparing many times. */
-export type MavenVersion = ListItem;
+type MavenVersion = ListItem;
 
 const ZERO: IntItem = { kind: "int", value: 0n };
 const QUALIFIERS = ["alpha", "beta", "milestone", "rc", "snapshot", "", "sp"];

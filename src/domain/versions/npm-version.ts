@@ -8,7 +8,7 @@ import semver, { type SemVer } from "semver";
 const LOOSE = { loose: true } as const;
 
 /** A parsed npm version; `semver` is null when the string is not a valid (loose) semver version. */
-export interface NpmVersion {
+interface NpmVersion {
   readonly raw: string;
   readonly semver: SemVer | null;
 }

@@ -18,7 +18,7 @@ import type { CimdClientChange, CimdClientState } from "./repository.ts";
 import type { CimdRule } from "./rules.ts";
 
 /** The rules of an edit, beside the client_id rules of the profile (rules.ts). */
-export type CimdEditRule =
+type CimdEditRule =
   | CimdRule
   | "client-name"
   | "preset-unknown"
@@ -34,7 +34,7 @@ export class CimdEditError extends FieldRuleError<CimdEditRule> {
   override name = "CimdEditError";
 }
 
-export interface NewCimdClientInput {
+interface NewCimdClientInput {
   client?: string | undefined;
   preset?: string | undefined;
   clientId?: string | undefined;
@@ -46,7 +46,7 @@ export interface NewCimdClientInput {
   http?: boolean | undefined;
 }
 
-export interface CimdSwitches {
+interface CimdSwitches {
   clientId?: string | undefined;
   trustedDomains?: readonly string[] | undefined;
   policyDomains?: readonly string[] | undefined;

@@ -18,7 +18,7 @@ export interface KeycloakClientPolicy {
   profiles: string[];
 }
 
-export const KEYCLOAK_KEYS = {
+const KEYCLOAK_KEYS = {
   allowHttpScheme: "cimd-allow-http-scheme",
   profileTrustedDomains: "cimd-allow-permitted-domains",
   restrictSameDomain: "cimd-restrict-same-domain",

@@ -8,7 +8,7 @@ import {
 } from "./model.ts";
 import { type RuleViolation, violation } from "./rules.ts";
 
-export interface PolicyMatch {
+interface PolicyMatch {
   policy: CimdPolicy;
   /** The associated client profiles, in the policy's order. */
   profiles: CimdProfile[];
@@ -20,7 +20,7 @@ function clientOfPolicy(name: string): string | undefined {
 }
 
 /** Whether the policy's condition (client-id-uri) selects this client_id; enabled is not looked at. */
-export function conditionMatches(policy: CimdPolicy, url: URL): boolean {
+function conditionMatches(policy: CimdPolicy, url: URL): boolean {
   const scheme = url.protocol.replace(/:$/, "");
   return (
     policy.condition === CIMD_CONDITION &&

@@ -1,5 +1,5 @@
 /** The AI clients the specification names, with the values of Keycloak's MCP guide. */
-export interface CimdPreset {
+interface CimdPreset {
   id: string;
   label: string;
   clientId: string;

@@ -33,7 +33,7 @@ import type { KeycloakAdmin } from "./admin.ts";
 export const UNKNOWN_CLIENT_ID = "";
 
 /** Attribute of the clients Keycloak makes from a client metadata document (their cache expiry). */
-export const CIMD_CACHE_ATTRIBUTE = "cimd.cache.expiry.time.in.sec";
+const CIMD_CACHE_ATTRIBUTE = "cimd.cache.expiry.time.in.sec";
 
 /**
  * Marks in a profile's description (in the policy's when there is no profile):

@@ -21,10 +21,10 @@ import { provisionRegistrationPolicies } from "./registration-policies.ts";
  * mappers, clients, roles, user-profile attributes and client policies are never touched.
  */
 /** The client scope that gives exchanged tokens the platform contract: aud imaging-api, roles, applications. */
-export const PLATFORM_SCOPE = "imaging-platform";
+const PLATFORM_SCOPE = "imaging-platform";
 export const APPLICATIONS_ATTRIBUTE = "applications";
 
-export interface ProvisionOptions {
+interface ProvisionOptions {
   realm: string;
   baseUrl: string;
   /** `mcp-token-exchange` unless configured otherwise. */

@@ -3,9 +3,9 @@ import type { KeycloakAdmin } from "./admin.ts";
 import { stampRegisteredClient, sweepKeycloakRegisteredClients } from "./registered-clients.ts";
 
 /** How often the gateway looks for registered clients to expire (and for sign-ins to record). */
-export const SWEEP_INTERVAL_MS = 10 * 60_000;
+const SWEEP_INTERVAL_MS = 10 * 60_000;
 
-export interface RegisteredClientsKeeper {
+interface RegisteredClientsKeeper {
   /** For the Keycloak proxy: records a client just registered through the gateway. */
   onRegistered(clientId: string, sourceAddress: string): Promise<void>;
   close(): Promise<void>;

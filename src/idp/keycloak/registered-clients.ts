@@ -11,7 +11,7 @@ export const REGISTERED_AT = "imaging.registered-at";
 export const REGISTERED_FROM = "imaging.registered-from";
 export const LAST_USED_AT = "imaging.last-used-at";
 
-export interface KeycloakRegisteredClient {
+interface KeycloakRegisteredClient {
   /** Keycloak's internal id. */
   id: string;
   clientId: string;
@@ -119,7 +119,7 @@ export async function revokeKeycloakRegisteredClient(
   return true;
 }
 
-export interface SweepResult {
+interface SweepResult {
   deleted: string[];
   /** Clients found signed in (stamped last used). */
   used: string[];

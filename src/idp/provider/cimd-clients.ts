@@ -27,7 +27,7 @@ const SUPPORTED_GRANTS = new Set(["authorization_code", "refresh_token"]);
  * loopback ones (RFC 8252), else `web`. Document fields the provider would act on but we do not
  * support (scope restrictions, jwks, logos shown from third-party hosts) are left out.
  */
-export function providerMetadata(document: Record<string, unknown>, applicationType: "native" | "web") {
+function providerMetadata(document: Record<string, unknown>, applicationType: "native" | "web") {
   const grants = Array.isArray(document.grant_types)
     ? document.grant_types.filter((g): g is string => typeof g === "string" && SUPPORTED_GRANTS.has(g))
     : ["authorization_code", "refresh_token"];

@@ -21,7 +21,7 @@ import { SIGNING_ALG, type StoredSigningKey } from "./signing-keys.ts";
 import type { PendingClaims } from "./token-exchange-grant.ts";
 import { errorView, loggedOutView, logoutView, PAGE_HEADERS } from "./views.ts";
 
-export interface ConfigurationInput {
+interface ConfigurationInput {
   realm: RealmDefinition;
   issuerPath: string;
   db: Kysely<Database>;

@@ -19,7 +19,7 @@ import { loadSigningKeys, publicJwks, SIGNING_KEYS_SECRET, type StoredSigningKey
 import { SignInThrottle, type ThrottleOptions } from "./throttle.ts";
 import { type PendingClaims, TOKEN_EXCHANGE_PARAMETERS, tokenExchangeGrant } from "./token-exchange-grant.ts";
 
-export interface EmbeddedIdpOptions {
+interface EmbeddedIdpOptions {
   realm: RealmDefinition;
   db: Kysely<Database>;
   /** The store's sealed secrets (signing, cookie and CSRF keys). */

@@ -31,7 +31,7 @@ export interface EmbeddedIdpStartOptions {
   log?: (level: "warn" | "error", message: string) => void;
 }
 
-export interface StartedEmbeddedIdp {
+interface StartedEmbeddedIdp {
   idp: EmbeddedIdp;
   /** Whether this start created the `admin` user, with its password when it was generated. */
   admin: { created: boolean; generatedPassword?: string };

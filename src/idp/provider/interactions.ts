@@ -10,7 +10,7 @@ import { CSRF_COOKIE, crossSiteProblem, csrfToken, csrfTokenValid, newCsrfCookie
 import type { SignInThrottle } from "./throttle.ts";
 import { consentView, errorView, loginView, PAGE_HEADERS } from "./views.ts";
 
-export interface InteractionOptions {
+interface InteractionOptions {
   db: Kysely<Database>;
   /** Path of the issuer (where the provider is mounted), e.g. /auth/realms/imaging. */
   issuerPath: string;

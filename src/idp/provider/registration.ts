@@ -6,7 +6,7 @@ import { createRegistrationGate, type RegistrationGateOptions } from "../registr
 import { REGISTRATION_LIMITS } from "../registration/policy.ts";
 
 /** The provider's registration route (oidc-provider's default). */
-export const REGISTRATION_PATH = "/reg";
+const REGISTRATION_PATH = "/reg";
 
 export type RegistrationOptions = RegistrationGateOptions;
 

@@ -30,15 +30,15 @@ export interface StoredSigningKey {
   jwk: JWK;
 }
 
-export interface SigningKeyFile {
+interface SigningKeyFile {
   keys: StoredSigningKey[];
 }
 
-export const SIGNING_KEYS_FILE = "idp-signing-keys.json";
+const SIGNING_KEYS_FILE = "idp-signing-keys.json";
 export const SIGNING_KEYS_SECRET = "idp-signing-keys";
 export const SIGNING_ALG = "RS256";
 
-export function signingKeysPath(dataDir: string): string {
+function signingKeysPath(dataDir: string): string {
   return join(secretsDir(dataDir), SIGNING_KEYS_FILE);
 }
 
@@ -82,7 +82,7 @@ function readKeyFile(file: string): string | undefined {
 const STORE = "the store (secret idp-signing-keys)";
 
 /** Drops retired keys whose tokens have all expired. */
-export function pruneRetired(file: SigningKeyFile, retentionSeconds: number, now: Date): SigningKeyFile {
+function pruneRetired(file: SigningKeyFile, retentionSeconds: number, now: Date): SigningKeyFile {
   return {
     keys: file.keys.filter(
       (k) =>
@@ -94,12 +94,12 @@ export function pruneRetired(file: SigningKeyFile, retentionSeconds: number, now
 }
 
 /** Publication order: the current key first (oidc-provider signs with the first matching key). */
-export function orderedKeys(file: SigningKeyFile): StoredSigningKey[] {
+function orderedKeys(file: SigningKeyFile): StoredSigningKey[] {
   const rank = { current: 0, next: 1, retired: 2 } as const;
   return [...file.keys].sort((a, b) => rank[a.status] - rank[b.status]);
 }
 
-export interface LoadedSigningKeys {
+interface LoadedSigningKeys {
   keys: StoredSigningKey[];
   /** The stored secret's version: a rotation anywhere changes it. */
   version: number;
@@ -126,7 +126,7 @@ export async function loadSigningKeys(
   return { keys: orderedKeys(pruneRetired(content, retentionSeconds, now)), version: stored.version };
 }
 
-export interface RotationResult {
+interface RotationResult {
   current: string;
   next: string;
   retired: { kid: string; publishedUntil: string }[];

@@ -5,7 +5,7 @@
  * a `ThrottleState`: the store's (src/store/sign-in-failures.ts) so every replica counts the same
  * failures, or memory (tests, a single process); the clock is injectable.
  */
-export interface ThrottleRule {
+interface ThrottleRule {
   freeAttempts: number;
   baseLockMs: number;
   maxLockMs: number;
@@ -21,12 +21,12 @@ export interface ThrottleOptions {
   state?: ThrottleState;
 }
 
-export const DEFAULT_THROTTLE: ThrottleOptions = {
+const DEFAULT_THROTTLE: ThrottleOptions = {
   account: { freeAttempts: 5, baseLockMs: 30_000, maxLockMs: 15 * 60_000, windowMs: 15 * 60_000 },
   address: { freeAttempts: 20, baseLockMs: 30_000, maxLockMs: 15 * 60_000, windowMs: 15 * 60_000 },
 };
 
-export interface ThrottleEntry {
+interface ThrottleEntry {
   failures: number;
   lastFailure: number;
   lockedUntil: number;
@@ -34,14 +34,14 @@ export interface ThrottleEntry {
 type Entry = ThrottleEntry;
 
 /** Where the counters live. `update` is atomic per key (replicas failing at once both count). */
-export interface ThrottleState {
+interface ThrottleState {
   get(key: string): Promise<ThrottleEntry | undefined>;
   update(key: string, change: (entry: ThrottleEntry | undefined) => ThrottleEntry): Promise<void>;
   delete(key: string): Promise<void>;
 }
 
 /** Counters of one process, bounded in size (oldest dropped first). */
-export function memoryThrottleState(maxEntries = 50_000): ThrottleState {
+function memoryThrottleState(maxEntries = 50_000): ThrottleState {
   const entries = new Map<string, ThrottleEntry>();
   return {
     get: async (key) => entries.get(key),
@@ -60,7 +60,7 @@ export function memoryThrottleState(maxEntries = 50_000): ThrottleState {
   };
 }
 
-export type ThrottleVerdict =
+type ThrottleVerdict =
   | { allowed: true }
   | { allowed: false; scope: "account" | "address"; retryAfterSeconds: number };
 

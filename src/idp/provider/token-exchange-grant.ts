@@ -21,7 +21,7 @@ export const TOKEN_EXCHANGE_PARAMETERS = [
 /** Claims an exchanged token carries besides the standard ones, keyed by the token being issued. */
 export type PendingClaims = WeakMap<object, Record<string, unknown>>;
 
-export interface TokenExchangeGrantOptions {
+interface TokenExchangeGrantOptions {
   realm: RealmDefinition;
   db: Kysely<Database>;
   /** The provider's public keys (current, next, retired) to verify subject tokens; a new object per rotation. */

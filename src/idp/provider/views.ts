@@ -5,7 +5,7 @@
  * fields they concern (aria-describedby).
  */
 
-export function escapeHtml(value: unknown): string {
+function escapeHtml(value: unknown): string {
   return String(value ?? "").replace(
     /[&<>"'`]/g,
     (c) =>
@@ -35,7 +35,7 @@ code{font-size:.9em;word-break:break-all}
 dl{margin:1rem 0}dt{font-weight:600}dd{margin:0 0 .5rem}
 `;
 
-export function page(title: string, body: string): string {
+function page(title: string, body: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -67,7 +67,7 @@ export const PAGE_HEADERS: Readonly<Record<string, string>> = {
 const errorBlock = (id: string, message: string | undefined) =>
   message ? `<div class="error" id="${id}" role="alert">${escapeHtml(message)}</div>` : "";
 
-export interface LoginView {
+interface LoginView {
   action: string;
   csrf: string;
   clientName: string;
@@ -97,7 +97,7 @@ ${errorBlock("sign-in-error", view.error)}
   );
 }
 
-export interface ConsentView {
+interface ConsentView {
   action: string;
   abortAction: string;
   csrf: string;

@@ -1,7 +1,7 @@
 import { checkRegistration, REGISTRATION_LIMITS, type RegistrationPolicy } from "./policy.ts";
 
 /** Fixed-window registration counter per source address, bounded in size. */
-export class RegistrationRateLimit {
+class RegistrationRateLimit {
   readonly #counts = new Map<string, { windowStart: number; count: number }>();
   readonly limit: number;
   readonly windowMs: number;
@@ -27,7 +27,7 @@ export class RegistrationRateLimit {
   }
 }
 
-export type GateAnswer =
+type GateAnswer =
   | { ok: true; body: Record<string, unknown>; metadata: Record<string, unknown> }
   | {
       ok: false;

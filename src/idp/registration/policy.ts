@@ -39,7 +39,7 @@ const OTHER_SCOPES = new Set(["openid", "profile", "offline_access"]);
 const GRANTS = new Set(["authorization_code", "refresh_token"]);
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
-export type RegistrationVerdict =
+type RegistrationVerdict =
   | { ok: true; metadata: Record<string, unknown> }
   | {
       ok: false;
@@ -54,7 +54,7 @@ const refuse = (
   description: string,
 ): RegistrationVerdict => ({ ok: false, error, rule, description: `${description} [rule ${rule}]` });
 
-export const isLoopbackRedirect = (url: URL) => url.protocol === "http:" && LOOPBACK_HOSTS.has(url.hostname);
+const isLoopbackRedirect = (url: URL) => url.protocol === "http:" && LOOPBACK_HOSTS.has(url.hostname);
 
 export function parseTrustedHosts(value: string | undefined): string[] {
   return (value ?? "")

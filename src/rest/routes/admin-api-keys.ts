@@ -4,19 +4,31 @@ import { resourceJsonSchema } from "../../contracts/json-schema.ts";
 import { ROLES, type Role } from "../../contracts/platform.ts";
 import { createApiKey } from "../../domain/api-keys.ts";
 import { listApiKeys, revokeApiKey } from "../../store/api-keys.ts";
-import {
-  adminRoutes,
-  applicationsOf,
-  bodyObject,
-  InputError,
-  onlyKnown,
-  optionalString,
-} from "../admin-input.ts";
+import { adminBody, adminRoutes, applicationsField, InputError, optionalString } from "../admin-input.ts";
+import { type BodyOf, bodyField } from "../body.ts";
 import type { RestDeps } from "../context.ts";
-import { paramSchemas } from "../params.ts";
 import { refuse } from "../problem.ts";
 
 const { guard, tags, problem, notAdministrator, inputRefused } = adminRoutes("API keys");
+
+const newKeyBody = adminBody(
+  {
+    user: bodyField({ type: "string", minLength: 1, maxLength: 256, pattern: "\\S" }, (value, field) => {
+      const user = (optionalString(value, field) ?? "").trim();
+      if (user === "" || user.length > 256)
+        throw new InputError(field, "invalid-user", "user must be 1 to 256 characters, not only spaces");
+      return user;
+    }),
+    role: bodyField({ type: "string", enum: [...ROLES] }, (value, field): Role => {
+      const role = optionalString(value, field) ?? "viewer";
+      if (!ROLES.includes(role as Role))
+        throw new InputError(field, "invalid-role", `role must be ${ROLES.join(" or ")}, got '${role}'`);
+      return role as Role;
+    }),
+    applications: applicationsField("Applications a viewer key may read"),
+  },
+  { keywords: { required: ["user"] } },
+);
 
 /** API keys for scripts (admins): list (never the secrets), create (the key answered once), revoke. */
 export function adminApiKeyRoutes(app: FastifyInstance, deps: RestDeps): void {
@@ -36,27 +48,14 @@ export function adminApiKeyRoutes(app: FastifyInstance, deps: RestDeps): void {
     async () => listApiKeys(deps.db),
   );
 
-  app.post<{ Body: unknown }>(
+  app.post<{ Body: BodyOf<typeof newKeyBody> }>(
     "/rest/admin/api-keys",
     {
       onRequest: guard,
       schema: {
         summary: "Create an API key: `key` is answered once, only its hash is stored",
         tags,
-        body: {
-          type: "object",
-          properties: {
-            applications: {
-              type: "array",
-              items: paramSchemas.applicationName,
-              description: "Applications a viewer key may read",
-            },
-            role: { type: "string", enum: [...ROLES] },
-            user: { type: "string", minLength: 1, maxLength: 256, pattern: "\\S" },
-          },
-          required: ["user"],
-          additionalProperties: false,
-        },
+        body: newKeyBody,
         response: {
           201: resourceJsonSchema(createdApiKey),
           ...inputRefused,
@@ -65,16 +64,7 @@ export function adminApiKeyRoutes(app: FastifyInstance, deps: RestDeps): void {
       },
     },
     async (request, reply) => {
-      const body = bodyObject(request.body);
-      onlyKnown(body, ["user", "role", "applications"]);
-      const user = (optionalString(body, "user") ?? "").trim();
-      if (user === "" || user.length > 256)
-        throw new InputError("user", "invalid-user", "user must be 1 to 256 characters, not only spaces");
-      const role = optionalString(body, "role") ?? "viewer";
-      if (!ROLES.includes(role as Role))
-        throw new InputError("role", "invalid-role", `role must be ${ROLES.join(" or ")}, got '${role}'`);
-      const applications = applicationsOf(body);
-      const created = await createApiKey(deps.db, { user, role: role as Role, applications });
+      const created = await createApiKey(deps.db, request.body);
       return reply.code(201).send(created);
     },
   );

@@ -1,4 +1,6 @@
 import type { FastifyInstance } from "fastify";
+import { type CimdClient, type CimdPreset, cimdPreset } from "../../contracts/admin.ts";
+import { resourceJsonSchema } from "../../contracts/json-schema.ts";
 import type { IdentityAdministration } from "../../idp/administration.ts";
 import { checkedDomains, planCimdChange, planNewCimdClient } from "../../idp/cimd/edit.ts";
 import { CIMD_PRESETS } from "../../idp/cimd/presets.ts";
@@ -6,14 +8,14 @@ import type { CimdClientState } from "../../idp/cimd/repository.ts";
 import { diagnoseCimdState, knownProfileNames } from "../../idp/cimd-diagnosis.ts";
 import { UNKNOWN_CLIENT_ID } from "../../idp/keycloak/cimd-repository.ts";
 import {
+  adminBody,
   adminRoutes,
-  bodyObject,
-  InputError,
-  onlyKnown,
-  optionalBoolean,
-  optionalString,
+  booleanField,
   optionalStringList,
+  stringField,
+  stringListField,
 } from "../admin-input.ts";
+import { type BodyOf, bodyField } from "../body.ts";
 import { refuse } from "../problem.ts";
 
 const { guard, tags, problem, notAdministrator, inputRefused } = adminRoutes("CIMD client policies");
@@ -29,7 +31,7 @@ const clientResponse = { $ref: "CimdClient#" } as const;
 const clientAnswers = { 200: clientResponse, ...clientRefusals };
 
 /** One client's profile and policy with its diagnosis, as `imaging cimd list --json` and `show --json`. */
-function clientJson(state: CimdClientState, known?: readonly string[]) {
+function clientJson(state: CimdClientState, known?: readonly string[]): CimdClient {
   const { client, profile, policy } = state;
   const diagnosis = diagnoseCimdState(state, known);
   const preset = Object.values(CIMD_PRESETS).find((p) => p.clientId === client.clientId);
@@ -65,17 +67,6 @@ function clientJson(state: CimdClientState, known?: readonly string[]) {
   };
 }
 
-const CREATE_FIELDS = ["client", "preset", "clientId", "trustedDomains", "policyDomains", "http"];
-const CHANGE_FIELDS = [
-  "clientId",
-  "trustedDomains",
-  "policyDomains",
-  "http",
-  "enabled",
-  "restrictSameDomain",
-  "onlyAllowConfidentialClient",
-];
-
 /**
  * What the rules of `imaging cimd` accept, as far as a pattern says it (the handlers check the rest and
  * name the rule): a host name (or `*.` wildcard) or an IPv6 literal, without port; a client_id URL with
@@ -102,6 +93,47 @@ const domainList = (description: string) => ({
   description,
 });
 
+/** A client by preset or by hand; `imaging cimd`'s rules (planNewCimdClient) judge the values. */
+const newClientBody = adminBody(
+  {
+    client: stringField({ type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$" }),
+    preset: stringField({ type: "string", enum: Object.keys(CIMD_PRESETS) }),
+    clientId: stringField(clientIdSchema),
+    trustedDomains: stringListField(
+      domainList("Profile trusted domains: where the document is fetched from"),
+    ),
+    policyDomains: stringListField(domainList("Policy trusted domains: the client_id's host")),
+    http: booleanField({ type: "boolean" }),
+  },
+  {
+    keywords: {
+      anyOf: [{ required: ["preset"] }, { required: ["client", "clientId"] }],
+      ...httpsUnlessHttpVariant,
+    },
+  },
+);
+
+/** A domain list replacing the current one, each domain checked as `imaging cimd set` checks it. */
+const changedDomains = (description: string) =>
+  bodyField(domainList(description), (value, field) => {
+    const domains = optionalStringList(value, field);
+    return domains && checkedDomains(field, domains);
+  });
+
+/** The settings `imaging cimd set` changes; at least one. */
+const clientChangeBody = adminBody(
+  {
+    clientId: stringField(clientIdSchema),
+    trustedDomains: changedDomains("Replaces the profile's trusted domains"),
+    policyDomains: changedDomains("Replaces the policy's trusted domains"),
+    http: booleanField({ type: "boolean", description: "true: HTTP variant, false: HTTPS variant" }),
+    enabled: booleanField({ type: "boolean", description: "Enable or disable the policy" }),
+    restrictSameDomain: booleanField({ type: "boolean" }),
+    onlyAllowConfidentialClient: booleanField({ type: "boolean" }),
+  },
+  { keywords: httpsUnlessHttpVariant, nothingToChange: true },
+);
+
 /**
  * CIMD client policies (admins): the profile and policy pair of each AI client, created from a preset or
  * by hand, changed, linked, unlinked and removed with `imaging cimd`'s model, rules and messages, where
@@ -116,25 +148,12 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
         summary: "The known AI clients a CIMD policy can be created for (presets)",
         tags,
         response: {
-          200: {
-            type: "array",
-            items: {
-              type: "object",
-              properties: {
-                clientId: { type: "string" },
-                id: { type: "string" },
-                label: { type: "string" },
-                policyDomains: { type: "array", items: { type: "string" } },
-                trustedDomains: { type: "array", items: { type: "string" } },
-              },
-              required: ["clientId", "id", "label", "policyDomains", "trustedDomains"],
-            },
-          },
+          200: { type: "array", items: resourceJsonSchema(cimdPreset) },
           ...notAdministrator,
         },
       },
     },
-    async () =>
+    async (): Promise<CimdPreset[]> =>
       Object.values(CIMD_PRESETS).map((p) => ({
         clientId: p.clientId,
         id: p.id,
@@ -176,7 +195,7 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
     },
   );
 
-  app.post<{ Body: unknown }>(
+  app.post<{ Body: BodyOf<typeof newClientBody> }>(
     "/rest/admin/cimd-policies",
     {
       onRequest: guard,
@@ -189,20 +208,7 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
           "127.0.0.1), the policy's `policyDomains` (default: the client_id's host) and `http: true` for the HTTP " +
           "variant (development only). A refusal names the rule (`rule`) and the field (`field`).",
         tags,
-        body: {
-          type: "object",
-          properties: {
-            client: { type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$" },
-            clientId: clientIdSchema,
-            http: { type: "boolean" },
-            policyDomains: domainList("Policy trusted domains: the client_id's host"),
-            preset: { type: "string", enum: Object.keys(CIMD_PRESETS) },
-            trustedDomains: domainList("Profile trusted domains: where the document is fetched from"),
-          },
-          anyOf: [{ required: ["preset"] }, { required: ["client", "clientId"] }],
-          ...httpsUnlessHttpVariant,
-          additionalProperties: false,
-        },
+        body: newClientBody,
         response: {
           201: clientResponse,
           ...inputRefused,
@@ -212,16 +218,7 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
       },
     },
     async (request, reply) => {
-      const body = bodyObject(request.body);
-      onlyKnown(body, CREATE_FIELDS);
-      const planned = planNewCimdClient({
-        client: optionalString(body, "client"),
-        preset: optionalString(body, "preset"),
-        clientId: optionalString(body, "clientId"),
-        trustedDomains: optionalStringList(body, "trustedDomains"),
-        policyDomains: optionalStringList(body, "policyDomains"),
-        http: optionalBoolean(body, "http"),
-      });
+      const planned = planNewCimdClient(request.body);
       const state = await identity.withCimd(async (repository) => {
         const client = await repository.createClient(planned);
         return { client, profile: planned.profile, policy: planned.policy };
@@ -251,7 +248,7 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
     },
   );
 
-  app.patch<{ Params: { client: string }; Body: unknown }>(
+  app.patch<{ Params: { client: string }; Body: BodyOf<typeof clientChangeBody> }>(
     "/rest/admin/cimd-policies/:client",
     {
       onRequest: guard,
@@ -259,21 +256,7 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
         summary: "Change a client's client_id, domain lists, variant or switches (as `imaging cimd set`)",
         tags,
         params: clientParam,
-        body: {
-          type: "object",
-          properties: {
-            clientId: clientIdSchema,
-            enabled: { type: "boolean", description: "Enable or disable the policy" },
-            http: { type: "boolean", description: "true: HTTP variant, false: HTTPS variant" },
-            onlyAllowConfidentialClient: { type: "boolean" },
-            policyDomains: domainList("Replaces the policy's trusted domains"),
-            restrictSameDomain: { type: "boolean" },
-            trustedDomains: domainList("Replaces the profile's trusted domains"),
-          },
-          ...httpsUnlessHttpVariant,
-          additionalProperties: false,
-          minProperties: 1,
-        },
+        body: clientChangeBody,
         response: {
           200: clientResponse,
           ...inputRefused,
@@ -282,21 +265,7 @@ export function adminCimdRoutes(app: FastifyInstance, identity: IdentityAdminist
       },
     },
     async (request) => {
-      const body = bodyObject(request.body);
-      onlyKnown(body, CHANGE_FIELDS);
-      const trusted = optionalStringList(body, "trustedDomains");
-      const policyDomains = optionalStringList(body, "policyDomains");
-      const switches = {
-        clientId: optionalString(body, "clientId"),
-        trustedDomains: trusted && checkedDomains("trustedDomains", trusted),
-        policyDomains: policyDomains && checkedDomains("policyDomains", policyDomains),
-        http: optionalBoolean(body, "http"),
-        enabled: optionalBoolean(body, "enabled"),
-        restrictSameDomain: optionalBoolean(body, "restrictSameDomain"),
-        onlyAllowConfidentialClient: optionalBoolean(body, "onlyAllowConfidentialClient"),
-      };
-      if (Object.values(switches).every((v) => v === undefined))
-        throw new InputError("", "nothing-to-change", "Nothing to change: give at least one setting");
+      const switches = request.body;
       return await identity.withCimd(async (repository) => {
         const state = await repository.updateClient(request.params.client, (current) =>
           planCimdChange(current, switches),

@@ -1,20 +1,19 @@
 import type { FastifyInstance } from "fastify";
-import { createdUser, usersAnswer } from "../../contracts/admin.ts";
+import {
+  createdUser,
+  type PasswordReset,
+  passwordReset,
+  type User,
+  usersAnswer,
+} from "../../contracts/admin.ts";
 import { resourceJsonSchema } from "../../contracts/json-schema.ts";
 import { ROLES, type Role } from "../../contracts/platform.ts";
 import { generatePassword, passwordProblem } from "../../domain/passwords.ts";
 import { usernameProblem } from "../../domain/users.ts";
 import type { IdentityAdministration } from "../../idp/administration.ts";
 import type { UserRecord } from "../../store/users.ts";
-import {
-  adminRoutes,
-  applicationsOf,
-  bodyObject,
-  InputError,
-  onlyKnown,
-  optionalString,
-} from "../admin-input.ts";
-import { paramSchemas } from "../params.ts";
+import { adminBody, adminRoutes, applicationsField, InputError, optionalString } from "../admin-input.ts";
+import { type BodyOf, bodyField } from "../body.ts";
 import { refuse } from "../problem.ts";
 
 const { guard, tags, problem, notAdministrator, inputRefused } = adminRoutes("users");
@@ -32,7 +31,7 @@ const usernameParam = {
 } as const;
 const userResponse = { $ref: "User#" } as const;
 
-const userJson = (user: UserRecord) => ({
+const userJson = (user: UserRecord): User => ({
   applications: user.applications,
   createdAt: user.createdAt,
   disabled: user.disabled,
@@ -40,30 +39,48 @@ const userJson = (user: UserRecord) => ({
   username: user.username,
 });
 
-function role(body: Record<string, unknown>): Role {
-  const value = body.role;
+const usernameField = bodyField({ type: "string", pattern: USERNAME_PATTERN }, (value, field): string => {
+  const username = optionalString(value, field) ?? "";
+  const problem = usernameProblem(username);
+  if (problem) throw new InputError(field, "invalid-username", problem);
+  return username;
+});
+
+const roleField = bodyField({ type: "string", enum: [...ROLES] }, (value, field): Role => {
   if (typeof value !== "string" || !ROLES.includes(value as Role))
-    throw new InputError("role", "invalid-role", `role must be ${ROLES.join(" or ")}`);
+    throw new InputError(field, "invalid-role", `role must be ${ROLES.join(" or ")}`);
   return value as Role;
-}
+});
 
-/** The password given (checked as the store checks it), or one generated and shown once. */
-function passwordOf(body: Record<string, unknown>): { password: string; generated: boolean } {
-  const given = optionalString(body, "password");
-  if (given === undefined) return { password: generatePassword(), generated: true };
-  const problem = passwordProblem(given);
-  if (problem) throw new InputError("password", "weak-password", problem);
-  return { password: given, generated: false };
-}
-
-const rightsSchema = {
-  applications: {
-    type: "array",
-    items: paramSchemas.applicationName,
-    description: "Applications a viewer may read (admins read all)",
+/** The password given, checked as the store checks it; absent: the handler generates one. */
+const passwordField = bodyField(
+  { type: "string", minLength: 12, maxLength: 1024 },
+  (value, field): string | undefined => {
+    const given = optionalString(value, field);
+    const problem = given === undefined ? undefined : passwordProblem(given);
+    if (problem) throw new InputError(field, "weak-password", problem);
+    return given;
   },
-  role: { type: "string", enum: [...ROLES] },
-} as const;
+);
+
+const applicationsOfViewer = applicationsField("Applications a viewer may read (admins read all)");
+
+const newUserBody = adminBody(
+  { username: usernameField, password: passwordField, role: roleField, applications: applicationsOfViewer },
+  { keywords: { required: ["username", "role"] } },
+);
+const rightsBody = adminBody(
+  { role: roleField, applications: applicationsOfViewer },
+  { keywords: { required: ["role"] } },
+);
+const passwordBody = adminBody({ password: passwordField });
+
+/** The password given, or one generated and shown once. */
+function passwordOf(given: string | undefined): { password: string; generated: boolean } {
+  return given === undefined
+    ? { password: generatePassword(), generated: true }
+    : { password: given, generated: false };
+}
 
 /**
  * Users of the embedded identity provider (admins): list, add, grant applications, reset password,
@@ -71,11 +88,14 @@ const rightsSchema = {
  * Keycloak's admin console, where users are managed.
  */
 export function adminUserRoutes(app: FastifyInstance, identity: IdentityAdministration): void {
-  const readOnly = (): never =>
-    refuse(
-      409,
-      `Users are managed in Keycloak's admin console with IDP=keycloak: ${identity.usersConsoleUrl ?? ""}`,
-    );
+  /** Before the body is judged: with IDP=keycloak no user is changed here, whatever the body says. */
+  const writable = async (): Promise<void> => {
+    if (identity.idp === "keycloak")
+      refuse(
+        409,
+        `Users are managed in Keycloak's admin console with IDP=keycloak: ${identity.usersConsoleUrl ?? ""}`,
+      );
+  };
 
   app.get(
     "/rest/admin/users",
@@ -101,23 +121,15 @@ export function adminUserRoutes(app: FastifyInstance, identity: IdentityAdminist
     },
   );
 
-  app.post<{ Body: unknown }>(
+  app.post<{ Body: BodyOf<typeof newUserBody> }>(
     "/rest/admin/users",
     {
       onRequest: guard,
+      preValidation: writable,
       schema: {
         summary: "Add a user; without a password one is generated and answered once (generatedPassword)",
         tags,
-        body: {
-          type: "object",
-          properties: {
-            ...rightsSchema,
-            password: { type: "string", minLength: 12, maxLength: 1024 },
-            username: { type: "string", pattern: USERNAME_PATTERN },
-          },
-          required: ["username", "role"],
-          additionalProperties: false,
-        },
+        body: newUserBody,
         response: {
           201: resourceJsonSchema(createdUser),
           ...inputRefused,
@@ -127,17 +139,10 @@ export function adminUserRoutes(app: FastifyInstance, identity: IdentityAdminist
       },
     },
     async (request, reply) => {
-      if (identity.idp === "keycloak") readOnly();
-      const body = bodyObject(request.body);
-      onlyKnown(body, ["username", "password", "role", "applications"]);
-      const username = optionalString(body, "username") ?? "";
-      const nameProblem = usernameProblem(username);
-      if (nameProblem) throw new InputError("username", "invalid-username", nameProblem);
-      const grantedRole = role(body);
-      const applications = applicationsOf(body);
-      const { password, generated } = passwordOf(body);
+      const { username, role, applications } = request.body;
+      const { password, generated } = passwordOf(request.body.password);
       const user = await identity.withUsers((directory) =>
-        directory.create({ username, password, role: grantedRole, applications }),
+        directory.create({ username, password, role, applications }),
       );
       return reply
         .code(201)
@@ -145,15 +150,16 @@ export function adminUserRoutes(app: FastifyInstance, identity: IdentityAdminist
     },
   );
 
-  app.put<{ Params: { username: string }; Body: unknown }>(
+  app.put<{ Params: { username: string }; Body: BodyOf<typeof rightsBody> }>(
     "/rest/admin/users/:username/rights",
     {
       onRequest: guard,
+      preValidation: writable,
       schema: {
         summary: "Replace a user's role and the applications they may read",
         tags,
         params: usernameParam,
-        body: { type: "object", properties: rightsSchema, required: ["role"], additionalProperties: false },
+        body: rightsBody,
         response: {
           200: userResponse,
           ...userChangeRefusals,
@@ -161,50 +167,32 @@ export function adminUserRoutes(app: FastifyInstance, identity: IdentityAdminist
       },
     },
     async (request) => {
-      if (identity.idp === "keycloak") readOnly();
-      const body = bodyObject(request.body);
-      onlyKnown(body, ["role", "applications"]);
-      const grantedRole = role(body);
-      const applications = applicationsOf(body);
+      const { role, applications } = request.body;
       const user = await identity.withUsers((directory) =>
-        directory.grant(request.params.username, { role: grantedRole, applications }),
+        directory.grant(request.params.username, { role, applications }),
       );
       return userJson(user);
     },
   );
 
-  app.post<{ Params: { username: string }; Body: unknown }>(
+  app.post<{ Params: { username: string }; Body: BodyOf<typeof passwordBody> }>(
     "/rest/admin/users/:username/password",
     {
       onRequest: guard,
+      preValidation: writable,
       schema: {
         summary: "Reset a user's password; without one it is generated and answered once",
         tags,
         params: usernameParam,
-        body: {
-          type: "object",
-          properties: { password: { type: "string", minLength: 12, maxLength: 1024 } },
-          additionalProperties: false,
-        },
+        body: passwordBody,
         response: {
-          200: {
-            type: "object",
-            properties: {
-              generatedPassword: { type: "string", description: "Shown once" },
-              passwordChanged: { type: "boolean" },
-              username: { type: "string" },
-            },
-            required: ["passwordChanged", "username"],
-          },
+          200: resourceJsonSchema(passwordReset),
           ...userChangeRefusals,
         },
       },
     },
-    async (request) => {
-      if (identity.idp === "keycloak") readOnly();
-      const body = bodyObject(request.body);
-      onlyKnown(body, ["password"]);
-      const { password, generated } = passwordOf(body);
+    async (request): Promise<PasswordReset> => {
+      const { password, generated } = passwordOf(request.body.password);
       const user = await identity.withUsers((directory) =>
         directory.setPassword(request.params.username, password),
       );
@@ -220,6 +208,7 @@ export function adminUserRoutes(app: FastifyInstance, identity: IdentityAdminist
     "/rest/admin/users/:username",
     {
       onRequest: guard,
+      preValidation: writable,
       schema: {
         summary: "Remove a user: they can no longer sign in",
         tags,
@@ -232,7 +221,6 @@ export function adminUserRoutes(app: FastifyInstance, identity: IdentityAdminist
       },
     },
     async (request, reply) => {
-      if (identity.idp === "keycloak") readOnly();
       const removed = await identity.withUsers((directory) => directory.remove(request.params.username));
       if (!removed) return refuse(404, `No user named '${request.params.username}'`);
       return reply.code(204).send();

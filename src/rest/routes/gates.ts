@@ -1,12 +1,13 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { evaluateAnalysis, gateHistory } from "../../domain/gates.ts";
-import { mergeGateParameters, parametersOfSomeKind } from "../../store/gate-kinds.ts";
+import { type GateRule, mergeGateParameters, parametersOfSomeKind } from "../../store/gate-kinds.ts";
 import { findGateRule, listGateRules, updateGateRule } from "../../store/gates.ts";
 import { toUtcSeconds } from "../../store/insights.ts";
 import { adminOnly, applicationAt, readableApplication } from "../authorization.ts";
-import { type AtDate, type NameParams as Name, type Paging, type RestDeps, take } from "../context.ts";
-import { gateRuleUpdateSchema } from "../gate-schemas.ts";
-import { analysisPagingQuery, paramSchemas, parseGateRuleUpdate } from "../params.ts";
+import type { BodyOf } from "../body.ts";
+import type { AtDate, NameParams as Name, Paging, RestDeps } from "../context.ts";
+import { gateRuleUpdateBody } from "../gate-schemas.ts";
+import { analysisPagingQuery, paramSchemas } from "../params.ts";
 import { refuse } from "../problem.ts";
 import { errorResponses } from "../schemas.ts";
 
@@ -19,6 +20,14 @@ const nameParams = {
 } as const;
 
 export function gateRoutes(app: FastifyInstance, deps: RestDeps): void {
+  /** The rule a PUT names, found before its body is judged: an unknown rule is 404 whatever the body. */
+  const ruleOfRequest = new WeakMap<FastifyRequest, GateRule>();
+  const knownRule = async (request: FastifyRequest<{ Params: { id: string } }>): Promise<void> => {
+    const rule = await findGateRule(deps.db, request.params.id);
+    if (!rule) refuse(404, `No quality gate rule with id '${request.params.id}'`);
+    ruleOfRequest.set(request, rule);
+  };
+
   app.get(
     "/rest/gates",
     {
@@ -34,10 +43,11 @@ export function gateRoutes(app: FastifyInstance, deps: RestDeps): void {
     async () => listGateRules(deps.db),
   );
 
-  app.put<{ Params: { id: string }; Body: unknown }>(
+  app.put<{ Params: { id: string }; Body: BodyOf<typeof gateRuleUpdateBody> }>(
     "/rest/gates/:id",
     {
       onRequest: adminOnly("quality gate rules"),
+      preValidation: knownRule,
       schema: {
         summary: "Enable, disable or configure a quality gate rule (administrators)",
         description:
@@ -51,7 +61,7 @@ export function gateRoutes(app: FastifyInstance, deps: RestDeps): void {
           },
           required: ["id"],
         },
-        body: gateRuleUpdateSchema,
+        body: gateRuleUpdateBody,
         response: {
           200: { $ref: "GateRule#" },
           400: { description: "Invalid rule id or body", $ref: "Problem#" },
@@ -64,9 +74,9 @@ export function gateRoutes(app: FastifyInstance, deps: RestDeps): void {
     },
     async (request) => {
       const { id } = request.params;
-      const rule = await findGateRule(deps.db, id);
+      const rule = ruleOfRequest.get(request);
       if (!rule) return refuse(404, `No quality gate rule with id '${id}'`);
-      const update = take(parseGateRuleUpdate(request.body));
+      const update = request.body;
       let parameters: Record<string, unknown> | undefined;
       if (update.parameters !== undefined) {
         const merged = mergeGateParameters(rule.kind, rule.parameters, update.parameters);

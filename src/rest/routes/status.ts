@@ -9,9 +9,8 @@ import {
 import { resourceJsonSchema } from "../../contracts/json-schema.ts";
 import { assertThat } from "../problem.ts";
 
-/** One part of the platform as observed now, and a doctor check as `imaging doctor --json` prints it. */
+/** One part of the platform as observed now. */
 export type PartStatus = PlatformStatus["parts"][number];
-export type DoctorCheck = DoctorAnswer["checks"][number];
 export type { DoctorAnswer, PlatformStatus };
 
 /** Provided by the composition root (service.ts), which knows where every part runs. */

@@ -13,7 +13,7 @@ import type { Database } from "../../store/schema.ts";
 import { readOsvRecord } from "./osv-record.ts";
 import { readSources, type SourceFile } from "./sources.ts";
 
-export interface ImportCounts {
+interface ImportCounts {
   imported: number;
   updated: number;
   unchanged: number;
@@ -23,7 +23,7 @@ export interface ImportCounts {
   withdrawn: number;
 }
 
-export interface MalformedRecord {
+interface MalformedRecord {
   file: string;
   reason: string;
 }

@@ -69,7 +69,7 @@ const affectedSchema = z.object({
 });
 
 /** The fields of the OSV schema the platform reads; others are ignored. */
-export const osvRecordSchema = z.object({
+const osvRecordSchema = z.object({
   id: text,
   modified: instant,
   published: instant.optional(),
@@ -85,9 +85,9 @@ export const osvRecordSchema = z.object({
     .optional(),
 });
 
-export type OsvRecord = z.infer<typeof osvRecordSchema>;
+type OsvRecord = z.infer<typeof osvRecordSchema>;
 
-export type ReadRecord =
+type ReadRecord =
   | { kind: "record"; record: OsvRecordInput }
   /** Valid but about no npm or Maven package (and not withdrawn). */
   | { kind: "other-ecosystem"; id: string }

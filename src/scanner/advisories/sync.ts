@@ -16,17 +16,17 @@ import { AdvisorySourceError } from "./sources.ts";
 /** OSV's ecosystem names, as its bucket's folders spell them. */
 const OSV_FOLDER: Record<Ecosystem, string> = { npm: "npm", maven: "Maven" };
 
-export function archiveUrl(mirrorUrl: string, ecosystem: Ecosystem): string {
+function archiveUrl(mirrorUrl: string, ecosystem: Ecosystem): string {
   return `${mirrorUrl.replace(/\/+$/, "")}/${OSV_FOLDER[ecosystem]}/all.zip`;
 }
 
-export interface SyncOptions extends ImportOptions {
+interface SyncOptions extends ImportOptions {
   mirrorUrl: string;
   ecosystems: readonly Ecosystem[];
   fetcher: RegistryFetcher;
 }
 
-export interface SyncResult extends ImportResult {
+interface SyncResult extends ImportResult {
   archives: { ecosystem: Ecosystem; url: string; bytes: number; fromCache: boolean }[];
 }
 

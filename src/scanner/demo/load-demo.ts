@@ -25,7 +25,7 @@ const readJson = <T>(file: string): T => JSON.parse(readFileSync(dataUrl(file), 
 
 export const DEMO_LABEL = "Demo data";
 
-export interface DemoLoadResult {
+interface DemoLoadResult {
   applications: { name: string; analyses: number; skipped: boolean }[];
   packages: number;
   advisories: number;

@@ -27,13 +27,13 @@ export interface FactsOptions {
   onlyMissing?: boolean;
 }
 
-export interface MissingFacts {
+interface MissingFacts {
   ecosystem: Ecosystem;
   name: string;
   reason: string;
 }
 
-export interface FactsResult {
+interface FactsResult {
   withFacts: number;
   missing: MissingFacts[];
 }

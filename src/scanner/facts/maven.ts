@@ -17,7 +17,7 @@ const xml = new XMLParser({
   isArray: (name) => name === "version",
 });
 
-export function mavenBaseUrl(repositoryUrl: string, name: string): string | null {
+function mavenBaseUrl(repositoryUrl: string, name: string): string | null {
   const [groupId, artifactId, ...rest] = name.split(":");
   if (!groupId || !artifactId || rest.length > 0) return null;
   return `${repositoryUrl.replace(/\/+$/, "")}/${groupId.replaceAll(".", "/")}/${artifactId}`;

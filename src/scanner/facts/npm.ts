@@ -7,7 +7,7 @@ import type { RegistryFetcher } from "../registry/cached-fetch.ts";
 import type { VersionsLookup } from "./lookup.ts";
 
 /** Scoped names keep their `@` and encode the slash, as the registry API wants (`@babel%2fcore`). */
-export function packumentUrl(registryUrl: string, name: string): string {
+function packumentUrl(registryUrl: string, name: string): string {
   return `${registryUrl.replace(/\/+$/, "")}/${name.replace("/", "%2f")}`;
 }
 

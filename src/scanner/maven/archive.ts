@@ -12,7 +12,7 @@ import type { Gav } from "./coordinates.ts";
 import { parsePom } from "./pom-xml.ts";
 import type { MavenRepository } from "./repository.ts";
 
-export interface ArchivePackage extends Gav {
+interface ArchivePackage extends Gav {
   /** Where it was found, `app.war!/WEB-INF/lib/x.jar` style, relative to the scanned archive's label. */
   location: string;
   /** How it was identified. */
@@ -21,7 +21,7 @@ export interface ArchivePackage extends Gav {
   direct: boolean;
 }
 
-export interface ArchiveContents {
+interface ArchiveContents {
   packages: ArchivePackage[];
   /** Nested archives that could not be identified, and unreadable nested archives. */
   warnings: string[];
@@ -121,7 +121,7 @@ function embeddedIdentities(
 }
 
 /** `commons-lang-2.6.jar` → artifactId `commons-lang`, version `2.6`. */
-export function splitFileName(fileName: string): { artifactId: string; version: string } | undefined {
+function splitFileName(fileName: string): { artifactId: string; version: string } | undefined {
   const base = fileName.replace(/^.*\//, "").replace(/\.(?:jar|war|ear|rar)$/, "");
   const match = /^(.+?)-(\d[^-]*(?:-.+)?)$/.exec(base);
   return match ? { artifactId: match[1] as string, version: match[2] as string } : undefined;
@@ -180,7 +180,7 @@ async function identifyBySha1(
   return undefined;
 }
 
-export interface ReadArchiveOptions {
+interface ReadArchiveOptions {
   repository: MavenRepository;
   /**
    * The artifacts an application's embedded pom.xml resolves to (its dependency tree): tells the groupId

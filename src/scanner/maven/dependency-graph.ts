@@ -24,7 +24,7 @@ import type { EffectiveModel, ModelBuilder } from "./model-builder.ts";
 import type { MavenRepository } from "./repository.ts";
 import { isVersionRange, parseVersionRange, rangeContains } from "./version-range.ts";
 
-export interface ResolvedArtifact {
+interface ResolvedArtifact {
   groupId: string;
   artifactId: string;
   version: string;
@@ -36,7 +36,7 @@ export interface ResolvedArtifact {
   depth: number;
 }
 
-export interface ResolveOptions {
+interface ResolveOptions {
   builder: ModelBuilder;
   repository: MavenRepository;
   warn(message: string): void;

@@ -8,7 +8,7 @@
  */
 import { ScanInputError } from "../inventory.ts";
 
-export interface LockedModule {
+interface LockedModule {
   groupId: string;
   artifactId: string;
   version: string;

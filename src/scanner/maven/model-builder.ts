@@ -35,7 +35,7 @@ interface LineageEntry {
   dir: string | undefined;
 }
 
-export interface ModelBuilderOptions {
+interface ModelBuilderOptions {
   repository: MavenRepository;
   env: MavenEnvironment;
   /** POMs of the scanned tree by groupId:artifactId:version: found there before any repository (the reactor). */

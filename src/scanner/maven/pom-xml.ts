@@ -4,7 +4,7 @@
  */
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 
-export interface RawExclusion {
+interface RawExclusion {
   groupId: string;
   artifactId: string;
 }
@@ -21,7 +21,7 @@ export interface RawDependency {
   exclusions: RawExclusion[];
 }
 
-export interface RawParent {
+interface RawParent {
   groupId?: string;
   artifactId?: string;
   version?: string;

@@ -8,9 +8,7 @@ import { join } from "node:path";
 import type { RegistryFetcher } from "../registry/cached-fetch.ts";
 import { type Gav, gavText, repositoryPath } from "./coordinates.ts";
 
-export type RepositoryAnswer =
-  | { kind: "found"; text: string; origin: string }
-  | { kind: "missing"; reason: string };
+type RepositoryAnswer = { kind: "found"; text: string; origin: string } | { kind: "missing"; reason: string };
 
 export interface MavenRepository {
   /** The POM of groupId:artifactId:version. */
@@ -21,7 +19,7 @@ export interface MavenRepository {
   sha1(gav: Gav, extension: string, classifier?: string): Promise<string | undefined>;
 }
 
-export interface MavenRepositoryOptions {
+interface MavenRepositoryOptions {
   fetcher: RegistryFetcher;
   remoteUrl: string;
   localRepository: string;

@@ -3,15 +3,15 @@
  * JDK profile activation use them.
  */
 
-export interface Bound {
+interface Bound {
   version: string;
   inclusive: boolean;
 }
-export interface Restriction {
+interface Restriction {
   lower?: Bound;
   upper?: Bound;
 }
-export type VersionRange = Restriction[];
+type VersionRange = Restriction[];
 
 export const isVersionRange = (version: string): boolean => /^[[(]/.test(version.trim());
 

@@ -24,7 +24,7 @@ export interface GraphRoots {
  * Every package of the graph, dev when reachable from a dev root and not from a production one. Without
  * roots (a lockfile read without its package.json) every node is listed as a production dependency.
  */
-export function packagesFromGraph(
+function packagesFromGraph(
   nodes: ReadonlyMap<string, LockNode>,
   roots: GraphRoots | undefined,
   source: string,

@@ -32,7 +32,7 @@ function errorLine(message: string): number | undefined {
  * every blank line before the error shifts its line number by one. Replay its counting to find the
  * file's real line.
  */
-export function classicErrorLine(text: string, reported: number | undefined): number | undefined {
+function classicErrorLine(text: string, reported: number | undefined): number | undefined {
   if (reported === undefined) return undefined;
   let counted = 1;
   let real = 1;

@@ -6,7 +6,7 @@
  */
 import makeFetchHappen from "make-fetch-happen";
 
-export interface RegistryFetchOptions {
+interface RegistryFetchOptions {
   /** Directory of the on-disk cache, e.g. `<data dir>/cache/http`. */
   cacheDir: string;
   /** Answer from the cache only: a URL never fetched before is reported as not cached. */
@@ -20,7 +20,7 @@ export interface RegistryFetchOptions {
   timeoutMs?: number;
 }
 
-export interface RegistryRequest {
+interface RegistryRequest {
   /**
    * The content at this URL never changes once published (a Maven POM or jar at a release version):
    * a cached copy is used without asking the server again.
@@ -84,7 +84,7 @@ export function createRegistryFetcher(options: RegistryFetchOptions): RegistryFe
 }
 
 /** Every `scheme://user:password@` in a text, as redactUrl writes it. */
-export function redactCredentials(text: string): string {
+function redactCredentials(text: string): string {
   return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi, "$1***@");
 }
 

@@ -14,7 +14,7 @@ import { PackageURL } from "packageurl-js";
 import { memberOfObject } from "../../store/affected-functions.ts";
 import type { AnalysisExport, ExportedPackage, ExportedReference } from "../../store/analysis-export.ts";
 
-export interface CycloneDxOptions {
+interface CycloneDxOptions {
   application: { name: string; description: string };
   analyzedAt: string;
   tool: { name: string; version: string };

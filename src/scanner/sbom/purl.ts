@@ -2,7 +2,7 @@
 import { PackageURL } from "packageurl-js";
 import type { Ecosystem } from "../../domain/versions/index.ts";
 
-export type PurlPackage =
+type PurlPackage =
   | { kind: "package"; ecosystem: Ecosystem; name: string; version: string }
   | { kind: "other"; type: string }
   | { kind: "invalid"; reason: string };

@@ -8,7 +8,7 @@ import { SEVERITIES, type Severity } from "../../../contracts/platform.ts";
 import type { AnalysisHistoryEntry } from "../../../contracts/resources.ts";
 
 /** Fills with ≥ 3:1 contrast against white (WCAG 1.4.11 non-text contrast); legend names each one. */
-export const SEVERITY_FILL: Record<Severity, string> = {
+const SEVERITY_FILL: Record<Severity, string> = {
   CRITICAL: "#8b0000",
   HIGH: "#c2410c",
   MEDIUM: "#a16207",

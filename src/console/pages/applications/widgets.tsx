@@ -56,7 +56,7 @@ export function AsOfPicker(props: {
 }
 
 /** The shell's pager for list operations without a total: a full page may have a next one. */
-export function ListPager(props: {
+function ListPager(props: {
   skip: number;
   limit: number;
   shown: number;

@@ -17,7 +17,7 @@ export interface ClassFileInput {
   bytes: Uint8Array;
 }
 
-export interface ApplicationClasses {
+interface ApplicationClasses {
   classFiles: ClassFileInput[];
   /** Dependency jars found in scanned archives, by location label (as the Maven reader's package `source`). */
   embeddedJars: Map<string, Uint8Array>;

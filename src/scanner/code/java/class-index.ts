@@ -19,7 +19,7 @@ export interface JarSource {
   mavenLocalRepository: string;
 }
 
-export interface ClassIndex {
+interface ClassIndex {
   /** Internal class name → `<ecosystem>:<name>` of each package declaring it (more than one: a duplicate). */
   owners: Map<string, string[]>;
   /** Packages whose jar could be listed. */
@@ -30,7 +30,7 @@ export interface ClassIndex {
 const CONCURRENCY = 8;
 
 /** Internal names of the classes a jar declares (multi-release variants folded onto their base name). */
-export function jarClassNames(bytes: Uint8Array): string[] {
+function jarClassNames(bytes: Uint8Array): string[] {
   const names: string[] = [];
   unzipSync(bytes, {
     filter: (file) => {

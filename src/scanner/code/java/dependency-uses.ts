@@ -6,7 +6,7 @@
 import { ClassFormatError, type ClassUses, type MethodUses, readClassUses } from "./class-file.ts";
 import { DescriptorError, elementClass, methodTypes } from "./descriptor.ts";
 
-export interface ClassDependencyUses {
+interface ClassDependencyUses {
   label: string;
   /** Internal name the class file declares. */
   name: string;
@@ -16,7 +16,7 @@ export interface ClassDependencyUses {
   methods: MethodUses[];
 }
 
-export interface UnreadableClassFile {
+interface UnreadableClassFile {
   label: string;
   message: string;
 }

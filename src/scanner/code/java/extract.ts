@@ -23,7 +23,7 @@ import { binaryName } from "./descriptor.ts";
 import { readJavaSources } from "./java-sources.ts";
 import { applicationClass, applicationMethod, externalObject } from "./objects.ts";
 
-export type JavaPrecision = "bytecode" | "source, class level";
+type JavaPrecision = "bytecode" | "source, class level";
 
 /** What the scan summary says about the Java code read. */
 export interface JavaCodeSummary {
@@ -37,7 +37,7 @@ export interface JavaCodeSummary {
   dependenciesListed: number;
 }
 
-export interface CodeExtraction {
+interface CodeExtraction {
   objects: ExternalObjectInput[];
   references: ReferenceInput[];
   warnings: InventoryWarning[];
@@ -45,7 +45,7 @@ export interface CodeExtraction {
   summary?: JavaCodeSummary;
 }
 
-export interface JavaCodeOptions extends JarSource {
+interface JavaCodeOptions extends JarSource {
   /** The scanned directory and the walk's files in it (relative, `/`-separated). */
   root: string;
   files: readonly string[];
@@ -120,7 +120,7 @@ export async function extractJavaCode(options: JavaCodeOptions): Promise<CodeExt
 }
 
 /** Sources of the application's main code (tests use test-scoped libraries and are not the application). */
-export const isMainJavaSource = (file: string): boolean =>
+const isMainJavaSource = (file: string): boolean =>
   file.endsWith(".java") && !/(?:^|\/)src\/test\//.test(file) && !file.endsWith("module-info.java");
 
 /** Parses the class files, on worker threads when there are many and more than one core. */

@@ -33,7 +33,7 @@ const TYPE_DECLARATIONS = new Set([
   "annotation_type_declaration",
 ]);
 
-export interface SourceUses {
+interface SourceUses {
   objects: ExternalObjectInput[];
   references: ReferenceInput[];
   warnings: InventoryWarning[];

@@ -14,13 +14,13 @@ import { PackageVersions } from "./package-versions.ts";
 import { SignatureReader } from "./signatures.ts";
 import { isJavaScriptSource } from "./sources.ts";
 
-export interface CodeExtraction {
+interface CodeExtraction {
   objects: ExternalObjectInput[];
   references: ReferenceInput[];
   warnings: InventoryWarning[];
 }
 
-export interface JavaScriptStats {
+interface JavaScriptStats {
   files: number;
   lines: number;
   bytes: number;
@@ -31,7 +31,7 @@ export interface JavaScriptStats {
   workers: number;
 }
 
-export interface JavaScriptOptions extends ExtractOptions {
+interface JavaScriptOptions extends ExtractOptions {
   progress?: (message: string) => void;
 }
 

@@ -15,7 +15,7 @@ import type { AstNode } from "./ast.ts";
 const parentOf = (folder: string) => (folder.includes("/") ? folder.slice(0, folder.lastIndexOf("/")) : "");
 
 /** Signatures by member path ("" for the module itself) of the types of one installed package copy. */
-export type PackageSignatures = Map<string, string>;
+type PackageSignatures = Map<string, string>;
 
 export class SignatureReader {
   private readonly root: string;
