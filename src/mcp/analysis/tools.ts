@@ -18,22 +18,18 @@ import {
   type AnyToolSpec,
   applicationInput,
   applicationObjectOutput,
-  clip,
   count,
   dateInput,
   defineTool,
   externalObjectOutput,
   instant,
-  joinLines,
   packageFactsOutput,
-  pageNote,
   pageOutput,
   pagingInput,
-  plural,
   readPage,
   SEVERITIES,
-  table,
 } from "../tool-kit.ts";
+import { clip, joinLines, pageNote, plural, table } from "../tool-text.ts";
 import { cveInput, cveReferences } from "./cve-references-tool.ts";
 
 export const ANALYSIS_INSTRUCTIONS = [

@@ -18,17 +18,13 @@ import type { Changes, GateFinding } from "../rest-client.ts";
 import {
   type AnyToolSpec,
   applicationInput,
-  clip,
   dateInput,
   defineTool,
-  joinLines,
-  pageNote,
   pageOutput,
   pagingInput,
-  plural,
   readPage,
-  table,
 } from "../tool-kit.ts";
+import { clip, joinLines, pageNote, plural, table } from "../tool-text.ts";
 
 export const GATEKEEPER_INSTRUCTIONS = [
   "Decides whether an analyzed application passes the platform's quality gate (its dependency rules), " +

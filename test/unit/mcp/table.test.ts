@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { table } from "../../../src/mcp/tool-kit.ts";
+import { table } from "../../../src/mcp/tool-text.ts";
 
 describe("the tools' Markdown tables", () => {
   it("escapes pipes and folds line breaks in a cell, shows '-' for an empty one, leaves the rest as it is", () => {
