@@ -1,9 +1,9 @@
-import { type Kysely, SqliteAdapter, sql } from "kysely";
+import { type Kysely, sql } from "kysely";
 /** The REST resources these queries answer with, as src/contracts declares them. */
 import type { CveInsight, CvePackage as CvePackageRecord } from "../contracts/resources.ts";
 import type { ExternalObjectRecord } from "./external-objects.ts";
 import { type ObjectListCache, objectListCacheOf } from "./object-list-cache.ts";
-import { keepsObjectLists } from "./occurrence-model.ts";
+import { listsAreText, objectListText } from "./occurrence-model.ts";
 import { type Database, OPEN_SEQ } from "./schema.ts";
 import { liveAt } from "./sql-helpers.ts";
 import { severitySqlRank } from "./vulnerabilities.ts";
@@ -17,8 +17,8 @@ type Db = Kysely<Database>;
  * The packages of an application (as of analysis `seq`) affected by a vulnerability, ordered by name
  * then version, each with the external objects of that package that the application refers to. Reads
  * the occurrence read model (occurrence-model.ts): the page's packages are one index range in page
- * order, their objects one range per package, concatenated by the database (SQLite), or one
- * pre-serialized list per package read in the same statement (PostgreSQL).
+ * order, each joined to its stored object list (occurrence_object_lists: text on PostgreSQL, deflated on
+ * SQLite).
  */
 export interface OccurrenceQuery {
   applicationId: number;
@@ -79,19 +79,18 @@ function occurrenceFacts(db: Db, query: OccurrenceQuery) {
 async function occurrencePage(db: Db, query: OccurrenceQuery, useCache = true): Promise<OccurrenceRow[]> {
   const { applicationId, seq } = query;
   const facts = occurrenceFacts(db, query);
-  if (keepsObjectLists(db)) {
-    const cache = useCache ? objectListCacheOf(db) : undefined;
-    if (cache) return cachedListsPage(db, query, facts, cache);
-    // PostgreSQL in a transaction (or a list gone since the page's facts were read): one statement, one
-    // pre-serialized list per package (a round trip and ~100 rows per package fewer than object rows).
-    return withPageLists(facts, applicationId, seq).select("l.docs as objects").execute();
+  if (!listsAreText(db)) {
+    // SQLite: one statement, each package's deflated list (migration 020) inflated here, in the thread
+    // that runs the page (a reader thread for the endpoint: read-task-runner.ts).
+    const rows = await withPageLists(facts, applicationId, seq).select("l.docs as list").execute();
+    return rows.map(({ list, ...r }) => ({ ...r, objects: list === null ? null : objectListText(list) }));
   }
-  const packages = await facts.execute();
-  const objects =
-    packages.length === 0
-      ? new Map<number, string>()
-      : await referredObjectsJson(db, applicationId, seq, [...new Set(packages.map((p) => p.package_id))]);
-  return packages.map((p) => ({ ...p, objects: objects.get(p.package_id) ?? null }));
+  const cache = useCache ? objectListCacheOf(db) : undefined;
+  if (cache) return cachedListsPage(db, query, facts, cache);
+  // PostgreSQL in a transaction (or a list gone since the page's facts were read): one statement, one
+  // pre-serialized list per package (a round trip and ~100 rows per package fewer than object rows).
+  const rows = await withPageLists(facts, applicationId, seq).select("l.docs as list").execute();
+  return rows.map(({ list, ...r }) => ({ ...r, objects: list as string | null }));
 }
 
 type FactsQuery = ReturnType<typeof occurrenceFacts>;
@@ -196,36 +195,6 @@ export async function listOccurrencesJson(
       `"safestVersion":${text(p.safest_version)},"version":${text(p.version)}}`,
   );
   return `[${records.join(",")}]`;
-}
-
-/**
- * The objects of these packages referred to in analysis `seq` (occurrence_objects), as one JSON array
- * text per package, ordered by full name then id: the database concatenates the rows, so one string per
- * package crosses to JavaScript instead of one row per object. On SQLite the rows are concatenated in
- * the order of an ordered subquery, which the primary key already gives (an ORDER BY inside
- * group_concat would sort every group again: 5x slower on the benchmark's page).
- */
-async function referredObjectsJson(
-  db: Db,
-  applicationId: number,
-  seq: number,
-  packageIds: readonly number[],
-): Promise<Map<number, string>> {
-  const { rows } =
-    db.getExecutor().adapter instanceof SqliteAdapter
-      ? await sql<{ package_id: number; docs: string }>`select package_id, group_concat(doc, ',') as docs
-        from (select package_id, doc from occurrence_objects
-          where application_id = ${applicationId} and package_id in (${sql.join(packageIds)})
-            and from_seq <= ${seq} and to_seq > ${seq}
-          order by package_id, full_name, object_id)
-        group by package_id`.execute(db)
-      : await sql<{ package_id: number; docs: string }>`select package_id,
-          string_agg(doc, ',' order by full_name, object_id) as docs
-        from occurrence_objects
-        where application_id = ${applicationId} and package_id in (${sql.join(packageIds)})
-          and from_seq <= ${seq} and to_seq > ${seq}
-        group by package_id`.execute(db);
-  return new Map(rows.map((r) => [Number(r.package_id), `[${r.docs}]`]));
 }
 
 /**
