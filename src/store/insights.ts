@@ -2,7 +2,7 @@ import { type Kysely, sql } from "kysely";
 /** The REST resources these queries answer with, as src/contracts declares them. */
 import type { CveInsight, CvePackage as CvePackageRecord } from "../contracts/resources.ts";
 import type { ExternalObjectRecord } from "./external-objects.ts";
-import { type ObjectListCache, objectListCacheOf } from "./object-list-cache.ts";
+import { OBJECT_LIST_CACHE_CHARS, type ObjectListCache, objectListCacheOf } from "./object-list-cache.ts";
 import { listsAreText, objectListText } from "./occurrence-model.ts";
 import { type Database, OPEN_SEQ } from "./schema.ts";
 import { liveAt } from "./sql-helpers.ts";
@@ -79,19 +79,15 @@ function occurrenceFacts(db: Db, query: OccurrenceQuery) {
 async function occurrencePage(db: Db, query: OccurrenceQuery, useCache = true): Promise<OccurrenceRow[]> {
   const { applicationId, seq } = query;
   const facts = occurrenceFacts(db, query);
-  if (!listsAreText(db)) {
-    // SQLite: one statement, each package's deflated list (migration 020) inflated here, in the thread
-    // that runs the page (a reader thread for the endpoint: read-task-runner.ts).
-    const rows = await withPageLists(facts, applicationId, seq).select("l.docs as list").execute();
-    return rows.map(({ list, ...r }) => ({ ...r, objects: list === null ? null : objectListText(list) }));
-  }
-  const cache = useCache ? objectListCacheOf(db) : undefined;
+  const cache = useCache ? objectListCacheOf(db, OBJECT_LIST_CACHE_CHARS[storeOf(db)]) : undefined;
   if (cache) return cachedListsPage(db, query, facts, cache);
-  // PostgreSQL in a transaction (or a list gone since the page's facts were read): one statement, one
-  // pre-serialized list per package (a round trip and ~100 rows per package fewer than object rows).
+  // In a transaction (or a list gone since the page's facts were read): one statement, one stored list
+  // per package (a round trip and ~100 rows per package fewer than object rows); SQLite's inflated here.
   const rows = await withPageLists(facts, applicationId, seq).select("l.docs as list").execute();
-  return rows.map(({ list, ...r }) => ({ ...r, objects: list as string | null }));
+  return rows.map(({ list, ...r }) => ({ ...r, objects: list === null ? null : objectListText(list) }));
 }
+
+const storeOf = (db: Db) => (listsAreText(db) ? "postgres" : "sqlite");
 
 type FactsQuery = ReturnType<typeof occurrenceFacts>;
 
@@ -107,10 +103,12 @@ function withPageLists(facts: FactsQuery, applicationId: number, seq: number) {
 }
 
 /**
- * PostgreSQL: the page's facts with the key of each package's list (its row and byte length, read from
- * the row without reading the list), then, in a second statement, only the lists the cache misses
- * (object-list-cache.ts). A list's text never changes for its key, so the two statements need no shared
- * snapshot; a list gone in between (its application deleted) sends the page back to the one-statement read.
+ * The page's facts with the key of each package's list (its row and stored byte length, read from the
+ * row without reading the list), then, in a second statement, only the lists the cache misses
+ * (object-list-cache.ts): on PostgreSQL they no longer cross from the server, on SQLite (where a reader
+ * thread runs the page) they are not inflated again. A list's text never changes for its key, so the two
+ * statements need no shared snapshot; a list gone in between (its application deleted) sends the page
+ * back to the one-statement read.
  */
 async function cachedListsPage(
   db: Db,
@@ -119,8 +117,11 @@ async function cachedListsPage(
   cache: ObjectListCache,
 ): Promise<OccurrenceRow[]> {
   const { applicationId, seq } = query;
+  const postgres = listsAreText(db);
+  // SQLite's length() of a blob reads its size from the record, not the blob.
+  const bytes = postgres ? sql<number>`octet_length(l.docs)` : sql<number>`length(l.docs)`;
   const rows = await withPageLists(facts, applicationId, seq)
-    .select(["l.from_seq as list_from", sql<number>`octet_length(l.docs)`.as("list_bytes")])
+    .select(["l.from_seq as list_from", bytes.as("list_bytes")])
     .execute();
   const key = (r: { package_id: number; list_from: number | null; list_bytes: number | null }) =>
     `${applicationId}:${r.package_id}:${r.list_from}:${r.list_bytes}`;
@@ -133,24 +134,28 @@ async function cachedListsPage(
     else lists.set(key(r), list);
   }
   if (missing.length > 0) {
-    // The keys as two arrays joined by unnest, one lookup per list: with a row-value IN list of 500 pairs
-    // the first limit-500 page in a fresh process took 250 ms (median), with unnest 57 ms (015's read: 42).
-    const { rows: read } = await sql<{
-      package_id: number;
-      list_from: number;
-      docs: string;
-      list_bytes: number;
-    }>`
-      select l.package_id, l.from_seq as list_from, l.docs, octet_length(l.docs) as list_bytes
-      from unnest(${missing.map((r) => r.package_id)}::integer[], ${missing.map((r) => r.list_from)}::integer[])
-        as k(package_id, from_seq)
-      join occurrence_object_lists l
-        on l.application_id = ${applicationId} and l.package_id = k.package_id and l.from_seq = k.from_seq`.execute(
-      db,
-    );
+    type Read = { package_id: number; list_from: number; docs: string | Uint8Array; list_bytes: number };
+    const { rows: read } = postgres
+      ? // The keys as two arrays joined by unnest, one lookup per list: with a row-value IN list of 500
+        // pairs the first limit-500 page in a fresh process took 250 ms (median), with unnest 57 ms (015's: 42).
+        await sql<Read>`
+          select l.package_id, l.from_seq as list_from, l.docs, octet_length(l.docs) as list_bytes
+          from unnest(${missing.map((r) => r.package_id)}::integer[], ${missing.map((r) => r.list_from)}::integer[])
+            as k(package_id, from_seq)
+          join occurrence_object_lists l
+            on l.application_id = ${applicationId} and l.package_id = k.package_id and l.from_seq = k.from_seq`.execute(
+          db,
+        )
+      : // SQLite: the page's lists of the missing packages, one primary-key lookup each.
+        await sql<Read>`
+          select package_id, from_seq as list_from, docs, length(docs) as list_bytes
+          from occurrence_object_lists
+          where application_id = ${applicationId} and package_id in (${sql.join(missing.map((r) => r.package_id))})
+            and from_seq <= ${seq} and to_seq > ${seq}`.execute(db);
     for (const r of read) {
-      cache.set(key(r), r.docs);
-      lists.set(key(r), r.docs);
+      const text = objectListText(r.docs);
+      cache.set(key(r), text);
+      lists.set(key(r), text);
     }
     if (missing.some((r) => !lists.has(key(r)))) return occurrencePage(db, query, false);
   }
