@@ -23,6 +23,7 @@ import { ensurePgSearchIndex, listSearchMigration } from "./migrations/016-list-
 import { compareAndGateModelsMigration } from "./migrations/017-compare-and-gate-models.ts";
 import { referenceRangeTotalsMigration } from "./migrations/018-reference-range-totals.ts";
 import { gateFindingsMigration } from "./migrations/019-gate-findings.ts";
+import { sqliteObjectListsMigration } from "./migrations/020-sqlite-object-lists.ts";
 import { createNodeSqliteDialect, openNodeSqliteDatabase } from "./node-sqlite-dialect.ts";
 import { createPooledSqliteDialect } from "./pooled-sqlite-dialect.ts";
 import type { Database } from "./schema.ts";
@@ -150,6 +151,7 @@ export const migrationNames = [
   "017-compare-and-gate-models",
   "018-reference-range-totals",
   "019-gate-findings",
+  "020-sqlite-object-lists",
 ] as const;
 
 function inCodeMigrations(kind: StoreKind): MigrationProvider {
@@ -173,6 +175,7 @@ function inCodeMigrations(kind: StoreKind): MigrationProvider {
       [migrationNames[15]]: compareAndGateModelsMigration(kind),
       [migrationNames[16]]: referenceRangeTotalsMigration(kind),
       [migrationNames[17]]: gateFindingsMigration(kind),
+      [migrationNames[18]]: sqliteObjectListsMigration(kind),
     }),
   };
 }

@@ -1,9 +1,9 @@
-import { type Kysely, SqliteAdapter, sql } from "kysely";
+import { type Kysely, sql } from "kysely";
 /** The REST resources these queries answer with, as src/contracts declares them. */
 import type { CveInsight, CvePackage as CvePackageRecord } from "../contracts/resources.ts";
 import type { ExternalObjectRecord } from "./external-objects.ts";
-import { type ObjectListCache, objectListCacheOf } from "./object-list-cache.ts";
-import { keepsObjectLists } from "./occurrence-model.ts";
+import { OBJECT_LIST_CACHE_CHARS, type ObjectListCache, objectListCacheOf } from "./object-list-cache.ts";
+import { listsAreText, objectListText } from "./occurrence-model.ts";
 import { type Database, OPEN_SEQ } from "./schema.ts";
 import { liveAt } from "./sql-helpers.ts";
 import { severitySqlRank } from "./vulnerabilities.ts";
@@ -17,8 +17,8 @@ type Db = Kysely<Database>;
  * The packages of an application (as of analysis `seq`) affected by a vulnerability, ordered by name
  * then version, each with the external objects of that package that the application refers to. Reads
  * the occurrence read model (occurrence-model.ts): the page's packages are one index range in page
- * order, their objects one range per package, concatenated by the database (SQLite), or one
- * pre-serialized list per package read in the same statement (PostgreSQL).
+ * order, each joined to its stored object list (occurrence_object_lists: text on PostgreSQL, deflated on
+ * SQLite).
  */
 export interface OccurrenceQuery {
   applicationId: number;
@@ -79,20 +79,15 @@ function occurrenceFacts(db: Db, query: OccurrenceQuery) {
 async function occurrencePage(db: Db, query: OccurrenceQuery, useCache = true): Promise<OccurrenceRow[]> {
   const { applicationId, seq } = query;
   const facts = occurrenceFacts(db, query);
-  if (keepsObjectLists(db)) {
-    const cache = useCache ? objectListCacheOf(db) : undefined;
-    if (cache) return cachedListsPage(db, query, facts, cache);
-    // PostgreSQL in a transaction (or a list gone since the page's facts were read): one statement, one
-    // pre-serialized list per package (a round trip and ~100 rows per package fewer than object rows).
-    return withPageLists(facts, applicationId, seq).select("l.docs as objects").execute();
-  }
-  const packages = await facts.execute();
-  const objects =
-    packages.length === 0
-      ? new Map<number, string>()
-      : await referredObjectsJson(db, applicationId, seq, [...new Set(packages.map((p) => p.package_id))]);
-  return packages.map((p) => ({ ...p, objects: objects.get(p.package_id) ?? null }));
+  const cache = useCache ? objectListCacheOf(db, OBJECT_LIST_CACHE_CHARS[storeOf(db)]) : undefined;
+  if (cache) return cachedListsPage(db, query, facts, cache);
+  // In a transaction (or a list gone since the page's facts were read): one statement, one stored list
+  // per package (a round trip and ~100 rows per package fewer than object rows); SQLite's inflated here.
+  const rows = await withPageLists(facts, applicationId, seq).select("l.docs as list").execute();
+  return rows.map(({ list, ...r }) => ({ ...r, objects: list === null ? null : objectListText(list) }));
 }
+
+const storeOf = (db: Db) => (listsAreText(db) ? "postgres" : "sqlite");
 
 type FactsQuery = ReturnType<typeof occurrenceFacts>;
 
@@ -108,10 +103,12 @@ function withPageLists(facts: FactsQuery, applicationId: number, seq: number) {
 }
 
 /**
- * PostgreSQL: the page's facts with the key of each package's list (its row and byte length, read from
- * the row without reading the list), then, in a second statement, only the lists the cache misses
- * (object-list-cache.ts). A list's text never changes for its key, so the two statements need no shared
- * snapshot; a list gone in between (its application deleted) sends the page back to the one-statement read.
+ * The page's facts with the key of each package's list (its row and stored byte length, read from the
+ * row without reading the list), then, in a second statement, only the lists the cache misses
+ * (object-list-cache.ts): on PostgreSQL they no longer cross from the server, on SQLite (where a reader
+ * thread runs the page) they are not inflated again. A list's text never changes for its key, so the two
+ * statements need no shared snapshot; a list gone in between (its application deleted) sends the page
+ * back to the one-statement read.
  */
 async function cachedListsPage(
   db: Db,
@@ -120,8 +117,11 @@ async function cachedListsPage(
   cache: ObjectListCache,
 ): Promise<OccurrenceRow[]> {
   const { applicationId, seq } = query;
+  const postgres = listsAreText(db);
+  // SQLite's length() of a blob reads its size from the record, not the blob.
+  const bytes = postgres ? sql<number>`octet_length(l.docs)` : sql<number>`length(l.docs)`;
   const rows = await withPageLists(facts, applicationId, seq)
-    .select(["l.from_seq as list_from", sql<number>`octet_length(l.docs)`.as("list_bytes")])
+    .select(["l.from_seq as list_from", bytes.as("list_bytes")])
     .execute();
   const key = (r: { package_id: number; list_from: number | null; list_bytes: number | null }) =>
     `${applicationId}:${r.package_id}:${r.list_from}:${r.list_bytes}`;
@@ -134,24 +134,28 @@ async function cachedListsPage(
     else lists.set(key(r), list);
   }
   if (missing.length > 0) {
-    // The keys as two arrays joined by unnest, one lookup per list: with a row-value IN list of 500 pairs
-    // the first limit-500 page in a fresh process took 250 ms (median), with unnest 57 ms (015's read: 42).
-    const { rows: read } = await sql<{
-      package_id: number;
-      list_from: number;
-      docs: string;
-      list_bytes: number;
-    }>`
-      select l.package_id, l.from_seq as list_from, l.docs, octet_length(l.docs) as list_bytes
-      from unnest(${missing.map((r) => r.package_id)}::integer[], ${missing.map((r) => r.list_from)}::integer[])
-        as k(package_id, from_seq)
-      join occurrence_object_lists l
-        on l.application_id = ${applicationId} and l.package_id = k.package_id and l.from_seq = k.from_seq`.execute(
-      db,
-    );
+    type Read = { package_id: number; list_from: number; docs: string | Uint8Array; list_bytes: number };
+    const { rows: read } = postgres
+      ? // The keys as two arrays joined by unnest, one lookup per list: with a row-value IN list of 500
+        // pairs the first limit-500 page in a fresh process took 250 ms (median), with unnest 57 ms (015's: 42).
+        await sql<Read>`
+          select l.package_id, l.from_seq as list_from, l.docs, octet_length(l.docs) as list_bytes
+          from unnest(${missing.map((r) => r.package_id)}::integer[], ${missing.map((r) => r.list_from)}::integer[])
+            as k(package_id, from_seq)
+          join occurrence_object_lists l
+            on l.application_id = ${applicationId} and l.package_id = k.package_id and l.from_seq = k.from_seq`.execute(
+          db,
+        )
+      : // SQLite: the page's lists of the missing packages, one primary-key lookup each.
+        await sql<Read>`
+          select package_id, from_seq as list_from, docs, length(docs) as list_bytes
+          from occurrence_object_lists
+          where application_id = ${applicationId} and package_id in (${sql.join(missing.map((r) => r.package_id))})
+            and from_seq <= ${seq} and to_seq > ${seq}`.execute(db);
     for (const r of read) {
-      cache.set(key(r), r.docs);
-      lists.set(key(r), r.docs);
+      const text = objectListText(r.docs);
+      cache.set(key(r), text);
+      lists.set(key(r), text);
     }
     if (missing.some((r) => !lists.has(key(r)))) return occurrencePage(db, query, false);
   }
@@ -196,36 +200,6 @@ export async function listOccurrencesJson(
       `"safestVersion":${text(p.safest_version)},"version":${text(p.version)}}`,
   );
   return `[${records.join(",")}]`;
-}
-
-/**
- * The objects of these packages referred to in analysis `seq` (occurrence_objects), as one JSON array
- * text per package, ordered by full name then id: the database concatenates the rows, so one string per
- * package crosses to JavaScript instead of one row per object. On SQLite the rows are concatenated in
- * the order of an ordered subquery, which the primary key already gives (an ORDER BY inside
- * group_concat would sort every group again: 5x slower on the benchmark's page).
- */
-async function referredObjectsJson(
-  db: Db,
-  applicationId: number,
-  seq: number,
-  packageIds: readonly number[],
-): Promise<Map<number, string>> {
-  const { rows } =
-    db.getExecutor().adapter instanceof SqliteAdapter
-      ? await sql<{ package_id: number; docs: string }>`select package_id, group_concat(doc, ',') as docs
-        from (select package_id, doc from occurrence_objects
-          where application_id = ${applicationId} and package_id in (${sql.join(packageIds)})
-            and from_seq <= ${seq} and to_seq > ${seq}
-          order by package_id, full_name, object_id)
-        group by package_id`.execute(db)
-      : await sql<{ package_id: number; docs: string }>`select package_id,
-          string_agg(doc, ',' order by full_name, object_id) as docs
-        from occurrence_objects
-        where application_id = ${applicationId} and package_id in (${sql.join(packageIds)})
-          and from_seq <= ${seq} and to_seq > ${seq}
-        group by package_id`.execute(db);
-  return new Map(rows.map((r) => [Number(r.package_id), `[${r.docs}]`]));
 }
 
 /**

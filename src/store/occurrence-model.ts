@@ -8,16 +8,18 @@
  *   and is referred to, keyed (application, package, full name, object id), carrying the object's JSON:
  *   the objects of a page are one index range per package, aggregated by the database into one string.
  *
- * - `occurrence_object_lists` (PostgreSQL only, migration 015): each package's referred objects as one
- *   JSON array text, one row per run of analyses in which that list is unchanged: a page is one row per
- *   package. PostgreSQL compresses these values (TOAST) to ~16 bytes per object; uncompressed on SQLite
- *   they would cost ~140, and SQLite's in-process range reads of occurrence_objects already meet the target.
+ * - `occurrence_object_lists` (migration 015 on PostgreSQL, 020 on SQLite): each package's referred
+ *   objects as one JSON array, one row per run of analyses in which that list is unchanged: a page is one
+ *   row per package. PostgreSQL keeps the text and compresses it itself (TOAST, ~16 bytes per object);
+ *   SQLite compresses nothing, so there the list is stored deflated (packObjectList, ~15 bytes per object
+ *   instead of ~140: docs/benchmarks.md, "SQLite: one compressed object list per package").
  *
  * All follow the history's intervals (from_seq <= seq < to_seq), so an analysis adds rows only for what
  * changed. Affected-ness follows version_vulnerabilities as it is now (an advisory imported after an
  * analysis applies to it, as for the joins it replaces): every recomputation of a version's
  * vulnerabilities or rank rebuilds that version's rows.
  */
+import { deflateRawSync, inflateRawSync } from "node:zlib";
 import { type Kysely, PostgresAdapter, sql, type Transaction } from "kysely";
 import { chunks } from "./batch.ts";
 import { type ExternalObjectRecord, toExternalObject } from "./external-objects.ts";
@@ -204,16 +206,29 @@ export async function diffOccurrenceObjects(
       )
       .execute();
   }
-  if (keepsObjectLists(trx)) {
-    for (const o of added) changedPackages.add(packageIds.get(o.package) as number);
-    await refreshObjectLists(trx, applicationId, seq, changedPackages);
-  }
+  for (const o of added) changedPackages.add(packageIds.get(o.package) as number);
+  await refreshObjectLists(trx, applicationId, seq, changedPackages);
   return { added: added.length, removed: closed.length };
 }
 
-/** Whether this store keeps occurrence_object_lists (PostgreSQL; see the header). */
-export function keepsObjectLists(db: Db): boolean {
+/** Whether this store keeps occurrence_object_lists as text (PostgreSQL) or deflated (SQLite; see the header). */
+export function listsAreText(db: Db): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter;
+}
+
+/**
+ * A list's JSON text as SQLite stores it: raw deflate at zlib's default level. Measured on the wide CVE's
+ * 500 lists (7.3 MB): deflate 6 is 0.77 MB and inflates in 8.3 ms of CPU; brotli 5 is 0.56 MB but
+ * decompresses in 12 ms, zstd (Node's one-shot call) in 17 ms; deflate 9 saves 7 % for twice the
+ * compression time. Decompression is on every page's path, compression only on ingest's.
+ */
+export function packObjectList(json: string): Uint8Array {
+  return deflateRawSync(json);
+}
+
+/** A stored list's JSON text: PostgreSQL's as is, SQLite's inflated. */
+export function objectListText(docs: string | Uint8Array): string {
+  return typeof docs === "string" ? docs : inflateRawSync(docs).toString("utf8");
 }
 
 /** A JSON array text of the docs of `o`'s rows, in key order (PostgreSQL). */
@@ -237,12 +252,50 @@ async function refreshObjectLists(
       .where("package_id", "in", batch)
       .where("to_seq", "=", OPEN_SEQ)
       .execute();
-    await sql`insert into occurrence_object_lists (application_id, package_id, from_seq, to_seq, docs)
-      select o.application_id, o.package_id, ${seq}, ${OPEN_SEQ}, ${docsArray}
-      from occurrence_objects o
-      where o.application_id = ${applicationId} and o.package_id in (${sql.join(batch)}) and o.to_seq = ${OPEN_SEQ}
-      group by o.application_id, o.package_id`.execute(trx);
+    if (listsAreText(trx)) {
+      await sql`insert into occurrence_object_lists (application_id, package_id, from_seq, to_seq, docs)
+        select o.application_id, o.package_id, ${seq}, ${OPEN_SEQ}, ${docsArray}
+        from occurrence_objects o
+        where o.application_id = ${applicationId} and o.package_id in (${sql.join(batch)}) and o.to_seq = ${OPEN_SEQ}
+        group by o.application_id, o.package_id`.execute(trx);
+      continue;
+    }
+    // SQLite: the same lists, deflated here (SQLite has no compression of its own).
+    const open = await trx
+      .selectFrom("occurrence_objects")
+      .select(["package_id", "doc"])
+      .where("application_id", "=", applicationId)
+      .where("package_id", "in", batch)
+      .where("to_seq", "=", OPEN_SEQ)
+      .orderBy("package_id")
+      .orderBy("full_name")
+      .orderBy("object_id")
+      .execute();
+    const lists: Database["occurrence_object_lists"][] = [];
+    for (const [packageId, docs] of groupDocs(open)) {
+      lists.push({
+        application_id: applicationId,
+        package_id: packageId,
+        from_seq: seq,
+        to_seq: OPEN_SEQ,
+        docs: packObjectList(`[${docs.join(",")}]`),
+      });
+    }
+    for (const listBatch of chunks(lists, 100)) {
+      await trx.insertInto("occurrence_object_lists").values(listBatch).execute();
+    }
   }
+}
+
+/** The docs of rows sorted by package, per package in their order. */
+function groupDocs(rows: readonly { package_id: number; doc: string }[]): Map<number, string[]> {
+  const byPackage = new Map<number, string[]>();
+  for (const { package_id, doc } of rows) {
+    const docs = byPackage.get(package_id);
+    if (docs) docs.push(doc);
+    else byPackage.set(package_id, [doc]);
+  }
+  return byPackage;
 }
 
 /**
@@ -252,6 +305,7 @@ async function refreshObjectLists(
  */
 export async function buildObjectLists(db: Kysely<Database>): Promise<void> {
   await db.deleteFrom("occurrence_object_lists").execute();
+  if (!listsAreText(db)) return buildPackedObjectLists(db);
   await sql`insert into occurrence_object_lists (application_id, package_id, from_seq, to_seq, docs)
     select application_id, package_id, seq, next_seq, docs from (
       select b.application_id, b.package_id, b.seq, b.next_seq,
@@ -265,6 +319,68 @@ export async function buildObjectLists(db: Kysely<Database>): Promise<void> {
       ) b
     ) l
     where docs is not null`.execute(db);
+}
+
+/**
+ * buildObjectLists on SQLite (migration 020), in JavaScript since the lists are deflated here: the same
+ * runs as the statement above, one application and a few hundred packages at a time.
+ */
+async function buildPackedObjectLists(db: Kysely<Database>): Promise<void> {
+  const applications = await db.selectFrom("applications").select("id").execute();
+  for (const { id: applicationId } of applications) {
+    const packages = await db
+      .selectFrom("occurrence_objects")
+      .select("package_id")
+      .distinct()
+      .where("application_id", "=", applicationId)
+      .orderBy("package_id")
+      .execute();
+    for (const batch of chunks(
+      packages.map((p) => p.package_id),
+      200,
+    )) {
+      const rows = await db
+        .selectFrom("occurrence_objects")
+        .select(["package_id", "from_seq", "to_seq", "doc"])
+        .where("application_id", "=", applicationId)
+        .where("package_id", "in", batch)
+        .orderBy("package_id")
+        .orderBy("full_name")
+        .orderBy("object_id")
+        .orderBy("from_seq")
+        .execute();
+      const byPackage = new Map<number, typeof rows>();
+      for (const row of rows) {
+        const list = byPackage.get(row.package_id);
+        if (list) list.push(row);
+        else byPackage.set(row.package_id, [row]);
+      }
+      const lists: Database["occurrence_object_lists"][] = [];
+      for (const [packageId, packageRows] of byPackage) {
+        // A list starts wherever one of the package's rows starts or ends, and runs to the next such analysis.
+        const starts = new Set<number>();
+        for (const r of packageRows) {
+          starts.add(r.from_seq);
+          if (r.to_seq !== OPEN_SEQ) starts.add(r.to_seq);
+        }
+        const ordered = [...starts].sort((a, b) => a - b);
+        for (const [i, from] of ordered.entries()) {
+          const docs = packageRows.filter((r) => r.from_seq <= from && r.to_seq > from).map((r) => r.doc);
+          if (docs.length === 0) continue;
+          lists.push({
+            application_id: applicationId,
+            package_id: packageId,
+            from_seq: from,
+            to_seq: ordered[i + 1] ?? OPEN_SEQ,
+            docs: packObjectList(`[${docs.join(",")}]`),
+          });
+        }
+      }
+      for (const listBatch of chunks(lists, 100)) {
+        await db.insertInto("occurrence_object_lists").values(listBatch).execute();
+      }
+    }
+  }
 }
 
 /**

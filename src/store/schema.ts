@@ -174,16 +174,17 @@ interface OccurrenceObjectsTable {
 }
 
 /**
- * PostgreSQL only (migration 015): a package's referred objects as one JSON array text (the
- * occurrence_objects rows live in [from_seq, to_seq), in key order), one row per run of analyses in which
- * that list is unchanged. SQLite has no such table: it reads occurrence_objects (occurrence-model.ts).
+ * A package's referred objects as one JSON array (the occurrence_objects rows live in [from_seq, to_seq),
+ * in key order), one row per run of analyses in which that list is unchanged (migration 015 on
+ * PostgreSQL, 020 on SQLite). `docs` is the text on PostgreSQL, the deflated text on SQLite
+ * (occurrence-model.ts, objectListText).
  */
 interface OccurrenceObjectListsTable {
   application_id: number;
   package_id: number;
   from_seq: number;
   to_seq: number;
-  docs: string;
+  docs: string | Uint8Array;
 }
 
 interface ApiKeysTable {

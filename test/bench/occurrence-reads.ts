@@ -1,10 +1,10 @@
 /**
  * The occurrences page's reads side by side on one existing store, in alternating rounds: what the
- * endpoint does now (findApplication + resolveAnalysis + findVulnerability + listOccurrencesJson; on
- * PostgreSQL the page's facts, then only the lists the process has not kept (object-list-cache.ts), and
- * beside it the one statement reading occurrence_object_lists of migration 015) against the read of migration
- * 012 (the same lookups, then the page and its occurrence_objects rows aggregated per package: two
- * statements). Every answer of both is checked equal. Reports wall clock, this process's CPU and, on
+ * endpoint does now (findApplication + resolveAnalysis + findVulnerability + listOccurrencesPage: on SQLite
+ * the page built in a reader thread; on PostgreSQL the page's facts, then only the lists the process has
+ * not kept (object-list-cache.ts), and beside it the one statement reading occurrence_object_lists of
+ * migration 015) against the read of migration 012 (the same lookups, then the page and its
+ * occurrence_objects rows aggregated per package: two statements). Every answer of both is checked equal. Reports wall clock, this process's CPU and, on
  * PostgreSQL, the CPU of the server's backends of this database (/proc/<pid>/schedstat, nanoseconds), per
  * page: on a shared machine, CPU per page is what the page costs; wall clock includes waiting for a core.
  * Usage, on the benchmark's cached store (applies pending migrations, as the service would):
@@ -16,6 +16,7 @@ import { loadavg } from "node:os";
 import { findApplication, resolveAnalysis } from "../../src/store/applications.ts";
 import { openStore } from "../../src/store/database.ts";
 import { listOccurrencesJson } from "../../src/store/insights.ts";
+import { listOccurrencesPage } from "../../src/store/read-task-runner.ts";
 import { findVulnerability } from "../../src/store/vulnerabilities.ts";
 import { occurrencesByObjectRowsJson } from "../support/occurrences-baseline.ts";
 import { serverBackends, serverCpuMs } from "./pg-server-cpu.ts";
@@ -34,14 +35,16 @@ const DATE = "2024-03-01T00:00:00Z";
 
 type Read = typeof occurrencesByObjectRowsJson;
 const variants: [string, Read][] = [
-  [postgres ? "cached lists (endpoint)" : "read model", listOccurrencesJson],
-  // PostgreSQL: the read before the process kept the lists it read (object-list-cache.ts).
-  ...(postgres
-    ? ([["lists, one statement (015)", (db, q) => listOccurrencesJson(db, q, { cachedLists: false })]] as [
-        string,
-        Read,
-      ][])
-    : []),
+  [postgres ? "cached lists (endpoint)" : "read task (endpoint)", listOccurrencesPage],
+  // SQLite: the same read run from this thread, each statement handed to a reader (what this benchmark
+  // measured before 2026-11-25: the rows cross threads as JSON, which the endpoint's task avoids).
+  ...(postgres ? [] : ([["statements through the pool", listOccurrencesJson]] as [string, Read][])),
+  // The read before the process (on SQLite, the reader thread) kept the lists it read (object-list-cache.ts):
+  // every list read and, on SQLite, inflated.
+  [
+    postgres ? "lists, one statement (015)" : "lists, one statement, none kept (020)",
+    (db, q) => listOccurrencesJson(db, q, { cachedLists: false }),
+  ],
   ["rows (012)", occurrencesByObjectRowsJson],
 ];
 

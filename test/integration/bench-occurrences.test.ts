@@ -95,7 +95,17 @@ describe("bench:occurrences at a tiny scale", () => {
     const postgresUrl = new URL(postgresAdminUrl);
     postgresUrl.pathname = `/${database}`;
     for (const [target, reads] of [
-      [join(dataDir, sqliteDir, "imaging.db"), ["read model", "rows \\(012\\)"]],
+      // SQLite: the endpoint's read (a task in a reader thread) beside the same read's statements handed
+      // to the readers one by one, the lists read and inflated on every page, and 012's rows.
+      [
+        join(dataDir, sqliteDir, "imaging.db"),
+        [
+          "read task \\(endpoint\\)",
+          "statements through the pool",
+          "lists, one statement, none kept \\(020\\)",
+          "rows \\(012\\)",
+        ],
+      ],
       // PostgreSQL: the endpoint's read (kept lists) beside migration 015's one statement and 012's rows.
       [
         postgresUrl.toString(),

@@ -12,7 +12,13 @@ import { findApplication, resolveAnalysis } from "../../src/store/applications.t
 import { migrateToLatest, openStore, type StoreHandle } from "../../src/store/database.ts";
 import type { AnalysisInput, OsvRecordInput } from "../../src/store/input-records.ts";
 import { listCveInsights, listOccurrences, listOccurrencesJson } from "../../src/store/insights.ts";
-import { buildObjectLists, buildOccurrenceModel } from "../../src/store/occurrence-model.ts";
+import {
+  buildObjectLists,
+  buildOccurrenceModel,
+  objectListText,
+  packObjectList,
+} from "../../src/store/occurrence-model.ts";
+import { listOccurrencesPage } from "../../src/store/read-task-runner.ts";
 import { findVulnerability } from "../../src/store/vulnerabilities.ts";
 import {
   cveInsightsByJoins,
@@ -136,6 +142,8 @@ const osv = (
 });
 
 for (const kind of STORE_KINDS) {
+  /** The migration that creates occurrence_object_lists on this store. */
+  const listsMigration = kind === "postgres" ? "015-occurrence-object-lists" : "020-sqlite-object-lists";
   describe(`occurrence read model on ${kind}`, () => {
     let test: TestStore;
     let store: StoreHandle;
@@ -175,6 +183,12 @@ for (const kind of STORE_KINDS) {
               await listOccurrencesJson(store.db, query),
               JSON.stringify(expected),
               `${context}: JSON of ${v.cve_id} analysis ${seq} limit ${limit} skip ${skip}`,
+            );
+            // The endpoint's read (on SQLite a task in a reader thread, which inflates the lists there).
+            assert.equal(
+              await listOccurrencesPage(store.db, query),
+              JSON.stringify(expected),
+              `${context}: endpoint's JSON of ${v.cve_id} analysis ${seq} limit ${limit} skip ${skip}`,
             );
             // The read of migration 012 (the benchmark's comparison for PostgreSQL's lists) answers alike.
             assert.equal(
@@ -410,23 +424,24 @@ for (const kind of STORE_KINDS) {
       assert.deepEqual(await dump(), maintained);
     });
 
-    it("keeps one object list per package and run of analyses on PostgreSQL, built alike by migration 015 and ingestion", async () => {
-      if (kind !== "postgres") {
-        // SQLite reads occurrence_objects; migration 015 creates nothing there.
-        const tables = await sql<{
-          name: string;
-        }>`select name from sqlite_master where name = 'occurrence_object_lists'`.execute(store.db);
-        assert.deepEqual(tables.rows, []);
-        return;
+    it(`keeps one object list per package and run of analyses, built alike by migration ${listsMigration} and ingestion`, async () => {
+      // The lists with their text (SQLite stores it deflated, PostgreSQL as is).
+      const lists = async () =>
+        (
+          await store.db
+            .selectFrom("occurrence_object_lists")
+            .selectAll()
+            .orderBy("application_id")
+            .orderBy("package_id")
+            .orderBy("from_seq")
+            .execute()
+        ).map((l) => ({ ...l, docs: objectListText(l.docs) }));
+      const stored = await store.db.selectFrom("occurrence_object_lists").select("docs").execute();
+      assert.ok(stored.length > 0);
+      for (const { docs } of stored) {
+        if (kind === "sqlite") assert.ok(docs instanceof Uint8Array, "SQLite stores the lists deflated");
+        else assert.equal(typeof docs, "string");
       }
-      const lists = () =>
-        store.db
-          .selectFrom("occurrence_object_lists")
-          .selectAll()
-          .orderBy("application_id")
-          .orderBy("package_id")
-          .orderBy("from_seq")
-          .execute();
       const maintained = await lists();
       // alpha's referred objects change in every analysis: one list per analysis.
       const alpha = (
@@ -459,13 +474,13 @@ for (const kind of STORE_KINDS) {
         ],
       );
 
-      // Migration 015 on this existing store (history, later advisories): the same rows.
+      // The store's lists migration on this existing store (history, later advisories): the same rows.
       await sql`drop table occurrence_object_lists`.execute(store.db);
       await store.db
         .deleteFrom("kysely_migration" as never)
-        .where("name" as never, "=", "015-occurrence-object-lists" as never)
+        .where("name" as never, "=", listsMigration as never)
         .execute();
-      assert.deepEqual(await migrateToLatest(store), ["015-occurrence-object-lists"]);
+      assert.deepEqual(await migrateToLatest(store), [listsMigration]);
       assert.deepEqual(await lists(), maintained);
 
       // Ingestion after the migration: gamma is no longer referred to, alpha gains an object.
@@ -488,12 +503,56 @@ for (const kind of STORE_KINDS) {
         after.filter((l) => l.package_id === gamma).map((l) => [l.from_seq, l.to_seq]),
         [[1, 6]],
       );
-      await assertSameAsJoins("after an analysis following migration 015");
+      await assertSameAsJoins(`after an analysis following migration ${listsMigration}`);
       await buildObjectLists(store.db);
       assert.deepEqual(await lists(), after);
     });
-    it("reads each stored object list once per process on PostgreSQL, and the page stays the same", async () => {
-      if (kind !== "postgres") return; // SQLite reads occurrence_objects; there are no stored lists.
+
+    it("answers a page's objects from the stored lists", async () => {
+      const vulnerability = await findVulnerability(store.db, "CVE-2099-1000");
+      const query = {
+        applicationId,
+        seq: ingested,
+        vulnerabilityId: vulnerability?.id as number,
+        limit: 10,
+        skip: 0,
+      };
+      const alpha = (
+        await store.db
+          .selectFrom("packages")
+          .select("id")
+          .where("name", "=", "alpha")
+          .executeTakeFirstOrThrow()
+      ).id;
+      const edited = JSON.stringify([
+        { ...object("alpha", "edited-in-place"), mangling: "only in the list" },
+      ]);
+      // A list row edited in place (a longer text, so PostgreSQL's process cache misses it) shows in the
+      // page on both paths: the list is what the page reads, not occurrence_objects.
+      await store.db
+        .updateTable("occurrence_object_lists")
+        .set({ docs: kind === "sqlite" ? packObjectList(edited) : edited })
+        .where("application_id", "=", applicationId)
+        .where("package_id", "=", alpha)
+        .where("from_seq", "<=", ingested)
+        .where("to_seq", ">", ingested)
+        .execute();
+      try {
+        for (const text of [
+          await listOccurrencesJson(store.db, query),
+          await listOccurrencesPage(store.db, query),
+        ]) {
+          const pages = JSON.parse(text) as { name: string; objects: { id: string }[] }[];
+          const objects = pages.filter((p) => p.name === "alpha").map((p) => p.objects.map((o) => o.id));
+          assert.ok(objects.length > 0);
+          for (const ids of objects) assert.deepEqual(ids, ["alpha#edited-in-place"]);
+        }
+      } finally {
+        await buildObjectLists(store.db);
+      }
+      await assertSameAsJoins("after rebuilding the lists");
+    });
+    it("reads (on SQLite: inflates) each stored object list once per process, and the page stays the same", async () => {
       const statements: string[] = [];
       const logged = await openStore({
         databaseUrl: test.databaseUrl,
@@ -513,7 +572,8 @@ for (const kind of STORE_KINDS) {
         // A statement that reads lists selects docs (the facts statement only asks their length).
         const readsLists = () =>
           statements.filter(
-            (q) => /occurrence_object_lists/.test(q) && /docs/.test(q.replace(/octet_length\([^)]*\)/g, "")),
+            (q) =>
+              /occurrence_object_lists/.test(q) && /docs/.test(q.replace(/(octet_)?length\([^)]*\)/g, "")),
           );
         statements.length = 0;
         assert.equal(await listOccurrencesJson(logged.db, query), expected);

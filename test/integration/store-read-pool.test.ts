@@ -219,7 +219,8 @@ describe("the occurrences page as a read task of the SQLite read pool", () => {
       const page = await listOccurrencesPage(trx, query);
       assert.equal(page, expected);
       assert.ok(
-        statements.some((s) => s.includes("occurrence_objects")),
+        // The page's objects come from the stored lists (migration 020).
+        statements.some((s) => s.includes("occurrence_object_lists")),
         "inside a transaction the page is read on its connection",
       );
     });
