@@ -24,6 +24,7 @@ import { type Kysely, PostgresAdapter, sql, type Transaction } from "kysely";
 import { chunks } from "./batch.ts";
 import { type ExternalObjectRecord, toExternalObject } from "./external-objects.ts";
 import type { ExternalObjectInput } from "./input-records.ts";
+import { CVE_OCCURRENCE_IDENTITY } from "./migrations/cve-occurrence-key.ts";
 import { type Database, OPEN_SEQ } from "./schema.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -50,17 +51,7 @@ interface Scope {
 async function insertOccurrencePackages(db: Db, scope: Scope): Promise<void> {
   await db
     .insertInto("cve_occurrences")
-    .columns([
-      "application_id",
-      "vulnerability_id",
-      "package_name",
-      "rank",
-      "version",
-      "package_version_id",
-      "package_id",
-      "from_seq",
-      "to_seq",
-    ])
+    .columns([...CVE_OCCURRENCE_IDENTITY, "package_id", "from_seq", "to_seq"])
     .expression(
       db
         .selectFrom("application_packages as ap")

@@ -3,6 +3,7 @@ import type { StoreKind } from "../database.ts";
 import { buildOccurrenceModel } from "../occurrence-model.ts";
 import { type Database, OPEN_SEQ } from "../schema.ts";
 import { columnKinds } from "./column-kinds.ts";
+import { CVE_OCCURRENCE_IDENTITY } from "./cve-occurrence-key.ts";
 
 /**
  * The read model of the occurrences page (occurrence-model.ts): two tables keyed in page order. On
@@ -26,15 +27,7 @@ export function occurrenceModelMigration(kind: StoreKind) {
           .addColumn("package_id", "integer", (c) => c.notNull())
           .addColumn("from_seq", "integer", (c) => c.notNull())
           .addColumn("to_seq", "integer", (c) => c.notNull())
-          .addPrimaryKeyConstraint("cve_occurrences_pk", [
-            "application_id",
-            "vulnerability_id",
-            "package_name",
-            "rank",
-            "version",
-            "package_version_id",
-            "from_seq",
-          ]),
+          .addPrimaryKeyConstraint("cve_occurrences_pk", [...CVE_OCCURRENCE_IDENTITY, "from_seq"]),
       ).execute();
       await db.schema
         .createIndex("cve_occurrences_version")

@@ -1,7 +1,6 @@
-import { type Kysely, sql } from "kysely";
+import type { Kysely } from "kysely";
 import type { StoreKind } from "../database.ts";
-import { buildObjectLists } from "../occurrence-model.ts";
-import type { Database } from "../schema.ts";
+import { createObjectListsTable } from "./object-lists-table.ts";
 
 /**
  * SQLite: each package's referred objects as one deflated list per run of analyses (the table migration
@@ -14,17 +13,7 @@ export function sqliteObjectListsMigration(kind: StoreKind) {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       if (kind !== "sqlite") return;
-      await db.schema
-        .createTable("occurrence_object_lists")
-        .addColumn("application_id", "integer", (c) => c.notNull())
-        .addColumn("package_id", "integer", (c) => c.notNull())
-        .addColumn("from_seq", "integer", (c) => c.notNull())
-        .addColumn("to_seq", "integer", (c) => c.notNull())
-        .addColumn("docs", "blob", (c) => c.notNull())
-        .addPrimaryKeyConstraint("occurrence_object_lists_pk", ["application_id", "package_id", "from_seq"])
-        .execute();
-      await buildObjectLists(db as Kysely<Database>);
-      await sql`ANALYZE occurrence_object_lists`.execute(db);
+      await createObjectListsTable(db, "blob");
     },
   };
 }
