@@ -36,10 +36,28 @@ export async function compareAnalysesPage(
   toSeq: number,
   paging: ComparePaging,
 ): Promise<ComparisonPage> {
+  const packagesPage = (vulnerableOnly: boolean) =>
+    addedAndRemoved(fromSeq, toSeq, async (lo, hi) => {
+      const [plus, minus] = await Promise.all([
+        packageChanges(db, applicationId, lo, hi, 1, vulnerableOnly, paging),
+        packageChanges(db, applicationId, lo, hi, -1, vulnerableOnly, paging),
+      ]);
+      return { plus: plus.page, minus: minus.page, plusTotal: plus.total, minusTotal: minus.total };
+    });
+  // References: a walk of the change log in page order (referenceChangesPage); adjacent analyses read
+  // their totals from `reference_change_totals`, others from `reference_range_totals` (migration 018).
+  const referencesPage = addedAndRemoved(fromSeq, toSeq, async (lo, hi) => {
+    const [plus, minus, totals] = await Promise.all([
+      referenceChangesPage(db, { applicationId, lo, hi, sign: 1, paging }),
+      referenceChangesPage(db, { applicationId, lo, hi, sign: -1, paging }),
+      referenceChangeTotals(db, applicationId, lo, hi),
+    ]);
+    return { plus, minus, plusTotal: totals.plus, minusTotal: totals.minus };
+  });
   const [packages, vulnerablePackages, references] = await Promise.all([
-    pagedPackages(db, applicationId, fromSeq, toSeq, paging, false),
-    pagedPackages(db, applicationId, fromSeq, toSeq, paging, true),
-    pagedReferences(db, applicationId, fromSeq, toSeq, paging),
+    packagesPage(false),
+    packagesPage(true),
+    referencesPage,
   ]);
   return {
     packages: {
@@ -73,23 +91,6 @@ async function withVulnerabilities(
       vulnerabilities: (vulnerabilities.get(p.versionId) ?? []).map((v) => v.cve),
     }));
   return { ...page, added: list(page.added), removed: list(page.removed) };
-}
-
-async function pagedPackages(
-  db: Db,
-  applicationId: number,
-  fromSeq: number,
-  toSeq: number,
-  paging: ComparePaging,
-  vulnerableOnly: boolean,
-): Promise<PagedChanges<VersionRow>> {
-  return addedAndRemoved(fromSeq, toSeq, async (lo, hi) => {
-    const [plus, minus] = await Promise.all([
-      packageChanges(db, applicationId, lo, hi, 1, vulnerableOnly, paging),
-      packageChanges(db, applicationId, lo, hi, -1, vulnerableOnly, paging),
-    ]);
-    return { plus: plus.page, minus: minus.page, plusTotal: plus.total, minusTotal: minus.total };
-  });
 }
 
 /**
@@ -265,6 +266,20 @@ function sameIdentityLiveAt(db: Db, applicationId: number, seq: number) {
     .where("t2.package_id", "=", sql.ref<number>("t.package_id"));
 }
 
+/** The two directions of a change from `seq - 1` to `seq`: [in, not in, sign]. */
+const directions = (seq: number) =>
+  [
+    [seq, seq - 1, 1],
+    [seq - 1, seq, -1],
+  ] as const;
+
+/** A change log row's own columns, as literals: PostgreSQL types a bound parameter in a select list as text. */
+const logRowColumns = (applicationId: number, seq: number, sign: 1 | -1) => [
+  sql<number>`${sql.lit(Math.trunc(applicationId))}`.as("application_id"),
+  sql<number>`${sql.lit(Math.trunc(seq))}`.as("seq"),
+  sql<number>`${sql.lit(sign)}`.as("sign"),
+];
+
 /**
  * Records in the change logs what analysis `seq` changed against analysis `seq - 1`: +1 per package
  * version and per reference identity it adds, -1 per one it removes. Run by ingestion (in the
@@ -273,21 +288,13 @@ function sameIdentityLiveAt(db: Db, applicationId: number, seq: number) {
  */
 export async function recordChanges(db: Db, applicationId: number, seq: number): Promise<void> {
   if (seq < 2) return;
-  for (const [inSeq, notSeq, sign] of [
-    [seq, seq - 1, 1],
-    [seq - 1, seq, -1],
-  ] as const) {
+  for (const [inSeq, notSeq, sign] of directions(seq)) {
     await db
       .insertInto("package_changes")
-      .columns(["application_id", "seq", "package_version_id", "sign"])
+      .columns(["application_id", "seq", "sign", "package_version_id"])
       .expression(
         packagesOnlyInQuery(db, applicationId, inSeq, notSeq)
-          .select([
-            sql<number>`${sql.lit(Math.trunc(applicationId))}`.as("application_id"),
-            sql<number>`${sql.lit(Math.trunc(seq))}`.as("seq"),
-            "pv.id as package_version_id",
-            sql<number>`${sql.lit(sign)}`.as("sign"),
-          ])
+          .select([...logRowColumns(applicationId, seq, sign), "pv.id as package_version_id"])
           .distinct(),
       )
       .execute();
@@ -296,20 +303,14 @@ export async function recordChanges(db: Db, applicationId: number, seq: number):
 }
 
 async function recordReferenceChanges(db: Db, applicationId: number, seq: number): Promise<void> {
-  for (const [inSeq, notSeq, sign] of [
-    [seq, seq - 1, 1],
-    [seq - 1, seq, -1],
-  ] as const) {
+  for (const [inSeq, notSeq, sign] of directions(seq)) {
     await db
       .insertInto("reference_changes")
       .columns([...IDENTITY, "package_name", "application_id", "seq", "sign"])
       .expression(
-        referencesOnlyInQuery(db, applicationId, inSeq, notSeq).select([
-          // Literals: PostgreSQL types a bound parameter in a select list as text.
-          sql<number>`${sql.lit(Math.trunc(applicationId))}`.as("application_id"),
-          sql<number>`${sql.lit(Math.trunc(seq))}`.as("seq"),
-          sql<number>`${sql.lit(sign)}`.as("sign"),
-        ]),
+        referencesOnlyInQuery(db, applicationId, inSeq, notSeq).select(
+          logRowColumns(applicationId, seq, sign),
+        ),
       )
       .execute();
   }
@@ -408,30 +409,6 @@ export async function recordRangeTotals(db: Db, applicationId: number, seq: numb
 }
 
 /**
- * A page of the references added and removed between two analyses. An identity is in `toSeq` and not
- * in `fromSeq` exactly when its changes in between sum to +1 (they alternate +1, -1), so a page is a
- * walk of the log's primary key (application, then page order) over the analyses in between, grouped
- * per identity, stopping after `skip + limit` matches. Adjacent analyses read their totals from
- * `reference_change_totals`, others from `reference_range_totals` (migration 018).
- */
-async function pagedReferences(
-  db: Db,
-  applicationId: number,
-  fromSeq: number,
-  toSeq: number,
-  paging: ComparePaging,
-): Promise<PagedChanges<ReferenceChange>> {
-  return addedAndRemoved(fromSeq, toSeq, async (lo, hi) => {
-    const [plus, minus, totals] = await Promise.all([
-      referenceChangesPage(db, applicationId, lo, hi, 1, paging),
-      referenceChangesPage(db, applicationId, lo, hi, -1, paging),
-      referenceChangeTotals(db, applicationId, lo, hi),
-    ]);
-    return { plus, minus, plusTotal: totals.plus, minusTotal: totals.minus };
-  });
-}
-
-/**
  * A reference's identity in the change log (see referencesOnlyInQuery), in the log's page order: its
  * primary key after the application, before `seq`.
  */
@@ -453,16 +430,24 @@ function changeGroups(db: Db, applicationId: number, lo: number, hi: number) {
     .groupBy([...IDENTITY]);
 }
 
-async function referenceChangesPage(
-  db: Db,
-  applicationId: number,
-  lo: number,
-  hi: number,
-  sign: 1 | -1,
-  paging: ComparePaging,
-): Promise<ReferenceChange[]> {
-  if (!(db.getExecutor().adapter instanceof SqliteAdapter))
-    return referenceChangesWalk(db, applicationId, lo, hi, sign, paging);
+/** One direction (`sign`) of the reference changes over analyses lo+1..hi, and the page wanted. */
+export interface ReferenceChangeQuery {
+  applicationId: number;
+  lo: number;
+  hi: number;
+  sign: 1 | -1;
+  paging: ComparePaging;
+}
+
+/**
+ * The references whose changes over analyses lo+1..hi sum to `sign` (+1: in `hi` and not in `lo`; -1:
+ * the reverse), one page. Changes alternate +1, -1, so a page is a walk of the log's primary key
+ * (application, then page order) over the analyses in between, grouped per identity, stopping after
+ * `skip + limit` matches.
+ */
+async function referenceChangesPage(db: Db, query: ReferenceChangeQuery): Promise<ReferenceChange[]> {
+  if (!(db.getExecutor().adapter instanceof SqliteAdapter)) return referenceChangesWalk(db, query);
+  const { applicationId, lo, hi, sign, paging } = query;
   const rows = await changeGroups(db, applicationId, lo, hi)
     .select([
       "target_full_name",
@@ -493,13 +478,10 @@ const WALK_CHUNK = 1_000;
  */
 export async function referenceChangesWalk(
   db: Db,
-  applicationId: number,
-  lo: number,
-  hi: number,
-  sign: 1 | -1,
-  paging: ComparePaging,
+  query: ReferenceChangeQuery,
   chunk = WALK_CHUNK,
 ): Promise<ReferenceChange[]> {
+  const { applicationId, lo, hi, sign, paging } = query;
   const page: ReferenceChange[] = [];
   if (paging.limit <= 0) return page;
   type Row = Omit<ReferenceChangesTable, "application_id">;

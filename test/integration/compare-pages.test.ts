@@ -287,18 +287,18 @@ for (const kind of STORE_KINDS) {
             for (const [limit, skip] of PAGES) {
               const at = `${from} → ${to} chunk ${chunk} limit ${limit} skip ${skip}`;
               assert.deepEqual(
-                await referenceChangesWalk(store.db, applicationId, lo, hi, sign, { limit, skip }, chunk),
+                await referenceChangesWalk(
+                  store.db,
+                  { applicationId, lo, hi, sign, paging: { limit, skip } },
+                  chunk,
+                ),
                 whole.references.added.slice(skip, skip + limit),
                 `added ${at}`,
               );
               assert.deepEqual(
                 await referenceChangesWalk(
                   store.db,
-                  applicationId,
-                  lo,
-                  hi,
-                  -sign as 1 | -1,
-                  { limit, skip },
+                  { applicationId, lo, hi, sign: -sign as 1 | -1, paging: { limit, skip } },
                   chunk,
                 ),
                 whole.references.removed.slice(skip, skip + limit),
