@@ -259,9 +259,9 @@ export function createReadPool(file: string, size: number): ReadPool {
       started: performance.now(),
       slotOut: false,
     };
-    // Taken when the reader starts, not while queued: a queue of pages holds no buffers.
     // Referenced while it works: a process awaiting a read must not exit under it.
     reader.worker.ref();
+    // Taken when the reader starts, not while queued: a queue of pages holds no buffers.
     const slot = next.wantsSlot ? takeSlot() : undefined;
     if (slot) {
       reader.busy.slotOut = true;
