@@ -9,12 +9,22 @@ import { storeQueryDuration } from "../observability/metrics.ts";
 import type { OccurrenceQuery } from "./insights.ts";
 import { readPoolOf } from "./pooled-sqlite-dialect.ts";
 import { type Db, READ_TASKS, type ReadTaskName } from "./read-tasks.ts";
+import type { LeasedBytes } from "./sqlite-read-pool.ts";
 
-export async function runReadTask<N extends ReadTaskName>(
+export function runReadTask<N extends ReadTaskName>(
   db: Db,
   name: N,
   args: Parameters<(typeof READ_TASKS)[N]>[1],
 ): Promise<string> {
+  return run(db, name, args, false) as Promise<string>;
+}
+
+async function run<N extends ReadTaskName>(
+  db: Db,
+  name: N,
+  args: Parameters<(typeof READ_TASKS)[N]>[1],
+  bytes: boolean,
+): Promise<string | LeasedBytes> {
   // A transaction's reads must see its own writes: only its connection can run them.
   const pool = db.isTransaction ? undefined : readPoolOf(db);
   if (!pool) return READ_TASKS[name](db, args);
@@ -22,7 +32,7 @@ export async function runReadTask<N extends ReadTaskName>(
   const started = performance.now();
   let outcome = "error";
   try {
-    const text = await pool.task(name, args);
+    const text = await (bytes ? pool.taskBytes(name, args) : pool.task(name, args));
     outcome = "ok";
     return text;
   } finally {
@@ -36,4 +46,13 @@ export async function runReadTask<N extends ReadTaskName>(
 /** The occurrences page's JSON text (listOccurrencesJson), built in a reader thread where there is one. */
 export function listOccurrencesPage(db: Db, query: OccurrenceQuery): Promise<string> {
   return runReadTask(db, "occurrencesJson", query);
+}
+
+/**
+ * The same page for an HTTP answer: its UTF-8 bytes in a buffer of the read pool where a reader built it
+ * (release it once the answer is finished), else its text. Sent as bytes, the page costs the main
+ * thread no copy from the reader, no UTF-8 length scan and no encoding (docs/benchmarks.md).
+ */
+export function occurrencesPageForAnswer(db: Db, query: OccurrenceQuery): Promise<string | LeasedBytes> {
+  return run(db, "occurrencesJson", query, true);
 }

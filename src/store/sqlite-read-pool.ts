@@ -16,6 +16,12 @@ export interface ReadPool {
    * so this thread neither parses rows nor builds the text.
    */
   task(name: string, args: unknown): Promise<string>;
+  /**
+   * The same, but the answer's UTF-8 bytes are written by the reader into one of the pool's shared
+   * buffers when one is free and they fit, so this thread neither copies nor encodes them: the caller
+   * releases the buffer once the bytes are no longer read (e.g. once the HTTP answer is finished).
+   */
+  taskBytes(name: string, args: unknown): Promise<string | LeasedBytes>;
   /** Readers reload the planner's statistics before their next query (the writer ran ANALYZE). */
   statisticsChanged(): void;
   /** Lets the reads in progress finish, then closes every reader's connection and ends its thread. */
@@ -23,8 +29,15 @@ export interface ReadPool {
   readonly size: number;
 }
 
+/** A task's answer in one of the pool's shared buffers: valid until released, then reused. */
+export interface LeasedBytes {
+  readonly bytes: Buffer;
+  /** Gives the buffer back to the pool (idempotent); `bytes` must not be read afterwards. */
+  release(): void;
+}
+
 interface Pending {
-  resolve(answer: Record<string, unknown>[] | string): void;
+  resolve(answer: Record<string, unknown>[] | string | LeasedBytes): void;
   reject(error: Error): void;
 }
 
@@ -40,6 +53,8 @@ interface Reader {
         key: string;
         heavy: boolean;
         started: number;
+        /** Whether a buffer went to the reader with the task (it comes back with the reply). */
+        slotOut: boolean;
       }
     | undefined;
 }
@@ -49,6 +64,8 @@ interface Queued {
   key: string;
   pending: Pending;
   heavy: boolean;
+  /** A task whose caller takes its bytes in a shared buffer (taskBytes). */
+  wantsSlot: boolean;
 }
 
 /** The name of the readers' threads (at most 15 characters: Linux keeps no more). */
@@ -57,6 +74,15 @@ export const READER_THREAD_NAME = "sqlite-reader";
 /** A statement that took longer than this on average is heavy: light reads go before it. */
 const HEAVY_READ_MS = 5;
 const MAX_TIMED_STATEMENTS = 2_000;
+/**
+ * The buffers a task's bytes are written into, transferred to a reader and back (taskBytes): enough for the
+ * wide CVE's limit-50 page (~720 KB), several for answers still being sent to slow clients; a larger
+ * answer, or one asked for while all are leased, comes as a string. Allocated on demand and reused, never
+ * freed: at most 16 MiB per pool. A new buffer per page would be external memory of the main thread's heap
+ * each time and bring major collections (docs/benchmarks.md); the same memory going back and forth does not.
+ */
+const SLOT_BYTES = 1024 * 1024;
+export const MAX_BYTE_BUFFERS = 16;
 
 // The worker is TypeScript when the service runs from the sources, JavaScript once built.
 const WORKER_URL = new URL(
@@ -118,6 +144,29 @@ export function createReadPool(file: string, size: number): ReadPool {
   let nextId = 1;
   let statisticsGeneration = 0;
   let closing: Promise<void> | undefined;
+  const freeSlots: ArrayBuffer[] = [];
+  let slots = 0;
+  const takeSlot = (): ArrayBuffer | undefined => {
+    const free = freeSlots.pop();
+    if (free || slots >= MAX_BYTE_BUFFERS) return free;
+    slots++;
+    return new ArrayBuffer(SLOT_BYTES);
+  };
+  const lease = (slot: ArrayBuffer, byteLength: number): LeasedBytes => {
+    let held = true;
+    return {
+      bytes: Buffer.from(slot, 0, byteLength),
+      release() {
+        if (!held) return;
+        held = false;
+        freeSlots.push(slot);
+      },
+    };
+  };
+  /** A buffer that went out with a task and did not come back (an error, a reader that stopped). */
+  const lost = (busy: NonNullable<Reader["busy"]>) => {
+    if (busy.slotOut) slots--;
+  };
   let whenIdle: (() => void) | undefined;
 
   const spawn = (): Reader => {
@@ -132,6 +181,7 @@ export function createReadPool(file: string, size: number): ReadPool {
       if ("error" in reply) {
         reader.busy = undefined;
         finished(busy);
+        lost(busy);
         busy.pending.reject(readError(reply.error));
         dispatch(reader);
         return;
@@ -139,7 +189,16 @@ export function createReadPool(file: string, size: number): ReadPool {
       if ("text" in reply) {
         reader.busy = undefined;
         finished(busy);
+        if (reply.slot) freeSlots.push(reply.slot);
+        else lost(busy);
         busy.pending.resolve(reply.text);
+        dispatch(reader);
+        return;
+      }
+      if ("byteLength" in reply) {
+        reader.busy = undefined;
+        finished(busy);
+        busy.pending.resolve(lease(reply.slot, reply.byteLength));
         dispatch(reader);
         return;
       }
@@ -156,7 +215,10 @@ export function createReadPool(file: string, size: number): ReadPool {
     const fail = (error: Error) => {
       const busy = reader.busy;
       reader.busy = undefined;
-      if (busy) finished(busy);
+      if (busy) {
+        finished(busy);
+        lost(busy);
+      }
       busy?.pending.reject(new Error(`SQLite reader stopped: ${error.message}`));
       const index = readers.indexOf(reader);
       if (index >= 0) readers.splice(index, 1);
@@ -195,17 +257,35 @@ export function createReadPool(file: string, size: number): ReadPool {
       key: next.key,
       heavy: next.heavy,
       started: performance.now(),
+      slotOut: false,
     };
     // Referenced while it works: a process awaiting a read must not exit under it.
     reader.worker.ref();
+    // Taken when the reader starts, not while queued: a queue of pages holds no buffers.
+    const slot = next.wantsSlot ? takeSlot() : undefined;
+    if (slot) {
+      reader.busy.slotOut = true;
+      reader.worker.postMessage({ ...next.request, statisticsGeneration, slot }, [slot]);
+      return;
+    }
     reader.worker.postMessage({ ...next.request, statisticsGeneration });
   };
 
-  const enqueue = (request: Queued["request"], key: string): Promise<Record<string, unknown>[] | string> => {
+  const enqueue = (
+    request: Queued["request"],
+    key: string,
+    wantsSlot = false,
+  ): Promise<Record<string, unknown>[] | string | LeasedBytes> => {
     if (closing) return Promise.reject(new Error("The store is closed"));
     return new Promise((resolve, reject) => {
       const isHeavy = (durations.get(key) ?? 0) > HEAVY_READ_MS;
-      (isHeavy ? heavy : light).push({ request, key, pending: { resolve, reject }, heavy: isHeavy });
+      (isHeavy ? heavy : light).push({
+        request,
+        key,
+        pending: { resolve, reject },
+        heavy: isHeavy,
+        wantsSlot,
+      });
       // Readers start on demand: a short CLI command that reads little starts one thread, not all.
       let idle = readers.find((r) => !r.busy);
       if (!idle && readers.length < size) {
@@ -242,6 +322,13 @@ export function createReadPool(file: string, size: number): ReadPool {
         { type: "task", id: nextId++, name, args, statisticsGeneration },
         `task:${name}`,
       ) as Promise<string>;
+    },
+    taskBytes(name, args) {
+      return enqueue(
+        { type: "task", id: nextId++, name, args, statisticsGeneration },
+        `task:${name}`,
+        true,
+      ) as Promise<string | LeasedBytes>;
     },
     statisticsChanged() {
       statisticsGeneration++;

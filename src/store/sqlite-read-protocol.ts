@@ -15,6 +15,11 @@ export type ReadRequest =
       name: string;
       args: unknown;
       statisticsGeneration: number;
+      /**
+       * Where to write the answer's UTF-8 bytes if they fit: one of the pool's buffers (sqlite-read-pool.ts),
+       * transferred here and back with the reply.
+       */
+      slot?: ArrayBuffer;
     }
   | { type: "close" };
 
@@ -25,11 +30,16 @@ export type ReadRequest =
  * on the main thread instead (sqlite-inline-reader.ts). A task's answer is its text, one string: copied
  * across, it lands in the main thread's young generation, where a transferred buffer of its bytes would
  * count as external memory and bring major collections (docs/benchmarks.md, "Occurrences over HTTP").
+ * Unless the request brings a slot: one of a few buffers the pool reuses, transferred to the reader and back
+ * (the same memory each time, so no external memory per page), the answer's bytes written into it, so the
+ * main thread neither copies nor encodes the page.
  */
 export type ReadReply =
   | { id: number; columns: string[]; json: string; more: boolean; executionMs?: number }
   | { id: number; columns: string[]; rows: unknown[][]; more: boolean; executionMs?: number }
-  | { id: number; text: string }
+  | { id: number; text: string; slot?: ArrayBuffer }
+  /** The task's answer is the first `byteLength` bytes of the request's slot, transferred back. */
+  | { id: number; byteLength: number; slot: ArrayBuffer }
   | { id: number; error: { message: string; code?: string; errcode?: number; errstr?: string } };
 
 export const ROWS_PER_REPLY = 500;

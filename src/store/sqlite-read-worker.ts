@@ -117,7 +117,9 @@ function replyError(id: number, error: unknown): void {
   } satisfies ReadReply);
 }
 
-/** The task's text, posted as one string (see ReadReply). */
+const encoder = new TextEncoder();
+
+/** The task's text: its bytes in the request's slot if they fit, else posted as one string (see ReadReply). */
 async function runTask(request: Extract<ReadRequest, { type: "task" }>): Promise<void> {
   let text: string;
   try {
@@ -130,6 +132,15 @@ async function runTask(request: Extract<ReadRequest, { type: "task" }>): Promise
     text = await task(taskDb(), request.args);
   } catch (error) {
     replyError(request.id, error);
+    return;
+  }
+  const slot = request.slot;
+  if (slot) {
+    const { read, written } = encoder.encodeInto(text, new Uint8Array(slot));
+    // The slot goes back in every case: with the bytes, or beside the text that did not fit.
+    const reply: ReadReply =
+      read === text.length ? { id: request.id, byteLength: written, slot } : { id: request.id, text, slot };
+    port?.postMessage(reply, [slot]);
     return;
   }
   port?.postMessage({ id: request.id, text } satisfies ReadReply);

@@ -6,8 +6,9 @@ import type { RunningService } from "../../src/service.ts";
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
 import { listOccurrencesJson, type OccurrenceQuery } from "../../src/store/insights.ts";
 import { readPoolOf } from "../../src/store/pooled-sqlite-dialect.ts";
-import { listOccurrencesPage } from "../../src/store/read-task-runner.ts";
+import { listOccurrencesPage, occurrencesPageForAnswer } from "../../src/store/read-task-runner.ts";
 import type { Database } from "../../src/store/schema.ts";
+import { MAX_BYTE_BUFFERS } from "../../src/store/sqlite-read-pool.ts";
 import { FIXTURE, loadFixture } from "../support/fixture.ts";
 import { startTestService } from "../support/service.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
@@ -211,6 +212,36 @@ describe("the occurrences page as a read task of the SQLite read pool", () => {
     assert.ok(nonEmpty >= 4, "pages with packages were compared");
   });
 
+  it("hands an answer's page over as its UTF-8 bytes in a reused buffer, as text when none is free", async () => {
+    const query = pages[0] as OccurrenceQuery;
+    const expected = Buffer.from(await listOccurrencesJson(handle.db, query));
+    assert.ok(expected.length > 100, "a page with packages");
+    const first = await occurrencesPageForAnswer(handle.db, query);
+    assert.ok(typeof first !== "string", "the page comes as bytes");
+    assert.deepEqual(first.bytes, expected);
+    first.release();
+    first.release(); // idempotent: the buffer is in the pool once
+    // Released, a buffer is reused; while leased, each page has its own; once all are leased, text.
+    const held: Exclude<Awaited<ReturnType<typeof occurrencesPageForAnswer>>, string>[] = [];
+    for (;;) {
+      const page = await occurrencesPageForAnswer(handle.db, query);
+      if (typeof page === "string") {
+        assert.equal(page, expected.toString());
+        break;
+      }
+      held.push(page);
+      assert.ok(held.length <= MAX_BYTE_BUFFERS, "the pool's buffers are bounded");
+    }
+    assert.equal(held.length, MAX_BYTE_BUFFERS, "the released buffer was reused, every buffer leased once");
+    // A leased buffer is never handed to a reader again: every page still holds its own bytes.
+    for (const page of held) assert.deepEqual(page.bytes, expected);
+    for (const page of held) page.release();
+    const again = await occurrencesPageForAnswer(handle.db, query);
+    assert.ok(typeof again !== "string", "released buffers serve again");
+    assert.deepEqual(again.bytes, expected);
+    again.release();
+  });
+
   it("runs it on the transaction's own connection inside a transaction", async () => {
     const query = pages[0] as OccurrenceQuery;
     const expected = await listOccurrencesJson(handle.db, query);
@@ -218,6 +249,7 @@ describe("the occurrences page as a read task of the SQLite read pool", () => {
       statements.length = 0;
       const page = await listOccurrencesPage(trx, query);
       assert.equal(page, expected);
+      assert.equal(await occurrencesPageForAnswer(trx, query), expected, "text, from the transaction");
       assert.ok(
         // The page's objects come from the stored lists (migration 020).
         statements.some((s) => s.includes("occurrence_object_lists")),

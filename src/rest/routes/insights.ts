@@ -1,6 +1,7 @@
+import { finished } from "node:stream";
 import type { FastifyInstance } from "fastify";
 import { listCveInsights } from "../../store/insights.ts";
-import { listOccurrencesPage } from "../../store/read-task-runner.ts";
+import { occurrencesPageForAnswer } from "../../store/read-task-runner.ts";
 import { findVulnerability } from "../../store/vulnerabilities.ts";
 import { analysisScope } from "../authorization.ts";
 import type { AtDate, NameParams as Name, Paging, RestDeps } from "../context.ts";
@@ -70,13 +71,18 @@ export function insightRoutes(app: FastifyInstance, deps: RestDeps): void {
       if (!vulnerability) return [];
       // Already JSON (the read model's objects spliced as stored), assembled by a reader thread on SQLite:
       // sent as it is, not through the schema's serializer.
-      const page = await listOccurrencesPage(deps.db, {
+      const page = await occurrencesPageForAnswer(deps.db, {
         ...scope,
         vulnerabilityId: vulnerability.id,
         limit,
         skip,
       });
-      return reply.type("application/json; charset=utf-8").send(page);
+      reply.type("application/json; charset=utf-8");
+      if (typeof page === "string") return reply.send(page);
+      // The reader's buffer is read until the answer is written (or compressed) in full, or abandoned;
+      // `finished` also calls back for a client gone while the page was read (its "close" already past).
+      finished(reply.raw, () => page.release());
+      return reply.send(page.bytes);
     },
   );
 }
