@@ -6,9 +6,10 @@ import {
   OBJECT_LIST_CACHE_SIZE,
   type ObjectList,
   type ObjectListCache,
+  objectListBytes,
   objectListCacheOf,
 } from "./object-list-cache.ts";
-import { listsAreText, objectListBytes, objectListText } from "./occurrence-model.ts";
+import { listsAreText, objectListText } from "./occurrence-model.ts";
 import { type Database, OPEN_SEQ } from "./schema.ts";
 import { liveAt } from "./sql-helpers.ts";
 import { type Segment, segmentsText, writeSegments } from "./utf8-segments.ts";

@@ -10,6 +10,7 @@
  * wide page's cost, docs/benchmarks.md, "SQLite: one compressed object list per package"), as the UTF-8
  * bytes inflating gives: a page is written as bytes (utf8-writer.ts) by copying them, no string made.
  */
+import { inflateRawSync } from "node:zlib";
 import type { Kysely } from "kysely";
 import type { Database } from "./schema.ts";
 
@@ -69,4 +70,14 @@ export function objectListCacheOf(db: Kysely<Database>, maxSize: number): Object
     caches.set(db, cache);
   }
   return cache;
+}
+
+/**
+ * A SQLite list (stored deflated, occurrence-model.ts packObjectList) as the UTF-8 bytes of its JSON, in
+ * memory of its own: zlib hands its result out as a slice of its 64 KB output chunk, which a kept list
+ * would otherwise hold whole.
+ */
+export function objectListBytes(docs: Uint8Array): Uint8Array {
+  const inflated = inflateRawSync(docs);
+  return inflated.byteLength === inflated.buffer.byteLength ? inflated : new Uint8Array(inflated);
 }

@@ -222,15 +222,6 @@ export function objectListText(docs: string | Uint8Array): string {
   return typeof docs === "string" ? docs : inflateRawSync(docs).toString("utf8");
 }
 
-/**
- * A SQLite list's JSON as UTF-8 bytes, inflated, in memory of its own: zlib hands a small result out as a
- * slice of a shared 8 KB pool buffer, which a kept list would hold whole.
- */
-export function objectListBytes(docs: Uint8Array): Uint8Array {
-  const inflated = inflateRawSync(docs);
-  return inflated.byteLength === inflated.buffer.byteLength ? inflated : new Uint8Array(inflated);
-}
-
 /** A JSON array text of the docs of `o`'s rows, in key order (PostgreSQL). */
 const docsArray = sql<string>`'[' || string_agg(o.doc, ',' order by o.full_name, o.object_id) || ']'`;
 
