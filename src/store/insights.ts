@@ -2,10 +2,17 @@ import { type Kysely, sql } from "kysely";
 /** The REST resources these queries answer with, as src/contracts declares them. */
 import type { CveInsight, CvePackage as CvePackageRecord } from "../contracts/resources.ts";
 import type { ExternalObjectRecord } from "./external-objects.ts";
-import { OBJECT_LIST_CACHE_CHARS, type ObjectListCache, objectListCacheOf } from "./object-list-cache.ts";
+import {
+  OBJECT_LIST_CACHE_SIZE,
+  type ObjectList,
+  type ObjectListCache,
+  objectListBytes,
+  objectListCacheOf,
+} from "./object-list-cache.ts";
 import { listsAreText, objectListText } from "./occurrence-model.ts";
 import { type Database, OPEN_SEQ } from "./schema.ts";
 import { liveAt } from "./sql-helpers.ts";
+import { type Segment, segmentsText, writeSegments } from "./utf8-segments.ts";
 import { severitySqlRank } from "./vulnerabilities.ts";
 
 export type { ExternalObjectRecord } from "./external-objects.ts";
@@ -28,7 +35,7 @@ export interface OccurrenceQuery {
   skip: number;
 }
 
-/** A page's package with its facts and its objects' JSON array text (null: none referred). */
+/** A page's package with its facts and its objects' JSON array (text or UTF-8 bytes; null: none referred). */
 interface OccurrenceRow {
   package_id: number;
   package_name: string;
@@ -37,7 +44,7 @@ interface OccurrenceRow {
   releases_per_year: number | null;
   safer_closest_version: string | null;
   safest_version: string | null;
-  objects: string | null;
+  objects: ObjectList | null;
 }
 
 /** The page's packages joined to their facts, in page order. */
@@ -79,7 +86,7 @@ function occurrenceFacts(db: Db, query: OccurrenceQuery) {
 async function occurrencePage(db: Db, query: OccurrenceQuery, useCache = true): Promise<OccurrenceRow[]> {
   const { applicationId, seq } = query;
   const facts = occurrenceFacts(db, query);
-  const cache = useCache ? objectListCacheOf(db, OBJECT_LIST_CACHE_CHARS[storeOf(db)]) : undefined;
+  const cache = useCache ? objectListCacheOf(db, OBJECT_LIST_CACHE_SIZE[storeOf(db)]) : undefined;
   if (cache) return cachedListsPage(db, query, facts, cache);
   // In a transaction (or a list gone since the page's facts were read): one statement, one stored list
   // per package (a round trip and ~100 rows per package fewer than object rows); SQLite's inflated here.
@@ -125,7 +132,7 @@ async function cachedListsPage(
     .execute();
   const key = (r: { package_id: number; list_from: number | null; list_bytes: number | null }) =>
     `${applicationId}:${r.package_id}:${r.list_from}:${r.list_bytes}`;
-  const lists = new Map<string, string>();
+  const lists = new Map<string, ObjectList>();
   const missing: typeof rows = [];
   for (const r of rows) {
     if (r.list_from === null) continue;
@@ -153,15 +160,16 @@ async function cachedListsPage(
           where application_id = ${applicationId} and package_id in (${sql.join(missing.map((r) => r.package_id))})
             and from_seq <= ${seq} and to_seq > ${seq}`.execute(db);
     for (const r of read) {
-      const text = objectListText(r.docs);
-      cache.set(key(r), text);
-      lists.set(key(r), text);
+      // SQLite's kept as the inflated bytes: a page is written from them as they are (writeOccurrencesJson).
+      const list = typeof r.docs === "string" ? r.docs : objectListBytes(r.docs);
+      cache.set(key(r), list);
+      lists.set(key(r), list);
     }
     if (missing.some((r) => !lists.has(key(r)))) return occurrencePage(db, query, false);
   }
   return rows.map(({ list_from, list_bytes, ...r }) => ({
     ...r,
-    objects: list_from === null ? null : (lists.get(key({ ...r, list_from, list_bytes })) as string),
+    objects: list_from === null ? null : (lists.get(key({ ...r, list_from, list_bytes })) as ObjectList),
   }));
 }
 
@@ -170,7 +178,7 @@ export async function listOccurrences(db: Db, query: OccurrenceQuery): Promise<C
   return packages.map((p) => {
     return {
       name: p.package_name,
-      objects: p.objects ? (JSON.parse(p.objects) as ExternalObjectRecord[]) : [],
+      objects: p.objects ? (JSON.parse(segmentsText([p.objects])) as ExternalObjectRecord[]) : [],
       releaseDate: p.released_at ? { dateTime: toUtcSeconds(p.released_at) } : null,
       releasesPerYear: p.releases_per_year,
       saferClosestVersion: p.safer_closest_version,
@@ -190,16 +198,40 @@ export async function listOccurrencesJson(
   query: OccurrenceQuery,
   options: { cachedLists?: boolean } = {},
 ): Promise<string> {
-  const packages = await occurrencePage(db, query, options.cachedLists ?? true);
+  return segmentsText(occurrenceSegments(await occurrencePage(db, query, options.cachedLists ?? true)));
+}
+
+/**
+ * The same page's UTF-8 bytes written into `target` (a read pool's buffer): their length, or the page's
+ * text if they do not fit. On SQLite the lists are copied from the bytes the reader keeps, so the page
+ * is never a string: no join, no encoding, almost no garbage for the reader's and V8's helper threads to
+ * collect (docs/benchmarks.md, "the page as bytes end to end").
+ */
+export async function writeOccurrencesJson(
+  db: Db,
+  query: OccurrenceQuery,
+  target: Uint8Array,
+): Promise<{ byteLength: number } | { text: string }> {
+  const segments = occurrenceSegments(await occurrencePage(db, query));
+  const byteLength = writeSegments(segments, target);
+  return byteLength === undefined ? { text: segmentsText(segments) } : { byteLength };
+}
+
+/** The page's JSON in order: the facts' text around each package's stored list. */
+function occurrenceSegments(packages: readonly OccurrenceRow[]): Segment[] {
   const text = (value: string | number | null) => JSON.stringify(value);
-  const records = packages.map(
-    (p) =>
-      `{"name":${text(p.package_name)},"objects":${p.objects ?? "[]"},` +
-      `"releaseDate":${p.released_at ? `{"dateTime":${text(toUtcSeconds(p.released_at))}}` : "null"},` +
-      `"releasesPerYear":${text(p.releases_per_year)},"saferClosestVersion":${text(p.safer_closest_version)},` +
-      `"safestVersion":${text(p.safest_version)},"version":${text(p.version)}}`,
-  );
-  return `[${records.join(",")}]`;
+  const segments: Segment[] = [];
+  for (const p of packages) {
+    segments.push(
+      `${segments.length === 0 ? "[" : ","}{"name":${text(p.package_name)},"objects":`,
+      p.objects ?? "[]",
+      `,"releaseDate":${p.released_at ? `{"dateTime":${text(toUtcSeconds(p.released_at))}}` : "null"},` +
+        `"releasesPerYear":${text(p.releases_per_year)},"saferClosestVersion":${text(p.safer_closest_version)},` +
+        `"safestVersion":${text(p.safest_version)},"version":${text(p.version)}}`,
+    );
+  }
+  segments.push(segments.length === 0 ? "[]" : "]");
+  return segments;
 }
 
 /**

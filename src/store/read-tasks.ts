@@ -4,7 +4,7 @@
  * read-task-runner.ts decides where each one runs. Kept free of anything a worker does not need.
  */
 import type { Kysely, Transaction } from "kysely";
-import { listOccurrencesJson, type OccurrenceQuery } from "./insights.ts";
+import { listOccurrencesJson, type OccurrenceQuery, writeOccurrencesJson } from "./insights.ts";
 import type { Database } from "./schema.ts";
 
 export type Db = Kysely<Database> | Transaction<Database>;
@@ -15,3 +15,18 @@ export const READ_TASKS = {
 } satisfies Record<string, (db: Db, args: never) => Promise<string>>;
 
 export type ReadTaskName = keyof typeof READ_TASKS;
+
+/**
+ * The tasks that can also write their answer's UTF-8 bytes into a given buffer (the read pool's slot):
+ * the same bytes as their text, or the text when they do not fit. A reader thread runs these instead of
+ * encoding the text (sqlite-read-worker.ts).
+ */
+export const BYTE_READ_TASKS = {
+  occurrencesJson: (db: Db, query: OccurrenceQuery, target: Uint8Array) =>
+    writeOccurrencesJson(db, query, target),
+} satisfies Partial<
+  Record<
+    ReadTaskName,
+    (db: Db, args: never, target: Uint8Array) => Promise<{ byteLength: number } | { text: string }>
+  >
+>;

@@ -8,7 +8,7 @@ import { constants, setPriority } from "node:os";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { parentPort, workerData } from "node:worker_threads";
 import { Kysely, type SqliteDatabase, SqliteDialect, type SqliteStatement } from "kysely";
-import { READ_TASKS, type ReadTaskName } from "./read-tasks.ts";
+import { BYTE_READ_TASKS, READ_TASKS, type ReadTaskName } from "./read-tasks.ts";
 import type { Database } from "./schema.ts";
 import { type ReadReply, type ReadRequest, ROWS_PER_REPLY } from "./sqlite-read-protocol.ts";
 
@@ -119,31 +119,42 @@ function replyError(id: number, error: unknown): void {
 
 const encoder = new TextEncoder();
 
-/** The task's text: its bytes in the request's slot if they fit, else posted as one string (see ReadReply). */
+type ByteTask = (
+  db: Kysely<Database>,
+  args: unknown,
+  target: Uint8Array,
+) => Promise<{ byteLength: number } | { text: string }>;
+
+/**
+ * The task's answer: its bytes in the request's slot if they fit, else posted as one string (see ReadReply).
+ * A task that writes bytes itself (BYTE_READ_TASKS) writes them into the slot; another one's text is encoded.
+ */
 async function runTask(request: Extract<ReadRequest, { type: "task" }>): Promise<void> {
-  let text: string;
+  const slot = request.slot;
+  let answer: { byteLength: number } | { text: string };
   try {
     refreshStatistics(request.statisticsGeneration);
-    const task = READ_TASKS[request.name as ReadTaskName] as (
-      db: Kysely<Database>,
-      args: unknown,
-    ) => Promise<string>;
-    if (!task) throw new Error(`Unknown read task ${request.name}`);
-    text = await task(taskDb(), request.args);
+    const name = request.name as ReadTaskName;
+    const writeBytes = (BYTE_READ_TASKS as Partial<Record<string, ByteTask>>)[name];
+    if (slot && writeBytes) {
+      answer = await writeBytes(taskDb(), request.args, new Uint8Array(slot));
+    } else {
+      const task = READ_TASKS[name] as ((db: Kysely<Database>, args: unknown) => Promise<string>) | undefined;
+      if (!task) throw new Error(`Unknown read task ${request.name}`);
+      const text = await task(taskDb(), request.args);
+      answer = { text };
+      if (slot) {
+        const { read, written } = encoder.encodeInto(text, new Uint8Array(slot));
+        if (read === text.length) answer = { byteLength: written };
+      }
+    }
   } catch (error) {
     replyError(request.id, error);
     return;
   }
-  const slot = request.slot;
-  if (slot) {
-    const { read, written } = encoder.encodeInto(text, new Uint8Array(slot));
-    // The slot goes back in every case: with the bytes, or beside the text that did not fit.
-    const reply: ReadReply =
-      read === text.length ? { id: request.id, byteLength: written, slot } : { id: request.id, text, slot };
-    port?.postMessage(reply, [slot]);
-    return;
-  }
-  port?.postMessage({ id: request.id, text } satisfies ReadReply);
+  // The slot goes back in every case: with the bytes, or beside the text that did not fit.
+  if (slot) port?.postMessage({ id: request.id, ...answer, slot } satisfies ReadReply, [slot]);
+  else if ("text" in answer) port?.postMessage({ id: request.id, text: answer.text } satisfies ReadReply);
 }
 
 port.on("message", (request: ReadRequest) => {

@@ -95,12 +95,14 @@ describe("bench:occurrences at a tiny scale", () => {
     const postgresUrl = new URL(postgresAdminUrl);
     postgresUrl.pathname = `/${database}`;
     for (const [target, reads] of [
-      // SQLite: the endpoint's read (a task in a reader thread) beside the same read's statements handed
-      // to the readers one by one, the lists read and inflated on every page, and 012's rows.
+      // SQLite: the endpoint's read (a task in a reader thread; as text and as the HTTP answer's bytes)
+      // beside the same read's statements handed to the readers one by one, the lists read and inflated
+      // on every page, and 012's rows.
       [
         join(dataDir, sqliteDir, "imaging.db"),
         [
           "read task \\(endpoint\\)",
+          "read task as bytes \\(HTTP answer\\)",
           "statements through the pool",
           "lists, one statement, none kept \\(020\\)",
           "rows \\(012\\)",

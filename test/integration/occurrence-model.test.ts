@@ -11,14 +11,20 @@ import { applyOsvRecords } from "../../src/store/advisories.ts";
 import { findApplication, resolveAnalysis } from "../../src/store/applications.ts";
 import { migrateToLatest, openStore, type StoreHandle } from "../../src/store/database.ts";
 import type { AnalysisInput, OsvRecordInput } from "../../src/store/input-records.ts";
-import { listCveInsights, listOccurrences, listOccurrencesJson } from "../../src/store/insights.ts";
+import {
+  listCveInsights,
+  listOccurrences,
+  listOccurrencesJson,
+  type OccurrenceQuery,
+  writeOccurrencesJson,
+} from "../../src/store/insights.ts";
 import {
   buildObjectLists,
   buildOccurrenceModel,
   objectListText,
   packObjectList,
 } from "../../src/store/occurrence-model.ts";
-import { listOccurrencesPage } from "../../src/store/read-task-runner.ts";
+import { listOccurrencesPage, occurrencesPageForAnswer } from "../../src/store/read-task-runner.ts";
 import { findVulnerability } from "../../src/store/vulnerabilities.ts";
 import {
   cveInsightsByJoins,
@@ -190,6 +196,12 @@ for (const kind of STORE_KINDS) {
               JSON.stringify(expected),
               `${context}: endpoint's JSON of ${v.cve_id} analysis ${seq} limit ${limit} skip ${skip}`,
             );
+            // The HTTP answer's read (on SQLite the reader writes the page's bytes from the lists it keeps).
+            assert.equal(
+              await answerText(store.db, query),
+              JSON.stringify(expected),
+              `${context}: answer's bytes of ${v.cve_id} analysis ${seq} limit ${limit} skip ${skip}`,
+            );
             // The read of migration 012 (the benchmark's comparison for PostgreSQL's lists) answers alike.
             assert.equal(
               await occurrencesByObjectRowsJson(store.db, query),
@@ -206,6 +218,20 @@ for (const kind of STORE_KINDS) {
         }
       }
       return nonEmpty;
+    }
+
+    /** The endpoint's answer as text: on SQLite it must come as bytes in a pool buffer (then released). */
+    async function answerText(db: StoreHandle["db"], query: OccurrenceQuery): Promise<string> {
+      const page = await occurrencesPageForAnswer(db, query);
+      if (typeof page === "string") {
+        assert.equal(kind, "postgres", "on SQLite a page this small comes as bytes");
+        return page;
+      }
+      try {
+        return page.bytes.toString("utf8");
+      } finally {
+        page.release();
+      }
     }
 
     async function page(cve: string, date: string) {
@@ -524,8 +550,9 @@ for (const kind of STORE_KINDS) {
           .where("name", "=", "alpha")
           .executeTakeFirstOrThrow()
       ).id;
+      // Characters of two to four UTF-8 bytes: the page's bytes are the list's bytes, not its characters.
       const edited = JSON.stringify([
-        { ...object("alpha", "edited-in-place"), mangling: "only in the list" },
+        { ...object("alpha", "edited-in-place"), mangling: "only in the list: é ✓ 𝄞" },
       ]);
       // A list row edited in place (a longer text, so PostgreSQL's process cache misses it) shows in the
       // page on both paths: the list is what the page reads, not occurrence_objects.
@@ -541,6 +568,7 @@ for (const kind of STORE_KINDS) {
         for (const text of [
           await listOccurrencesJson(store.db, query),
           await listOccurrencesPage(store.db, query),
+          await answerText(store.db, query),
         ]) {
           const pages = JSON.parse(text) as { name: string; objects: { id: string }[] }[];
           const objects = pages.filter((p) => p.name === "alpha").map((p) => p.objects.map((o) => o.id));
@@ -582,6 +610,18 @@ for (const kind of STORE_KINDS) {
         assert.equal(await listOccurrencesJson(logged.db, query), expected);
         assert.ok(statements.length > 0, "the page's facts are read again");
         assert.deepEqual(readsLists(), [], "the second page reads no list");
+        // As bytes (what a reader thread writes into a pool buffer): from the kept lists, the same bytes.
+        const target = new Uint8Array(1024 * 1024);
+        statements.length = 0;
+        const written = await writeOccurrencesJson(logged.db, query, target);
+        assert.ok("byteLength" in written, "the page fits the buffer");
+        assert.equal(Buffer.from(target.buffer, 0, written.byteLength).toString("utf8"), expected);
+        assert.equal(written.byteLength, Buffer.byteLength(expected));
+        assert.deepEqual(readsLists(), [], "the byte page reads no list either");
+        // A buffer too small for the page: its text instead, the same.
+        assert.deepEqual(await writeOccurrencesJson(logged.db, query, new Uint8Array(10)), {
+          text: expected,
+        });
         // Inside a transaction (whose writes may roll back) the page reads its lists in its one statement.
         statements.length = 0;
         assert.equal(

@@ -26,4 +26,14 @@ describe("the PostgreSQL occurrence lists kept by the process", () => {
     assert.equal(cache.get("a"), "[1,2]");
     assert.equal(cache.get("b"), "[3,4]");
   });
+
+  it("counts a SQLite list kept as bytes by its bytes", () => {
+    const cache = new ObjectListCache(10);
+    const list = new TextEncoder().encode('["é✓"]'); // 4 characters, 9 bytes
+    cache.set("a", list);
+    assert.equal(cache.get("a"), list);
+    cache.set("b", "[1]"); // 12 > 10: a goes
+    assert.equal(cache.get("a"), undefined);
+    assert.equal(cache.get("b"), "[1]");
+  });
 });
