@@ -21,6 +21,25 @@ import {
 import { freePort } from "../support/service.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
 
+/** What `imaging cimd show claude-code --json` prints after `add --preset claude-code`, on either identity provider. */
+const CLAUDE_CODE_SHOWN = {
+  profile: {
+    name: "cimd-profile-claude-code",
+    executor: "client-id-metadata-document",
+    allowHttpScheme: false,
+    restrictSameDomain: false,
+    onlyAllowConfidentialClient: false,
+    trustedDomains: ["claude.ai", "localhost", "127.0.0.1"],
+  },
+  policy: {
+    name: "cimd-policy-claude-code",
+    condition: "client-id-uri",
+    uriSchemes: ["https"],
+    trustedDomains: ["claude.ai"],
+    profiles: ["cimd-profile-claude-code"],
+  },
+};
+
 /**
  * `imaging cimd ...` with each identity provider: the embedded one (pairs in the platform store) and
  * Keycloak (the realm's client policies). The refusals both give are written once and run against each
@@ -149,24 +168,7 @@ describe("imaging cimd", () => {
   it("show --json prints exactly the profile and the policy", async () => {
     const result = await cimd("show", "claude-code", "--json");
     assert.equal(result.code, 0, result.stderr);
-    const expected = {
-      profile: {
-        name: "cimd-profile-claude-code",
-        executor: "client-id-metadata-document",
-        allowHttpScheme: false,
-        restrictSameDomain: false,
-        onlyAllowConfidentialClient: false,
-        trustedDomains: ["claude.ai", "localhost", "127.0.0.1"],
-      },
-      policy: {
-        name: "cimd-policy-claude-code",
-        condition: "client-id-uri",
-        uriSchemes: ["https"],
-        trustedDomains: ["claude.ai"],
-        profiles: ["cimd-profile-claude-code"],
-      },
-    };
-    assert.equal(result.stdout, `${JSON.stringify(expected, null, 2)}\n`);
+    assert.equal(result.stdout, `${JSON.stringify(CLAUDE_CODE_SHOWN, null, 2)}\n`);
     assert.deepEqual(Object.keys(JSON.parse(result.stdout)), ["profile", "policy"]);
   });
 
@@ -558,30 +560,7 @@ describe("imaging cimd with IDP=keycloak", () => {
 
     it("show --json prints the profile and policy as Keycloak holds them", async () => {
       const result = await ok("show", "claude-code", "--json");
-      assert.equal(
-        result.stdout,
-        `${JSON.stringify(
-          {
-            profile: {
-              name: "cimd-profile-claude-code",
-              executor: "client-id-metadata-document",
-              allowHttpScheme: false,
-              restrictSameDomain: false,
-              onlyAllowConfidentialClient: false,
-              trustedDomains: ["claude.ai", "localhost", "127.0.0.1"],
-            },
-            policy: {
-              name: "cimd-policy-claude-code",
-              condition: "client-id-uri",
-              uriSchemes: ["https"],
-              trustedDomains: ["claude.ai"],
-              profiles: ["cimd-profile-claude-code"],
-            },
-          },
-          null,
-          2,
-        )}\n`,
-      );
+      assert.equal(result.stdout, `${JSON.stringify(CLAUDE_CODE_SHOWN, null, 2)}\n`);
       const text = await ok("show", "vscode");
       assert.match(text.stdout, /^ {2}Allow http scheme +ON$/m);
       assert.match(text.stdout, /^ {2}URI scheme +https, http$/m);

@@ -16,6 +16,7 @@ import { type CallToolResult, Client, StreamableHTTPClientTransport } from "@mod
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import type { RunningService } from "../../src/service.ts";
 import { spawnService } from "../support/cli.ts";
+import { applicationNamesInAnswer } from "../support/mcp-answers.ts";
 import { rawRequest, withoutDate } from "../support/raw-http.ts";
 import { freePort, startTestService } from "../support/service.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
@@ -60,20 +61,6 @@ const legacyHeaders = (token: string, session?: string) => ({
   authorization: `Bearer ${token}`,
   ...(session ? { "mcp-session-id": session, "mcp-protocol-version": LEGACY } : {}),
 });
-
-/** The application names of a tools/call answer (JSON, or the JSON-RPC message of an event stream). */
-function applicationNames(text: string): string[] {
-  const json = text.trimStart().startsWith("{")
-    ? text
-    : (text
-        .split("\n")
-        .find((line) => line.startsWith("data:") && line.includes('"result"'))
-        ?.slice(5) ?? "{}");
-  const message = JSON.parse(json) as {
-    result?: { structuredContent?: { applications?: { name: string }[] } };
-  };
-  return (message.result?.structuredContent?.applications ?? []).map((a) => a.name).sort();
-}
 
 describe("the MCP servers in the gateway's process answer /mcp on the client's connection", () => {
   let store: TestStore;
@@ -175,7 +162,8 @@ describe("the MCP servers in the gateway's process answer /mcp on the client's c
       assert.equal(inProcess.status, 200, inProcess.body.toString("utf8"));
       assert.deepEqual(withoutDate(inProcess.headers), withoutDate(http.headers));
       assert.equal(inProcess.body.toString("utf8"), http.body.toString("utf8"));
-      if (tool === "applications") assert.deepEqual(applicationNames(inProcess.body.toString("utf8")), DEMO);
+      if (tool === "applications")
+        assert.deepEqual(applicationNamesInAnswer(inProcess.body.toString("utf8")), DEMO);
     });
   }
 
@@ -188,7 +176,7 @@ describe("the MCP servers in the gateway's process answer /mcp on the client's c
       "bob",
     );
     assert.deepEqual(socketsInProcess, []);
-    assert.deepEqual(applicationNames(inProcess.body.toString("utf8")), ["storefront-web"]);
+    assert.deepEqual(applicationNamesInAnswer(inProcess.body.toString("utf8")), ["storefront-web"]);
     assert.equal(inProcess.body.toString("utf8"), http.body.toString("utf8"));
   });
 
@@ -389,7 +377,7 @@ describe("the direct path's log in one `imaging start` process (debug level)", (
         modernCall("applications"),
       );
       assert.equal(modern.status, 200);
-      assert.deepEqual(applicationNames(modern.body.toString("utf8")), DEMO);
+      assert.deepEqual(applicationNamesInAnswer(modern.body.toString("utf8")), DEMO);
       const opened = await rawRequest(`${base}/mcp`, legacyHeaders(token), "POST", INITIALIZE);
       assert.equal(opened.status, 200);
       const deadline = Date.now() + 5_000;

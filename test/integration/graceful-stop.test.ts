@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type CallToolResult, Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { spawnService } from "../support/cli.ts";
+import { applicationNamesInAnswer } from "../support/mcp-answers.ts";
 import { freePort } from "../support/service.ts";
 import { startTestIssuer, type TestIssuer } from "../support/test-issuer.ts";
 
@@ -42,20 +43,6 @@ const modernHeaders = (token: string) => ({
   authorization: `Bearer ${token}`,
 });
 const DEMO = ["claims-portal", "payments-service", "storefront-web"];
-
-/** The application names of a tools/call answer (JSON, or the JSON-RPC message of an event stream). */
-function applicationNames(text: string): string[] {
-  const json = text.trimStart().startsWith("{")
-    ? text
-    : (text
-        .split("\n")
-        .find((line) => line.startsWith("data:") && line.includes('"result"'))
-        ?.slice(5) ?? "{}");
-  const message = JSON.parse(json) as {
-    result?: { structuredContent?: { applications?: { name: string }[] } };
-  };
-  return (message.result?.structuredContent?.applications ?? []).map((a) => a.name).sort();
-}
 
 interface Started {
   child: ChildProcess;
@@ -215,7 +202,7 @@ describe("graceful stop of imaging start (SIGTERM / SIGINT)", { timeout: 180_000
               headers: modernHeaders(token),
               body: TOOLS_CALL,
             });
-            return { status: response.status, names: applicationNames(await response.text()) };
+            return { status: response.status, names: applicationNamesInAnswer(await response.text()) };
           }),
         );
         assert.deepEqual(
@@ -234,7 +221,11 @@ describe("graceful stop of imaging start (SIGTERM / SIGINT)", { timeout: 180_000
       inFlight.finish();
       const answer = await inFlight.response;
       assert.equal(answer.status, 200, answer.text);
-      assert.deepEqual(applicationNames(answer.text), DEMO, "the in-flight request got its full answer");
+      assert.deepEqual(
+        applicationNamesInAnswer(answer.text),
+        DEMO,
+        "the in-flight request got its full answer",
+      );
 
       assert.equal(await streamEnd, "ended", "the open GET stream ended cleanly");
       const [code] = await exited(service.child);
@@ -279,7 +270,7 @@ describe("graceful stop of imaging start (SIGTERM / SIGINT)", { timeout: 180_000
         signal: AbortSignal.timeout(30_000),
       });
       assert.equal(call.status, 200);
-      assert.deepEqual(applicationNames(await call.text()), DEMO);
+      assert.deepEqual(applicationNamesInAnswer(await call.text()), DEMO);
 
       service.child.kill("SIGTERM");
       const [code] = await exited(service.child);
