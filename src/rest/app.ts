@@ -15,7 +15,7 @@ import { requestIdOf } from "../observability/trace-context.ts";
 import type { Database } from "../store/schema.ts";
 import { adminProblem } from "./admin-input.ts";
 import { allowedMethods } from "./allowed-methods.ts";
-import { createAuthenticator } from "./authenticate.ts";
+import { createAuthenticator, refusalStatus } from "./authenticate.ts";
 import { compressAnswers } from "./compression.ts";
 import { collectInProcessReads, type InProcessGet } from "./in-process-reads.ts";
 import { streamLargePages } from "./large-pages.ts";
@@ -144,8 +144,8 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
       request.principal = result.principal;
       return;
     }
-    if (result.unavailable) return sendProblem(reply, 503, result.detail);
-    if (result.malformed) return sendProblem(reply, 400, result.detail);
+    const status = refusalStatus(result);
+    if (status !== 401) return sendProblem(reply, status, result.detail);
     const challenge = result.tokenGiven
       ? `Bearer realm="${PLATFORM_AUDIENCE}", error="invalid_token", error_description="${result.detail.replace(/"/g, "'")}"`
       : `Bearer realm="${PLATFORM_AUDIENCE}"`;

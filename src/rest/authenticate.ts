@@ -13,6 +13,11 @@ type Authentication =
   | { ok: true; principal: Principal }
   | { ok: false; detail: string; tokenGiven: boolean; unavailable?: boolean; malformed?: boolean };
 
+/** The status a refused authentication answers with: the store or identity provider down, a malformed header, else 401. */
+export function refusalStatus(result: Extract<Authentication, { ok: false }>): 503 | 400 | 401 {
+  return result.unavailable ? 503 : result.malformed ? 400 : 401;
+}
+
 export type Authenticator = (request: FastifyRequest) => Promise<Authentication>;
 
 /**

@@ -16,8 +16,8 @@ import { performance } from "node:perf_hooks";
 import type { FastifyInstance, FastifyRequest, RouteOptions } from "fastify";
 import { problemDetails } from "../contracts/problem-details.ts";
 import { httpRequestDuration, httpRequests } from "../observability/metrics.ts";
-import type { Authenticator } from "./authenticate.ts";
-import { ProblemError } from "./problem.ts";
+import { type Authenticator, refusalStatus } from "./authenticate.ts";
+import { problemOf } from "./problem.ts";
 
 /** An answer of an in-process GET: the handler's value as JSON would carry it, or a problem. */
 export type InProcessAnswer =
@@ -168,10 +168,7 @@ async function serve(
   try {
     // The app's onRequest authentication (app.ts), answered as its hook answers.
     const result = await authenticate(request);
-    if (!result.ok) {
-      const status = result.unavailable ? 503 : result.malformed ? 400 : 401;
-      return problemAnswer(status, result.detail, call.path);
-    }
+    if (!result.ok) return problemAnswer({ status: refusalStatus(result), detail: result.detail }, call.path);
     request.principal = result.principal;
     for (const check of [direct.route.preValidation ?? []].flat()) {
       await (check as (request: FastifyRequest) => unknown).call(app, request);
@@ -179,18 +176,14 @@ async function serve(
     const json = await direct.handler.call(app, request);
     return { status: 200, statusText: "OK", body: "", json };
   } catch (error) {
-    if (error instanceof ProblemError) return problemAnswer(error.status, error.detail, call.path);
-    // As the app's error handler (problem.ts sendError): another 4xx with its message, else 500, logged.
-    const { statusCode, message } = error as { statusCode?: number; message?: string };
-    if (statusCode && statusCode >= 400 && statusCode < 500) {
-      return problemAnswer(statusCode, String(message), call.path);
-    }
-    app.log.error({ err: error }, "request failed");
-    return problemAnswer(500, "The server could not complete the request", call.path);
+    // As the app's error handler (problem.ts sendError).
+    const problem = problemOf(error);
+    if (problem.status === 500) app.log.error({ err: error }, "request failed");
+    return problemAnswer(problem, call.path);
   }
 }
 
-function problemAnswer(status: number, detail: string, path: string): InProcessAnswer {
-  const body = problemDetails(status, detail, path);
-  return { status, statusText: body.title, body: JSON.stringify(body) };
+function problemAnswer(problem: ReturnType<typeof problemOf>, path: string): InProcessAnswer {
+  const body = { ...problemDetails(problem.status, problem.detail, path), ...problem.extra };
+  return { status: problem.status, statusText: body.title, body: JSON.stringify(body) };
 }

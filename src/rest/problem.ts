@@ -66,9 +66,23 @@ export function sendError(
     log: "request failed",
   },
 ): FastifyReply {
-  if (error instanceof ProblemError) return sendProblem(reply, error.status, error.detail, error.extra);
-  const { statusCode, message } = error as { statusCode?: number; message?: string };
-  const status = statusCode && statusCode >= 400 && statusCode < 500 ? statusCode : 500;
+  const { status, detail, extra } = problemOf(error, options.failure);
   if (status === 500) reply.log.error({ err: error }, options.log);
-  return sendProblem(reply, status, status === 500 ? options.failure : String(message));
+  return sendProblem(reply, status, detail, extra);
+}
+
+/**
+ * What a thrown error answers (sendError's rule, also for the in-process reads): a ProblemError as it
+ * says, another 4xx error with its message, anything else 500 with `failure` (the caller logs it).
+ */
+export function problemOf(
+  error: unknown,
+  failure = "The server could not complete the request",
+): { status: number; detail: string; extra?: Pick<Problem, "rule" | "field"> } {
+  if (error instanceof ProblemError)
+    return { status: error.status, detail: error.detail, extra: error.extra };
+  const { statusCode, message } = error as { statusCode?: number; message?: string };
+  if (statusCode && statusCode >= 400 && statusCode < 500)
+    return { status: statusCode, detail: String(message) };
+  return { status: 500, detail: failure };
 }
