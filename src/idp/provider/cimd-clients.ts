@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { type Client, errors, type KoaContextWithOIDC, Provider } from "oidc-provider";
+import { type Client, type ClientMetadata, errors, type KoaContextWithOIDC, Provider } from "oidc-provider";
 import { BoundedCache } from "../../auth/bounded-cache.ts";
 import { cimdRefusals } from "../../observability/metrics.ts";
 import { isLoopbackHost } from "../cimd/model.ts";
@@ -67,6 +67,9 @@ function preferredApplicationType(redirectUris: readonly string[]): "native" | "
 export function installCimdClientLookup(provider: Provider, resolver: CimdResolver): void {
   const ClientClass = provider.Client;
   const ownFind = ClientClass.find.bind(ClientClass);
+  // The client model validates metadata in its constructor (lib/models/client.js), which the typings
+  // leave out: a client built here from a metadata document is checked exactly like a registered one.
+  const NewClient = ClientClass as unknown as new (metadata: ClientMetadata) => Client;
   const clients = new BoundedCache<Client>(1000);
   // The provider looks a client up more than once per request (again for its error page): one
   // resolution per request, so a failing or hanging document is fetched once, within the 3 s limit.
@@ -119,7 +122,7 @@ export function installCimdClientLookup(provider: Provider, resolver: CimdResolv
     const preferred = preferredApplicationType(redirectUris);
     for (const type of preferred === "native" ? (["native", "web"] as const) : (["web"] as const)) {
       try {
-        client = new ClientClass(providerMetadata(document, type) as { client_id: string });
+        client = new NewClient(providerMetadata(document, type) as ClientMetadata);
         break;
       } catch (error) {
         lastError = error;
@@ -130,7 +133,7 @@ export function installCimdClientLookup(provider: Provider, resolver: CimdResolv
       throw new errors.InvalidClient(`the client metadata document cannot be used: ${reason}`);
     }
     const accepted = client;
-    accepted.redirectUriAllowed = (uri: string) => redirectUriMatches(accepted.redirectUris, uri);
+    accepted.redirectUriAllowed = (uri: string) => redirectUriMatches(accepted.redirectUris ?? [], uri);
     clients.set(key, accepted, Date.now() + 10 * 60_000);
     return accepted;
   };

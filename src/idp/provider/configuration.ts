@@ -1,11 +1,12 @@
 import type { Kysely } from "kysely";
 import {
-  type BaseToken,
+  type AccessToken,
   type Client,
+  type ClientCredentials,
+  type Configuration,
   errors,
   type KoaContextWithOIDC,
-  type ProviderConfiguration,
-  type ResourceServerInfo,
+  type ResourceServer,
 } from "oidc-provider";
 import {
   CONSOLE_CLIENT_ID,
@@ -42,26 +43,6 @@ const htmlPage = (ctx: KoaContextWithOIDC, body: string) => {
   ctx.body = body;
 };
 
-/** The parts of oidc-provider's context loadExistingGrant uses (its typings do not declare them). */
-interface GrantContext {
-  client: { clientId: string };
-  result?: { consent?: { grantId?: string } };
-  session: { accountId?: string; grantIdFor(clientId: string): string | undefined };
-  provider: {
-    Grant: {
-      find(id: string): Promise<unknown>;
-      new (init: {
-        clientId: string;
-        accountId: string;
-      }): {
-        addOIDCScope(scope: string): void;
-        addResourceScope(resource: string, scope: string): void;
-        save(): Promise<string>;
-      };
-    };
-  };
-}
-
 /** Token claims only platform tokens may carry: never in a token issued to an AI client. */
 const PLATFORM_CLAIMS = ["roles", "applications"];
 
@@ -80,11 +61,11 @@ const PLATFORM_CLAIMS = ["roles", "applications"];
  *   afterwards), the policy applied in front of it (registration.ts);
  * - DPoP, PAR, introspection and the development interactions are off.
  */
-export function providerConfiguration(input: ConfigurationInput): ProviderConfiguration {
+export function providerConfiguration(input: ConfigurationInput): Configuration {
   const { realm } = input;
   const mcpResources = new Set(realm.mcpResources);
   const mcpScope = realm.mcpScopes.join(" ");
-  const cookie = { httpOnly: true, sameSite: "lax", signed: true, secure: input.secureCookies };
+  const cookie = { httpOnly: true, sameSite: "lax" as const, signed: true, secure: input.secureCookies };
   /**
    * RFC 6749 section 3.3: an authorization request without `scope` gets the MCP resources' default
    * scopes, those the gateway's 401 challenge names, instead of an empty consent ending in
@@ -121,12 +102,13 @@ export function providerConfiguration(input: ConfigurationInput): ProviderConfig
     // The console is first-party: signing in to it asks for no consent (what it may do is the user's own
     // rights, applied by the REST API); every other client gets the consent page.
     loadExistingGrant: async (ctx: KoaContextWithOIDC) => {
-      const oidc = ctx.oidc as unknown as GrantContext;
-      const clientId = oidc.client.clientId;
-      const grantId = oidc.result?.consent?.grantId || oidc.session.grantIdFor(clientId);
-      if (grantId) return oidc.provider.Grant.find(grantId);
-      if (clientId !== CONSOLE_CLIENT_ID || !oidc.session.accountId) return undefined;
-      const grant = new oidc.provider.Grant({ clientId, accountId: oidc.session.accountId });
+      const { client, result, session, provider } = ctx.oidc;
+      if (!client || !session) return undefined;
+      const clientId = client.clientId;
+      const grantId = result?.consent?.grantId || session.grantIdFor(clientId);
+      if (grantId) return provider.Grant.find(grantId);
+      if (clientId !== CONSOLE_CLIENT_ID || !session.accountId) return undefined;
+      const grant = new provider.Grant({ clientId, accountId: session.accountId });
       grant.addOIDCScope("openid profile");
       grant.addResourceScope(realm.mcpResources[0] as string, "mcp:tools");
       await grant.save();
@@ -175,7 +157,7 @@ export function providerConfiguration(input: ConfigurationInput): ProviderConfig
       resourceIndicators: {
         enabled: true,
         // Clients that send no `resource` but ask for MCP scopes get the analysis MCP server.
-        defaultResource: async (ctx: KoaContextWithOIDC, _client: Client, oneOf?: string[]) => {
+        defaultResource: async (ctx: KoaContextWithOIDC, _client: Client, oneOf?: readonly string[]) => {
           defaultScopeWhenOmitted(ctx);
           if (oneOf) return oneOf[0];
           const scope = typeof ctx.oidc.params?.scope === "string" ? ctx.oidc.params.scope : "";
@@ -188,7 +170,7 @@ export function providerConfiguration(input: ConfigurationInput): ProviderConfig
           ctx: KoaContextWithOIDC,
           indicator: string,
           client: Client,
-        ): Promise<ResourceServerInfo> => {
+        ): Promise<ResourceServer> => {
           defaultScopeWhenOmitted(ctx);
           if (!mcpResources.has(indicator) || client.clientId === realm.exchangeClientId) {
             throw new errors.InvalidTarget(
@@ -204,12 +186,13 @@ export function providerConfiguration(input: ConfigurationInput): ProviderConfig
         },
       },
     },
-    extraTokenClaims: async (_ctx: KoaContextWithOIDC, token: BaseToken) => input.pendingClaims.get(token),
+    extraTokenClaims: async (_ctx: KoaContextWithOIDC, token: AccessToken | ClientCredentials) =>
+      input.pendingClaims.get(token),
     formats: {
       customizers: {
         jwt: async (
           _ctx: KoaContextWithOIDC,
-          token: BaseToken,
+          token: AccessToken | ClientCredentials,
           jwt: { payload: Record<string, unknown>; header?: Record<string, unknown> },
         ) => {
           const resource = token.resourceServer?.identifier();
@@ -230,7 +213,7 @@ export function providerConfiguration(input: ConfigurationInput): ProviderConfig
       return client.clientAuthMethod === "none" || token.ttlPercentagePassed() >= 70;
     },
     ttl: {
-      AccessToken: (_ctx: KoaContextWithOIDC, token: BaseToken) =>
+      AccessToken: (_ctx: KoaContextWithOIDC, token: AccessToken) =>
         token.resourceServer?.accessTokenTTL ?? LIFETIMES.accessToken,
       AuthorizationCode: LIFETIMES.authorizationCode,
       IdToken: LIFETIMES.idToken,

@@ -1,3 +1,4 @@
+import type { EventEmitter } from "node:events";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { JWK } from "jose";
 import type { Kysely } from "kysely";
@@ -141,7 +142,8 @@ export async function createEmbeddedIdp(options: EmbeddedIdpOptions): Promise<Em
     provider.on("server_error", (_ctx: unknown, error: unknown) =>
       outage.failed((error as Error)?.message ?? String(error)),
     );
-    provider.on("error", (error: unknown) =>
+    // Koa's own "error" event (Provider extends Koa): the typings' event map lists only the provider's.
+    (provider as EventEmitter).on("error", (error: unknown) =>
       log("error", `identity provider error: ${(error as Error)?.message ?? String(error)}`),
     );
     return { provider, callback: provider.callback() };

@@ -54,6 +54,13 @@ async function readForm(ctx: KoaContextWithOIDC): Promise<URLSearchParams> {
   return new URLSearchParams(Buffer.concat(chunks).toString("utf8"));
 }
 
+/** What the consent prompt's details hold (oidc-provider's consent checks; its typings say only "object"). */
+interface ConsentDetails {
+  missingOIDCScope?: string[];
+  missingOIDCClaims?: string[];
+  missingResourceScopes?: Record<string, string[]>;
+}
+
 /**
  * The interaction pages oidc-provider sends the browser to (`interactions.url`): sign-in with a
  * platform account, then consent. GET renders the page of the pending prompt; POST .../login,
@@ -230,7 +237,7 @@ export function interactionRoutes(provider: Provider, options: InteractionOption
         "Sign-in expired",
         "You are not signed in any more. Start again from your application.",
       );
-    const { details: prompt } = interaction.prompt;
+    const prompt = interaction.prompt.details as ConsentDetails;
     const grant = interaction.grantId
       ? ((await provider.Grant.find(interaction.grantId)) ??
         new provider.Grant({ accountId, clientId: String(interaction.params.client_id) }))

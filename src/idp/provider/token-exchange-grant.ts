@@ -1,6 +1,6 @@
 import { createLocalJWKSet, type JWK, errors as joseErrors, jwtVerify } from "jose";
 import type { Kysely } from "kysely";
-import { errors, type KoaContextWithOIDC, type OIDCProviderError, type Provider } from "oidc-provider";
+import { errors, type KoaContextWithOIDC, type Provider } from "oidc-provider";
 import type { Database } from "../../store/schema.ts";
 import { findUserById } from "../../store/users.ts";
 import { ACCESS_TOKEN_TYPE, LIFETIMES, type RealmDefinition, TOKEN_EXCHANGE_GRANT } from "./realm.ts";
@@ -29,8 +29,11 @@ interface TokenExchangeGrantOptions {
   pendingClaims: PendingClaims;
 }
 
-function refused(ErrorClass: (typeof errors)[keyof typeof errors], description: string): OIDCProviderError {
-  const error = new (ErrorClass as new () => OIDCProviderError)();
+function refused(
+  ErrorClass: (typeof errors)[keyof typeof errors],
+  description: string,
+): errors.OIDCProviderError {
+  const error = new (ErrorClass as new () => errors.OIDCProviderError)();
   error.error_description = description;
   return error;
 }
@@ -113,7 +116,12 @@ export function tokenExchangeGrant(provider: Provider, options: TokenExchangeGra
     const lifetime = Math.min(LIFETIMES.exchangedToken, remaining);
     if (lifetime < 1) throw refused(errors.InvalidGrant, "subject_token refused: it has expired");
 
-    const token = new provider.AccessToken({
+    // The typings require a grantId, the library does not (lib/models/access_token.js only carries it):
+    // an exchanged token belongs to no grant of this provider; its lifetime is bounded by the subject's.
+    const GrantlessAccessToken = provider.AccessToken as unknown as new (
+      properties: Omit<ConstructorParameters<typeof provider.AccessToken>[0], "grantId">,
+    ) => InstanceType<typeof provider.AccessToken>;
+    const token = new GrantlessAccessToken({
       accountId: user.id,
       client,
       gty: TOKEN_EXCHANGE_GRANT,
