@@ -12,7 +12,7 @@ import {
 import { listsAreText, objectListText } from "./occurrence-model.ts";
 import { type Database, OPEN_SEQ } from "./schema.ts";
 import { liveAt } from "./sql-helpers.ts";
-import { type Segment, segmentsText, writeSegments } from "./utf8-segments.ts";
+import { type ByteTarget, type Segment, segmentsText, writeSegments } from "./utf8-segments.ts";
 import { severitySqlRank } from "./vulnerabilities.ts";
 
 export type { ExternalObjectRecord } from "./external-objects.ts";
@@ -202,15 +202,16 @@ export async function listOccurrencesJson(
 }
 
 /**
- * The same page's UTF-8 bytes written into `target` (a read pool's buffer): their length, or the page's
- * text if they do not fit. On SQLite the lists are copied from the bytes the reader keeps, so the page
- * is never a string: no join, no encoding, almost no garbage for the reader's and V8's helper threads to
- * collect (docs/benchmarks.md, "the page as bytes end to end").
+ * The same page's UTF-8 bytes written into the buffer `target` gives for their length (a read pool's
+ * buffer, grown to the page if need be): their length, or the page's text if it gives none. On SQLite the
+ * lists are copied from the bytes the reader keeps, so the page is never a string: no join, no encoding,
+ * almost no garbage for the reader's and V8's helper threads to collect (docs/benchmarks.md, "the page
+ * as bytes end to end").
  */
 export async function writeOccurrencesJson(
   db: Db,
   query: OccurrenceQuery,
-  target: Uint8Array,
+  target: ByteTarget,
 ): Promise<{ byteLength: number } | { text: string }> {
   const segments = occurrenceSegments(await occurrencePage(db, query));
   const byteLength = writeSegments(segments, target);
