@@ -12,7 +12,7 @@ import {
 import { listsAreText, objectListText } from "./occurrence-model.ts";
 import { type Database, OPEN_SEQ } from "./schema.ts";
 import { liveAt } from "./sql-helpers.ts";
-import { type Segment, segmentsText, writeSegments } from "./utf8-segments.ts";
+import { type ByteTarget, type Segment, segmentsText, writeSegments } from "./utf8-segments.ts";
 import { severitySqlRank } from "./vulnerabilities.ts";
 
 export type { ExternalObjectRecord } from "./external-objects.ts";
@@ -130,16 +130,12 @@ async function cachedListsPage(
   const rows = await withPageLists(facts, applicationId, seq)
     .select(["l.from_seq as list_from", bytes.as("list_bytes")])
     .execute();
-  const key = (r: { package_id: number; list_from: number | null; list_bytes: number | null }) =>
+  const key = (r: { package_id: number; list_from: number; list_bytes: number }) =>
     `${applicationId}:${r.package_id}:${r.list_from}:${r.list_bytes}`;
-  const lists = new Map<string, ObjectList>();
-  const missing: typeof rows = [];
-  for (const r of rows) {
-    if (r.list_from === null) continue;
-    const list = cache.get(key(r));
-    if (list === undefined) missing.push(r);
-    else lists.set(key(r), list);
-  }
+  // Per row of the page: its list's key (none: no object referred) and the list, once found.
+  const keys = rows.map((r) => (r.list_from === null ? undefined : key(r as Parameters<typeof key>[0])));
+  const objects = keys.map((k): ObjectList | null | undefined => (k === undefined ? null : cache.get(k)));
+  const missing = rows.filter((_, i) => objects[i] === undefined);
   if (missing.length > 0) {
     type Read = { package_id: number; list_from: number; docs: string | Uint8Array; list_bytes: number };
     const { rows: read } = postgres
@@ -159,17 +155,30 @@ async function cachedListsPage(
           from occurrence_object_lists
           where application_id = ${applicationId} and package_id in (${sql.join(missing.map((r) => r.package_id))})
             and from_seq <= ${seq} and to_seq > ${seq}`.execute(db);
+    const found = new Map<string, ObjectList>();
     for (const r of read) {
       // SQLite's kept as the inflated bytes: a page is written from them as they are (writeOccurrencesJson).
       const list = typeof r.docs === "string" ? r.docs : objectListBytes(r.docs);
       cache.set(key(r), list);
-      lists.set(key(r), list);
+      found.set(key(r), list);
     }
-    if (missing.some((r) => !lists.has(key(r)))) return occurrencePage(db, query, false);
+    for (const [i, k] of keys.entries()) {
+      if (objects[i] !== undefined) continue;
+      const list = found.get(k as string);
+      if (list === undefined) return occurrencePage(db, query, false);
+      objects[i] = list;
+    }
   }
-  return rows.map(({ list_from, list_bytes, ...r }) => ({
-    ...r,
-    objects: list_from === null ? null : (lists.get(key({ ...r, list_from, list_bytes })) as ObjectList),
+  // Plain objects of the page's fields (no spread per row: a limit-500 page is 500 of them).
+  return rows.map((r, i) => ({
+    package_id: r.package_id,
+    package_name: r.package_name,
+    version: r.version,
+    released_at: r.released_at,
+    releases_per_year: r.releases_per_year,
+    safer_closest_version: r.safer_closest_version,
+    safest_version: r.safest_version,
+    objects: objects[i] as ObjectList | null,
   }));
 }
 
@@ -202,15 +211,16 @@ export async function listOccurrencesJson(
 }
 
 /**
- * The same page's UTF-8 bytes written into `target` (a read pool's buffer): their length, or the page's
- * text if they do not fit. On SQLite the lists are copied from the bytes the reader keeps, so the page
- * is never a string: no join, no encoding, almost no garbage for the reader's and V8's helper threads to
- * collect (docs/benchmarks.md, "the page as bytes end to end").
+ * The same page's UTF-8 bytes written into the buffer `target` gives for their length (a read pool's
+ * buffer, grown to the page if need be): their length, or the page's text if it gives none. On SQLite the
+ * lists are copied from the bytes the reader keeps, so the page is never a string: no join, no encoding,
+ * almost no garbage for the reader's and V8's helper threads to collect (docs/benchmarks.md, "the page
+ * as bytes end to end").
  */
 export async function writeOccurrencesJson(
   db: Db,
   query: OccurrenceQuery,
-  target: Uint8Array,
+  target: ByteTarget,
 ): Promise<{ byteLength: number } | { text: string }> {
   const segments = occurrenceSegments(await occurrencePage(db, query));
   const byteLength = writeSegments(segments, target);
@@ -298,7 +308,17 @@ export async function listCveInsights(
 
 /** ISO 8601 UTC with a trailing Z, to the second, as the API family writes datetimes. */
 export function toUtcSeconds(iso: string): string {
-  return new Date(iso).toISOString().replace(/\.\d{3}Z$/, "Z");
+  // Kept once computed: a page writes one per package, and a release date is written by many pages.
+  let seconds = utcSeconds.get(iso);
+  if (seconds === undefined) {
+    seconds = new Date(iso).toISOString().replace(/\.\d{3}Z$/, "Z");
+    if (utcSeconds.size >= MAX_UTC_SECONDS) utcSeconds.clear();
+    utcSeconds.set(iso, seconds);
+  }
+  return seconds;
 }
+
+const utcSeconds = new Map<string, string>();
+const MAX_UTC_SECONDS = 10_000;
 
 export { OPEN_SEQ };

@@ -8,7 +8,7 @@
  * and decoding was most of its cost (docs/benchmarks.md, "PostgreSQL limit 500"). On SQLite each reader
  * thread keeps the lists it inflated (the lists are stored deflated: inflating them was a third of a
  * wide page's cost, docs/benchmarks.md, "SQLite: one compressed object list per package"), as the UTF-8
- * bytes inflating gives: a page is written as bytes (utf8-writer.ts) by copying them, no string made.
+ * bytes inflating gives: a page is written as bytes (utf8-segments.ts) by copying them, no string made.
  */
 import { inflateRawSync } from "node:zlib";
 import type { Kysely } from "kysely";

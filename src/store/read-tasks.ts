@@ -6,6 +6,7 @@
 import type { Kysely, Transaction } from "kysely";
 import { listOccurrencesJson, type OccurrenceQuery, writeOccurrencesJson } from "./insights.ts";
 import type { Database } from "./schema.ts";
+import type { ByteTarget } from "./utf8-segments.ts";
 
 export type Db = Kysely<Database> | Transaction<Database>;
 
@@ -17,16 +18,17 @@ export const READ_TASKS = {
 export type ReadTaskName = keyof typeof READ_TASKS;
 
 /**
- * The tasks that can also write their answer's UTF-8 bytes into a given buffer (the read pool's slot):
- * the same bytes as their text, or the text when they do not fit. A reader thread runs these instead of
+ * The tasks that can also write their answer's UTF-8 bytes into a given buffer (the read pool's slot,
+ * asked for once the answer's length is known): the same bytes as their text, or the text when no buffer
+ * holds them. A reader thread runs these instead of
  * encoding the text (sqlite-read-worker.ts).
  */
 export const BYTE_READ_TASKS = {
-  occurrencesJson: (db: Db, query: OccurrenceQuery, target: Uint8Array) =>
+  occurrencesJson: (db: Db, query: OccurrenceQuery, target: ByteTarget) =>
     writeOccurrencesJson(db, query, target),
 } satisfies Partial<
   Record<
     ReadTaskName,
-    (db: Db, args: never, target: Uint8Array) => Promise<{ byteLength: number } | { text: string }>
+    (db: Db, args: never, target: ByteTarget) => Promise<{ byteLength: number } | { text: string }>
   >
 >;

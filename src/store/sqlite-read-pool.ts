@@ -6,7 +6,7 @@ import {
   INLINE_LONGEST_MS,
   INLINE_READ_MS,
 } from "./sqlite-inline-reader.ts";
-import type { ReadReply, ReadRequest } from "./sqlite-read-protocol.ts";
+import { newSlotBuffer, type ReadReply, type ReadRequest, type SlotBuffer } from "./sqlite-read-protocol.ts";
 
 export interface ReadPool {
   /** Runs one SELECT on the first free reader; rows as objects, like node:sqlite's `all()`. */
@@ -18,8 +18,9 @@ export interface ReadPool {
   task(name: string, args: unknown): Promise<string>;
   /**
    * The same, but the answer's UTF-8 bytes are written by the reader into one of the pool's shared
-   * buffers when one is free and they fit, so this thread neither copies nor encodes them: the caller
-   * releases the buffer once the bytes are no longer read (e.g. once the HTTP answer is finished).
+   * buffers when one is free and holds them (grown to the answer within the pool's limits), so this thread
+   * neither copies nor encodes them: the caller releases the buffer once the bytes are no longer read
+   * (e.g. once the HTTP answer is finished).
    */
   taskBytes(name: string, args: unknown): Promise<string | LeasedBytes>;
   /** Readers reload the planner's statistics before their next query (the writer ran ANALYZE). */
@@ -53,8 +54,11 @@ interface Reader {
         key: string;
         heavy: boolean;
         started: number;
-        /** Whether a buffer went to the reader with the task (it comes back with the reply). */
-        slotOut: boolean;
+        /**
+         * The buffer's byte length when it went to the reader with the task (it comes back with the reply,
+         * perhaps grown), and the bytes of the growth budget reserved for it meanwhile; undefined: none went.
+         */
+        slotOut: { byteLength: number; reserved: number } | undefined;
       }
     | undefined;
 }
@@ -76,13 +80,32 @@ const HEAVY_READ_MS = 5;
 const MAX_TIMED_STATEMENTS = 2_000;
 /**
  * The buffers a task's bytes are written into, transferred to a reader and back (taskBytes): enough for the
- * wide CVE's limit-50 page (~720 KB), several for answers still being sent to slow clients; a larger
- * answer, or one asked for while all are leased, comes as a string. Allocated on demand and reused, never
- * freed: at most 16 MiB per pool. A new buffer per page would be external memory of the main thread's heap
+ * wide CVE's limit-50 page (~720 KB), several for answers still being sent to slow clients. Allocated on
+ * demand and reused, never freed. A new buffer per page would be external memory of the main thread's heap
  * each time and bring major collections (docs/benchmarks.md); the same memory going back and forth does not.
+ * Each is resizable: a longer answer (a wide limit-500 page is ~7 MB) grows the buffer in place in the
+ * reader, once, up to `maxBytes`, while the buffers' growth in all stays within `growthBytes`; the grown
+ * buffer stays grown for the next pages. An answer beyond that, or one asked for while all are leased,
+ * comes as a string.
  */
-const SLOT_BYTES = 1024 * 1024;
-export const MAX_BYTE_BUFFERS = 16;
+export interface ByteBufferLimits {
+  /** Buffers at most (each `initialBytes` when made). */
+  count: number;
+  initialBytes: number;
+  /** What one buffer may grow to. */
+  maxBytes: number;
+  /** The bytes all buffers may grow by in all, beyond their initial size. */
+  growthBytes: number;
+}
+
+export const BYTE_BUFFERS: ByteBufferLimits = {
+  count: 16,
+  initialBytes: 1024 * 1024,
+  maxBytes: 16 * 1024 * 1024,
+  // Four wide limit-500 pages (8 MiB buffers) at once: 48 MiB per pool at most, with the 16 initial MiB.
+  growthBytes: 32 * 1024 * 1024,
+};
+export const MAX_BYTE_BUFFERS = BYTE_BUFFERS.count;
 
 // The worker is TypeScript when the service runs from the sources, JavaScript once built.
 const WORKER_URL = new URL(
@@ -94,7 +117,11 @@ const WORKER_URL = new URL(
  * Worker threads, each with its own read-only connection to the SQLite file: the main thread only
  * posts the SQL and parses the answer, so a heavy read no longer stalls every other request.
  */
-export function createReadPool(file: string, size: number): ReadPool {
+export function createReadPool(
+  file: string,
+  size: number,
+  buffers: ByteBufferLimits = BYTE_BUFFERS,
+): ReadPool {
   const readers: Reader[] = [];
   // Two queues, so that a sign-in's or a tool's short lookup never waits behind heavy pages: light reads
   // go first, and heavy ones never take the last reader (unless there is only one).
@@ -144,15 +171,18 @@ export function createReadPool(file: string, size: number): ReadPool {
   let nextId = 1;
   let statisticsGeneration = 0;
   let closing: Promise<void> | undefined;
-  const freeSlots: ArrayBuffer[] = [];
+  const freeSlots: SlotBuffer[] = [];
   let slots = 0;
-  const takeSlot = (): ArrayBuffer | undefined => {
+  /** The bytes the buffers have grown by beyond their initial size, and those reserved for tasks running. */
+  let grown = 0;
+  let reserved = 0;
+  const takeSlot = (): SlotBuffer | undefined => {
     const free = freeSlots.pop();
-    if (free || slots >= MAX_BYTE_BUFFERS) return free;
+    if (free || slots >= buffers.count) return free;
     slots++;
-    return new ArrayBuffer(SLOT_BYTES);
+    return newSlotBuffer(buffers.initialBytes, buffers.maxBytes);
   };
-  const lease = (slot: ArrayBuffer, byteLength: number): LeasedBytes => {
+  const lease = (slot: SlotBuffer, byteLength: number): LeasedBytes => {
     let held = true;
     return {
       bytes: Buffer.from(slot, 0, byteLength),
@@ -163,9 +193,18 @@ export function createReadPool(file: string, size: number): ReadPool {
       },
     };
   };
+  /** A buffer that went out with a task came back (perhaps grown): its reservation ends, its growth counts. */
+  const returned = (busy: NonNullable<Reader["busy"]>, slot: SlotBuffer) => {
+    if (!busy.slotOut) return;
+    reserved -= busy.slotOut.reserved;
+    grown += slot.byteLength - busy.slotOut.byteLength;
+  };
   /** A buffer that went out with a task and did not come back (an error, a reader that stopped). */
   const lost = (busy: NonNullable<Reader["busy"]>) => {
-    if (busy.slotOut) slots--;
+    if (!busy.slotOut) return;
+    slots--;
+    reserved -= busy.slotOut.reserved;
+    grown -= busy.slotOut.byteLength - buffers.initialBytes;
   };
   let whenIdle: (() => void) | undefined;
 
@@ -189,8 +228,10 @@ export function createReadPool(file: string, size: number): ReadPool {
       if ("text" in reply) {
         reader.busy = undefined;
         finished(busy);
-        if (reply.slot) freeSlots.push(reply.slot);
-        else lost(busy);
+        if (reply.slot) {
+          returned(busy, reply.slot);
+          freeSlots.push(reply.slot);
+        } else lost(busy);
         busy.pending.resolve(reply.text);
         dispatch(reader);
         return;
@@ -198,6 +239,7 @@ export function createReadPool(file: string, size: number): ReadPool {
       if ("byteLength" in reply) {
         reader.busy = undefined;
         finished(busy);
+        returned(busy, reply.slot);
         busy.pending.resolve(lease(reply.slot, reply.byteLength));
         dispatch(reader);
         return;
@@ -257,15 +299,22 @@ export function createReadPool(file: string, size: number): ReadPool {
       key: next.key,
       heavy: next.heavy,
       started: performance.now(),
-      slotOut: false,
+      slotOut: undefined,
     };
     // Referenced while it works: a process awaiting a read must not exit under it.
     reader.worker.ref();
     // Taken when the reader starts, not while queued: a queue of pages holds no buffers.
     const slot = next.wantsSlot ? takeSlot() : undefined;
     if (slot) {
-      reader.busy.slotOut = true;
-      reader.worker.postMessage({ ...next.request, statisticsGeneration, slot }, [slot]);
+      // What the reader may grow it to: reserved until it comes back, so that readers running at once
+      // never grow the buffers beyond the budget together.
+      const slotLimit = Math.max(
+        slot.byteLength,
+        Math.min(buffers.maxBytes, slot.byteLength + buffers.growthBytes - grown - reserved),
+      );
+      reader.busy.slotOut = { byteLength: slot.byteLength, reserved: slotLimit - slot.byteLength };
+      reserved += slotLimit - slot.byteLength;
+      reader.worker.postMessage({ ...next.request, statisticsGeneration, slot, slotLimit }, [slot]);
       return;
     }
     reader.worker.postMessage({ ...next.request, statisticsGeneration });

@@ -16,10 +16,12 @@ export type ReadRequest =
       args: unknown;
       statisticsGeneration: number;
       /**
-       * Where to write the answer's UTF-8 bytes if they fit: one of the pool's buffers (sqlite-read-pool.ts),
+       * Where to write the answer's UTF-8 bytes: one of the pool's buffers (sqlite-read-pool.ts), resizable,
        * transferred here and back with the reply.
        */
-      slot?: ArrayBuffer;
+      slot?: SlotBuffer;
+      /** The byte length the reader may grow the slot to (in place) for an answer longer than it. */
+      slotLimit?: number;
     }
   | { type: "close" };
 
@@ -37,9 +39,26 @@ export type ReadRequest =
 export type ReadReply =
   | { id: number; columns: string[]; json: string; more: boolean; executionMs?: number }
   | { id: number; columns: string[]; rows: unknown[][]; more: boolean; executionMs?: number }
-  | { id: number; text: string; slot?: ArrayBuffer }
-  /** The task's answer is the first `byteLength` bytes of the request's slot, transferred back. */
-  | { id: number; byteLength: number; slot: ArrayBuffer }
+  | { id: number; text: string; slot?: SlotBuffer }
+  /** The task's answer is the first `byteLength` bytes of the request's slot (perhaps grown), transferred back. */
+  | { id: number; byteLength: number; slot: SlotBuffer }
   | { id: number; error: { message: string; code?: string; errcode?: number; errstr?: string } };
 
 export const ROWS_PER_REPLY = 500;
+
+/** A resizable ArrayBuffer (ES2024, in Node 24; the project compiles against ES2023's declarations). */
+export interface SlotBuffer extends ArrayBuffer {
+  readonly resizable: boolean;
+  readonly maxByteLength: number;
+  /** Grows (or shrinks) the buffer in place, up to maxByteLength. */
+  resize(byteLength: number): void;
+}
+
+/** A slot of `byteLength` bytes that can grow in place to `maxByteLength` (address space reserved, not memory). */
+export function newSlotBuffer(byteLength: number, maxByteLength: number): SlotBuffer {
+  const Resizable = ArrayBuffer as unknown as new (
+    byteLength: number,
+    options: { maxByteLength: number },
+  ) => SlotBuffer;
+  return new Resizable(byteLength, { maxByteLength });
+}

@@ -10,7 +10,8 @@ import { parentPort, workerData } from "node:worker_threads";
 import { Kysely, type SqliteDatabase, SqliteDialect, type SqliteStatement } from "kysely";
 import { BYTE_READ_TASKS, READ_TASKS, type ReadTaskName } from "./read-tasks.ts";
 import type { Database } from "./schema.ts";
-import { type ReadReply, type ReadRequest, ROWS_PER_REPLY } from "./sqlite-read-protocol.ts";
+import { type ReadReply, type ReadRequest, ROWS_PER_REPLY, type SlotBuffer } from "./sqlite-read-protocol.ts";
+import type { ByteTarget } from "./utf8-segments.ts";
 
 const { file } = workerData as { file: string };
 
@@ -117,17 +118,31 @@ function replyError(id: number, error: unknown): void {
   } satisfies ReadReply);
 }
 
-const encoder = new TextEncoder();
-
 type ByteTask = (
   db: Kysely<Database>,
   args: unknown,
-  target: Uint8Array,
+  target: ByteTarget,
 ) => Promise<{ byteLength: number } | { text: string }>;
 
+/** A slot grows in steps of this (or to its limit): a page a little longer than the last one reuses the memory. */
+const GROW_STEP = 1024 * 1024;
+
 /**
- * The task's answer: its bytes in the request's slot if they fit, else posted as one string (see ReadReply).
- * A task that writes bytes itself (BYTE_READ_TASKS) writes them into the slot; another one's text is encoded.
+ * The request's slot for an answer of `byteLength` bytes: as it is if they fit, else grown in place (a
+ * resizable buffer: same memory, no copy) up to the limit the pool granted; undefined beyond it.
+ */
+function slotFor(slot: SlotBuffer, limit: number, byteLength: number): Uint8Array | undefined {
+  if (byteLength > slot.byteLength) {
+    if (byteLength > limit || !slot.resizable) return undefined;
+    slot.resize(Math.min(limit, Math.ceil(byteLength / GROW_STEP) * GROW_STEP));
+  }
+  return new Uint8Array(slot, 0, byteLength);
+}
+
+/**
+ * The task's answer: its bytes in the request's slot if it holds them (grown if need be), else posted as
+ * one string (see ReadReply). A task that writes bytes itself (BYTE_READ_TASKS) writes them into the slot;
+ * another one's text is encoded.
  */
 async function runTask(request: Extract<ReadRequest, { type: "task" }>): Promise<void> {
   const slot = request.slot;
@@ -136,17 +151,17 @@ async function runTask(request: Extract<ReadRequest, { type: "task" }>): Promise
     refreshStatistics(request.statisticsGeneration);
     const name = request.name as ReadTaskName;
     const writeBytes = (BYTE_READ_TASKS as Partial<Record<string, ByteTask>>)[name];
-    if (slot && writeBytes) {
-      answer = await writeBytes(taskDb(), request.args, new Uint8Array(slot));
+    const target: ByteTarget | undefined =
+      slot && ((byteLength) => slotFor(slot, request.slotLimit ?? slot.byteLength, byteLength));
+    if (target && writeBytes) {
+      answer = await writeBytes(taskDb(), request.args, target);
     } else {
       const task = READ_TASKS[name] as ((db: Kysely<Database>, args: unknown) => Promise<string>) | undefined;
       if (!task) throw new Error(`Unknown read task ${request.name}`);
       const text = await task(taskDb(), request.args);
       answer = { text };
-      if (slot) {
-        const { read, written } = encoder.encodeInto(text, new Uint8Array(slot));
-        if (read === text.length) answer = { byteLength: written };
-      }
+      const bytes = target?.(Buffer.byteLength(text));
+      if (bytes) answer = { byteLength: Buffer.from(bytes.buffer, 0, bytes.length).write(text) };
     }
   } catch (error) {
     replyError(request.id, error);

@@ -6,25 +6,38 @@
  */
 export type Segment = string | Uint8Array;
 
-const encoder = new TextEncoder();
+/**
+ * Where an answer's bytes go, asked once their exact length is known (before any byte is written): a
+ * buffer of at least that length (a pool's slot may grow to it), or undefined when none can hold them.
+ */
+export type ByteTarget = (byteLength: number) => Uint8Array | undefined;
+
 const decoder = new TextDecoder();
 
-/** The segments' UTF-8 bytes written at the start of `target`: their length, or undefined if they do not fit. */
-export function writeSegments(segments: readonly Segment[], target: Uint8Array): number | undefined {
-  // A text's UTF-8 is at least one byte per character: a page that cannot fit (a wide limit-500 page is
-  // ~7 MB) is known before any byte is written.
-  let atLeast = 0;
-  for (const segment of segments) atLeast += segment.length;
-  if (atLeast > target.length) return undefined;
+/** The segments' UTF-8 length: the bytes' own, the texts' encoded (without encoding them). */
+export function segmentsByteLength(segments: readonly Segment[]): number {
+  let byteLength = 0;
+  for (const segment of segments) {
+    byteLength += typeof segment === "string" ? Buffer.byteLength(segment) : segment.length;
+  }
+  return byteLength;
+}
+
+/**
+ * The segments' UTF-8 bytes written at the start of the buffer `targetFor` gives for their length: that
+ * length, or undefined (nothing written) when it gives none.
+ */
+export function writeSegments(segments: readonly Segment[], targetFor: ByteTarget): number | undefined {
+  const byteLength = segmentsByteLength(segments);
+  const target = targetFor(byteLength);
+  if (!target || target.length < byteLength) return undefined;
+  // A Buffer over the same memory writes a text at an offset without a view per segment.
+  const out = Buffer.from(target.buffer, target.byteOffset, byteLength);
   let at = 0;
   for (const segment of segments) {
-    if (typeof segment === "string") {
-      const { read, written } = encoder.encodeInto(segment, target.subarray(at));
-      if (read !== segment.length) return undefined;
-      at += written;
-    } else {
-      if (target.length - at < segment.length) return undefined;
-      target.set(segment, at);
+    if (typeof segment === "string") at += out.write(segment, at);
+    else {
+      out.set(segment, at);
       at += segment.length;
     }
   }

@@ -613,13 +613,13 @@ for (const kind of STORE_KINDS) {
         // As bytes (what a reader thread writes into a pool buffer): from the kept lists, the same bytes.
         const target = new Uint8Array(1024 * 1024);
         statements.length = 0;
-        const written = await writeOccurrencesJson(logged.db, query, target);
+        const written = await writeOccurrencesJson(logged.db, query, () => target);
         assert.ok("byteLength" in written, "the page fits the buffer");
         assert.equal(Buffer.from(target.buffer, 0, written.byteLength).toString("utf8"), expected);
         assert.equal(written.byteLength, Buffer.byteLength(expected));
         assert.deepEqual(readsLists(), [], "the byte page reads no list either");
         // A buffer too small for the page: its text instead, the same.
-        assert.deepEqual(await writeOccurrencesJson(logged.db, query, new Uint8Array(10)), {
+        assert.deepEqual(await writeOccurrencesJson(logged.db, query, () => new Uint8Array(10)), {
           text: expected,
         });
         // Inside a transaction (whose writes may roll back) the page reads its lists in its one statement.

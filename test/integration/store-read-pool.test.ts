@@ -8,7 +8,12 @@ import { listOccurrencesJson, type OccurrenceQuery } from "../../src/store/insig
 import { readPoolOf } from "../../src/store/pooled-sqlite-dialect.ts";
 import { listOccurrencesPage, occurrencesPageForAnswer } from "../../src/store/read-task-runner.ts";
 import type { Database } from "../../src/store/schema.ts";
-import { MAX_BYTE_BUFFERS } from "../../src/store/sqlite-read-pool.ts";
+import {
+  BYTE_BUFFERS,
+  createReadPool,
+  type LeasedBytes,
+  MAX_BYTE_BUFFERS,
+} from "../../src/store/sqlite-read-pool.ts";
 import { FIXTURE, loadFixture } from "../support/fixture.ts";
 import { startTestService } from "../support/service.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
@@ -240,6 +245,65 @@ describe("the occurrences page as a read task of the SQLite read pool", () => {
     assert.ok(typeof again !== "string", "released buffers serve again");
     assert.deepEqual(again.bytes, expected);
     again.release();
+  });
+
+  it("grows a buffer to a page longer than it, within the limits, and keeps it grown", async () => {
+    // The default limits hold a wide limit-500 page (~7 MB) in a 1 MiB buffer grown to 8 MiB: the same
+    // mechanism at the fixture's scale, with limits made small enough for its page.
+    const query = pages[0] as OccurrenceQuery;
+    const expected = Buffer.from(await listOccurrencesJson(handle.db, query));
+    assert.ok(expected.length > 1000, `a page of ${expected.length} bytes`);
+    assert.ok(BYTE_BUFFERS.maxBytes >= 16 * 1024 * 1024, "a wide limit-500 page fits the default cap");
+    const initialBytes = 256;
+    const limits = {
+      count: 2,
+      initialBytes,
+      maxBytes: expected.length * 2,
+      growthBytes: expected.length * 2,
+    };
+    const pool = createReadPool(store.sqliteFile, 1, limits);
+    try {
+      const first = await pool.taskBytes("occurrencesJson", query);
+      assert.ok(typeof first !== "string", "a page longer than the buffer still comes as bytes");
+      assert.deepEqual(first.bytes, expected, "byte for byte the text page");
+      const grown = first.bytes.buffer.byteLength;
+      assert.ok(grown >= expected.length && grown <= limits.maxBytes, `grown to ${grown} bytes`);
+      // The budget (twice the page) leaves no room to grow a second buffer to it while the first is leased.
+      const second = await pool.taskBytes("occurrencesJson", query);
+      assert.equal(second, expected.toString(), "beyond the growth budget: the text");
+      first.release();
+      const third = (await pool.taskBytes("occurrencesJson", query)) as LeasedBytes;
+      assert.ok(typeof third !== "string", "the grown buffer serves again");
+      assert.equal(third.bytes.buffer.byteLength, grown, "it stayed grown: no new memory for the next page");
+      assert.deepEqual(third.bytes, expected);
+      third.release();
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("answers a page longer than a buffer may grow to as text, the same", async () => {
+    const query = pages[0] as OccurrenceQuery;
+    const expected = await listOccurrencesJson(handle.db, query);
+    const maxBytes = Buffer.byteLength(expected) - 1;
+    const pool = createReadPool(store.sqliteFile, 1, {
+      count: 2,
+      initialBytes: 256,
+      maxBytes,
+      growthBytes: 1024 * 1024,
+    });
+    try {
+      assert.equal(await pool.taskBytes("occurrencesJson", query), expected, "one byte over the cap: text");
+      // A page that fits the cap still comes as bytes from the same pool.
+      const small = { ...query, limit: 1 };
+      const smallPage = await pool.taskBytes("occurrencesJson", small);
+      assert.ok(typeof smallPage !== "string");
+      assert.equal(smallPage.bytes.toString(), await listOccurrencesJson(handle.db, small));
+      assert.ok(smallPage.bytes.buffer.byteLength <= maxBytes, "never grown beyond the cap");
+      smallPage.release();
+    } finally {
+      await pool.close();
+    }
   });
 
   it("runs it on the transaction's own connection inside a transaction", async () => {
