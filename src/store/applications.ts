@@ -1,5 +1,6 @@
 /** Applications and their analyses: lookup, listing, the analysis a `date` selects, and its counts. */
 import { type Kysely, sql } from "kysely";
+import { preparedQuery } from "./prepared-query.ts";
 import type { Database } from "./schema.ts";
 import { liveAt } from "./sql-helpers.ts";
 
@@ -25,12 +26,9 @@ interface ApplicationSummary {
 
 type Db = Kysely<Database>;
 
-export async function listApplications(
-  db: Db,
-  options: { names: readonly string[] | null; limit: number; skip: number },
-): Promise<ApplicationSummary[]> {
-  if (options.names && options.names.length === 0) return [];
-  let query = db
+/** The applications listing, compiled once (an MCP tool's hot read): all of them, or those named. */
+const applicationsPage = (db: Db, limit: number, skip: number) =>
+  db
     .selectFrom("applications as a")
     .leftJoin("analyses as an", "an.application_id", "a.id")
     .select((eb) => [
@@ -42,10 +40,22 @@ export async function listApplications(
     ])
     .groupBy(["a.id", "a.name", "a.description", "a.demo"])
     .orderBy("a.name")
-    .limit(options.limit)
-    .offset(options.skip);
-  if (options.names) query = query.where("a.name", "in", options.names);
-  const rows = await query.execute();
+    .limit(limit)
+    .offset(skip);
+const allApplications = preparedQuery(applicationsPage);
+const namedApplications = preparedQuery((db: Db, names: readonly string[], limit: number, skip: number) =>
+  applicationsPage(db, limit, skip).where("a.name", "in", names),
+);
+
+export async function listApplications(
+  db: Db,
+  options: { names: readonly string[] | null; limit: number; skip: number },
+): Promise<ApplicationSummary[]> {
+  const { names, limit, skip } = options;
+  if (names && names.length === 0) return [];
+  const rows = names
+    ? await namedApplications(db, names, limit, skip)
+    : await allApplications(db, limit, skip);
   return rows.map((r) => ({
     name: r.name,
     description: r.description,
