@@ -296,8 +296,13 @@ export async function listCveInsights(
   }));
 }
 
+/** Date#toISOString's form, which the store writes: its seconds are cut out without parsing a Date. */
+const ISO_MILLIS_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
 /** ISO 8601 UTC with a trailing Z, to the second, as the API family writes datetimes. */
 export function toUtcSeconds(iso: string): string {
+  // Hot: every date of a listed row (each tool call, each occurrences page) goes through here.
+  if (iso.length === 24 && ISO_MILLIS_UTC.test(iso)) return `${iso.slice(0, 19)}Z`;
   return new Date(iso).toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 
