@@ -2,7 +2,13 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { sql } from "kysely";
 import { ingestAnalysis } from "../../src/domain/package-facts.ts";
-import { listApplications } from "../../src/store/applications.ts";
+import {
+  findApplication,
+  latestAnalyzedAt,
+  listAnalyses,
+  listApplications,
+  resolveAnalysis,
+} from "../../src/store/applications.ts";
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
 import { preparedQuery } from "../../src/store/prepared-query.ts";
 import type { Database } from "../../src/store/schema.ts";
@@ -79,6 +85,33 @@ for (const kind of STORE_KINDS) {
           latest: r.latestAnalysisAt && new Date(r.latestAnalysisAt).toISOString().replace(".000Z", "Z"),
         }));
         assert.deepEqual(got, expected(names, limit, skip), JSON.stringify({ names, limit, skip }));
+      }
+    });
+
+    it("finds each application and the analysis a date selects, each call with its own arguments", async () => {
+      const stamp = (iso: string | undefined) => iso && new Date(iso).toISOString().replace(".000Z", "Z");
+      assert.equal(await findApplication(store.db, "nobody"), undefined);
+      for (const round of [1, 2]) {
+        for (const [name, dates] of Object.entries(APPLICATIONS)) {
+          const found = await findApplication(store.db, name);
+          assert.equal(found?.name, name, `round ${round}`);
+          const id = found?.id as number;
+          assert.deepEqual(
+            (await listAnalyses(store.db, id)).map((a) => stamp(a.analyzedAt)),
+            dates,
+          );
+          assert.equal(stamp(await latestAnalyzedAt(store.db, id)), dates.at(-1));
+          assert.equal(stamp((await resolveAnalysis(store.db, id))?.analyzedAt), dates.at(-1));
+          // As of each analysis, and just before the first: the latest one at or before the date.
+          for (const date of dates) {
+            assert.equal(
+              stamp((await resolveAnalysis(store.db, id, date))?.analyzedAt),
+              date,
+              `${name} ${date}`,
+            );
+          }
+          assert.equal(await resolveAnalysis(store.db, id, "2000-01-01T00:00:00.000Z"), undefined);
+        }
       }
     });
 
