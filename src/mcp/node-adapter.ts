@@ -6,9 +6,11 @@ import type { IncomingMessage, ServerResponse } from "node:http";
  *
  * - the web `Request` gets no body: the SDK takes the parsed message (`parsedBody`) at every step, so
  *   `toNodeHandler`'s re-serialization of it (JSON.stringify, UTF-8 encoding, a body stream) is never read;
- * - the answer leaves in one socket write: the socket is corked from the head to the end of the body, so
- *   head, event and chunked terminator go out together instead of in two or three writes. A stream that
- *   stays open (a 2025-era POST stream with notifications) is uncorked after each turn, so nothing waits.
+ * - the answer leaves in one socket write: a JSON answer is complete when the SDK hands it over and is
+ *   sent whole with its Content-Length; an SSE stream's socket is corked from the head to the end of the
+ *   body, so head, event and chunked terminator go out together instead of in two or three writes. A
+ *   stream that stays open (a 2025-era POST stream with notifications) is uncorked after each turn, so
+ *   nothing waits.
  *
  * A client that leaves aborts the request's signal, as with `toNodeHandler`.
  */
@@ -44,6 +46,22 @@ export async function serveParsedPost(
     res.writeHead(response.status, headers).end();
     return;
   }
+  if (!isEventStream(headers)) {
+    // A JSON answer (every 2026-era tools/call) is complete once the SDK hands it over: sent whole with
+    // its length, in one write, without the streaming machinery below.
+    let body: Uint8Array;
+    try {
+      body = await response.bytes();
+    } catch {
+      finished = true;
+      res.destroy();
+      return;
+    }
+    finished = true;
+    headers["content-length"] = String(body.byteLength);
+    res.writeHead(response.status, headers).end(body);
+    return;
+  }
   // The socket is corked, not the response: ServerResponse's own cork() re-frames the buffered chunks.
   const socket = res.socket;
   socket?.cork();
@@ -66,7 +84,7 @@ export async function serveParsedPost(
     drained = undefined;
   };
   res.on("drain", onDrain);
-  const closed = new Promise<void>((resolve) => abort.signal.addEventListener("abort", () => resolve()));
+  let closed: Promise<void> | undefined;
   try {
     for await (const chunk of response.body) {
       if (abort.signal.aborted) break;
@@ -74,6 +92,9 @@ export async function serveParsedPost(
       uncorkLater();
       if (!ok) {
         uncork();
+        closed ??= new Promise<void>((resolve) =>
+          abort.signal.aborted ? resolve() : abort.signal.addEventListener("abort", () => resolve()),
+        );
         await Promise.race([new Promise<void>((resolve) => (drained = resolve)), closed]);
       }
     }
@@ -85,6 +106,9 @@ export async function serveParsedPost(
   // end() uncorks fully: head, body and terminator leave in one write.
   res.end();
 }
+
+const isEventStream = (headers: Record<string, string>) =>
+  (headers["content-type"] ?? "").includes("text/event-stream");
 
 /** A web `Request` carrying the Node request's method, URL and headers, without its (already read) body. */
 function webRequest(req: IncomingMessage, signal: AbortSignal): Request {

@@ -1,5 +1,6 @@
 /** Applications and their analyses: lookup, listing, the analysis a `date` selects, and its counts. */
 import { type Kysely, sql } from "kysely";
+import { preparedQuery } from "./prepared-query.ts";
 import type { Database } from "./schema.ts";
 import { liveAt } from "./sql-helpers.ts";
 
@@ -25,12 +26,9 @@ interface ApplicationSummary {
 
 type Db = Kysely<Database>;
 
-export async function listApplications(
-  db: Db,
-  options: { names: readonly string[] | null; limit: number; skip: number },
-): Promise<ApplicationSummary[]> {
-  if (options.names && options.names.length === 0) return [];
-  let query = db
+/** The applications listing, compiled once (an MCP tool's hot read): all of them, or those named. */
+const applicationsPage = (db: Db, limit: number, skip: number) =>
+  db
     .selectFrom("applications as a")
     .leftJoin("analyses as an", "an.application_id", "a.id")
     .select((eb) => [
@@ -42,10 +40,22 @@ export async function listApplications(
     ])
     .groupBy(["a.id", "a.name", "a.description", "a.demo"])
     .orderBy("a.name")
-    .limit(options.limit)
-    .offset(options.skip);
-  if (options.names) query = query.where("a.name", "in", options.names);
-  const rows = await query.execute();
+    .limit(limit)
+    .offset(skip);
+const allApplications = preparedQuery(applicationsPage);
+const namedApplications = preparedQuery((db: Db, names: readonly string[], limit: number, skip: number) =>
+  applicationsPage(db, limit, skip).where("a.name", "in", names),
+);
+
+export async function listApplications(
+  db: Db,
+  options: { names: readonly string[] | null; limit: number; skip: number },
+): Promise<ApplicationSummary[]> {
+  const { names, limit, skip } = options;
+  if (names && names.length === 0) return [];
+  const rows = names
+    ? await namedApplications(db, names, limit, skip)
+    : await allApplications(db, limit, skip);
   return rows.map((r) => ({
     name: r.name,
     description: r.description,
@@ -55,34 +65,51 @@ export async function listApplications(
   }));
 }
 
+// The per-application reads every REST call about an application (and so every such tool call) makes,
+// compiled once (prepared-query.ts).
+const applicationNamed = preparedQuery((db: Db, name: string) =>
+  db.selectFrom("applications").select(["id", "name", "description", "demo"]).where("name", "=", name),
+);
+const newestAnalysis = preparedQuery((db: Db, applicationId: number) =>
+  db
+    .selectFrom("analyses")
+    .select("analyzed_at")
+    .where("application_id", "=", applicationId)
+    .orderBy("seq", "desc")
+    .limit(1),
+);
+const analysesOf = preparedQuery((db: Db, applicationId: number) =>
+  db
+    .selectFrom("analyses")
+    .select(["seq", "analyzed_at"])
+    .where("application_id", "=", applicationId)
+    .orderBy("seq"),
+);
+const latestAnalysis = (db: Db, applicationId: number) =>
+  db
+    .selectFrom("analyses")
+    .select(["seq", "analyzed_at"])
+    .where("application_id", "=", applicationId)
+    .orderBy("analyzed_at", "desc")
+    .limit(1);
+const analysisNow = preparedQuery(latestAnalysis);
+const analysisAsOf = preparedQuery((db: Db, applicationId: number, date: string) =>
+  latestAnalysis(db, applicationId).where("analyzed_at", "<=", date),
+);
+
 export async function findApplication(db: Db, name: string): Promise<ApplicationRow | undefined> {
-  const row = await db
-    .selectFrom("applications")
-    .select(["id", "name", "description", "demo"])
-    .where("name", "=", name)
-    .executeTakeFirst();
+  const [row] = await applicationNamed(db, name);
   return row && { ...row, demo: row.demo === 1 };
 }
 
 /** When the application's newest analysis was made (as stored, ISO 8601), undefined before its first. */
 export async function latestAnalyzedAt(db: Db, applicationId: number): Promise<string | undefined> {
-  const latest = await db
-    .selectFrom("analyses")
-    .select("analyzed_at")
-    .where("application_id", "=", applicationId)
-    .orderBy("seq", "desc")
-    .limit(1)
-    .executeTakeFirst();
+  const [latest] = await newestAnalysis(db, applicationId);
   return latest?.analyzed_at;
 }
 
 export async function listAnalyses(db: Db, applicationId: number): Promise<AnalysisRef[]> {
-  const rows = await db
-    .selectFrom("analyses")
-    .select(["seq", "analyzed_at"])
-    .where("application_id", "=", applicationId)
-    .orderBy("seq")
-    .execute();
+  const rows = await analysesOf(db, applicationId);
   return rows.map((r) => ({ seq: r.seq, analyzedAt: r.analyzed_at }));
 }
 
@@ -92,14 +119,7 @@ export async function resolveAnalysis(
   applicationId: number,
   date?: string,
 ): Promise<AnalysisRef | undefined> {
-  let query = db
-    .selectFrom("analyses")
-    .select(["seq", "analyzed_at"])
-    .where("application_id", "=", applicationId)
-    .orderBy("analyzed_at", "desc")
-    .limit(1);
-  if (date) query = query.where("analyzed_at", "<=", date);
-  const row = await query.executeTakeFirst();
+  const [row] = date ? await analysisAsOf(db, applicationId, date) : await analysisNow(db, applicationId);
   return row && { seq: row.seq, analyzedAt: row.analyzed_at };
 }
 

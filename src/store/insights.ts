@@ -306,9 +306,14 @@ export async function listCveInsights(
   }));
 }
 
+/** Date#toISOString's form, which the store writes: its seconds are cut out without parsing a Date. */
+const ISO_MILLIS_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
 /** ISO 8601 UTC with a trailing Z, to the second, as the API family writes datetimes. */
 export function toUtcSeconds(iso: string): string {
-  // Kept once computed: a page writes one per package, and a release date is written by many pages.
+  // Hot: every date of a listed row (each tool call, each occurrences page) goes through here.
+  if (iso.length === 24 && ISO_MILLIS_UTC.test(iso)) return `${iso.slice(0, 19)}Z`;
+  // Any other form is parsed, and kept once computed: a release date is written by many pages.
   let seconds = utcSeconds.get(iso);
   if (seconds === undefined) {
     seconds = new Date(iso).toISOString().replace(/\.\d{3}Z$/, "Z");

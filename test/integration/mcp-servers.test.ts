@@ -532,6 +532,52 @@ describe("MCP servers over HTTP (demo data)", () => {
       );
     });
 
+    it("a tools/call's JSON answer comes whole, with its Content-Length (not chunked)", async () => {
+      const body = JSON.stringify({
+        jsonrpc: "2.0",
+        id: 9,
+        method: "tools/call",
+        params: { name: "applications", arguments: { limit: 2 }, _meta: envelope },
+      });
+      const answer = await new Promise<{ headers: Record<string, unknown>; bytes: Buffer }>(
+        (resolve, reject) => {
+          const req = httpRequest(
+            analysis.endpoint,
+            {
+              method: "POST",
+              headers: {
+                "content-type": "application/json",
+                accept: "application/json, text/event-stream",
+                authorization: `Bearer ${adminToken}`,
+                "mcp-protocol-version": MODERN,
+                "mcp-method": "tools/call",
+                "mcp-name": "applications",
+              },
+            },
+            (res) => {
+              const chunks: Buffer[] = [];
+              res.on("data", (chunk: Buffer) => chunks.push(chunk));
+              res.on("end", () => resolve({ headers: res.headers, bytes: Buffer.concat(chunks) }));
+              res.on("error", reject);
+            },
+          );
+          req.on("error", reject);
+          req.end(body);
+        },
+      );
+      assert.match(String(answer.headers["content-type"]), /^application\/json/);
+      assert.equal(answer.headers["transfer-encoding"], undefined);
+      assert.equal(answer.headers["content-length"], String(answer.bytes.length));
+      const message = JSON.parse(answer.bytes.toString("utf8")) as { id: number; result: CallToolResult };
+      assert.equal(message.id, 9);
+      assert.deepEqual(
+        (message.result.structuredContent as { applications: { name: string }[] }).applications.map(
+          (a) => a.name,
+        ),
+        DEMO_APPLICATIONS.slice(0, 2),
+      );
+    });
+
     it("GET and DELETE without a session are 405", async () => {
       for (const method of ["GET", "DELETE"]) {
         const response = await fetch(analysis.endpoint, {
