@@ -180,7 +180,9 @@ export async function mcpProxy(app: FastifyInstance, options: McpProxyOptions): 
 
       let platformToken: string;
       try {
-        platformToken = (await options.exchanger.exchange(decision.token, decision.expiresAt)).accessToken;
+        platformToken = (
+          await options.exchanger.exchange(decision.token, decision.expiresAt, decision.digest)
+        ).accessToken;
       } catch (error) {
         if (error instanceof TokenExchangeUnavailableError) {
           return unavailable(
