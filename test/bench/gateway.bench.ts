@@ -46,6 +46,8 @@
  * ratios of both hops in one run), BENCH_GATEWAY_REPORT=<file>,
  * BENCH_GATEWAY_SOAK_TRACE=<dir> (every soak answer's time, latency and connection, as float64 triples),
  * BENCH_GATEWAY_RATE=<requests/s> (side-by-side runs at a fixed rate, see RATE),
+ * BENCH_GATEWAY_QUEUE_TRACE=<dir> (the gateway alone times each request's wait for a connection of its
+ * upstream pool and the upstream's answer, test/bench/upstream-queue-trace.ts),
  * BENCH_WRITE_DOCS=1. The children also get the Node.js flags of the
  * CLI's shebang line, as the installed `imaging` command does.
  * A quick try: BENCH_GATEWAY_SECONDS=3 BENCH_GATEWAY_ROUNDS=1 BENCH_GATEWAY_SOAK_SECONDS=5 npm run bench:gateway
@@ -132,9 +134,12 @@ const BASELINE_ROOT = process.env.BENCH_GATEWAY_BASELINE ? resolve(process.env.B
 const RATE = knob("BENCH_GATEWAY_RATE", 0);
 /** Extra Node.js flags for the gateway child only, for what-if runs (e.g. --max-semi-space-size=16). */
 const GATEWAY_NODE_ARGS = (process.env.BENCH_GATEWAY_NODE_ARGS ?? "").split(/\s+/).filter(Boolean);
+/** Where the gateway alone writes the times of its HTTP hop's requests (test/bench/upstream-queue-trace.ts). */
+const QUEUE_TRACE = process.env.BENCH_GATEWAY_QUEUE_TRACE ?? "";
 const FULL_RUN =
   Object.entries(DEFAULTS).every(([k, v]) => SETTINGS[k as keyof typeof SETTINGS] === v) &&
   GATEWAY_NODE_ARGS.length === 0 &&
+  !QUEUE_TRACE &&
   RATE === 0 &&
   !EMBEDDED_IDP &&
   !CPU_PROF_DIR &&
@@ -320,6 +325,10 @@ function startCli(
   const nodeArgs = [
     ...CLI_NODE_ARGS,
     ...(name === "gateway" || name === "baseline" ? GATEWAY_NODE_ARGS : []),
+    // BENCH_GATEWAY_QUEUE_TRACE=<dir>: the gateway alone times its HTTP hop's pool queue (upstream-queue-trace.ts).
+    ...(QUEUE_TRACE && name === "gateway"
+      ? ["--import", join(ROOT, "test", "bench", "upstream-queue-trace.ts")]
+      : []),
     ...(CPU_PROF_DIR
       ? ["--cpu-prof", "--cpu-prof-dir", CPU_PROF_DIR, "--cpu-prof-name", `${name}.cpuprofile`]
       : []),
@@ -736,7 +745,7 @@ async function load(
     `${label.padEnd(28)} ${target.title.padEnd(8)} ${String(run.requestsPerSecond).padStart(8)} req/s  ` +
       `p50 ${run.latencyP50Ms} ms  p99 ${run.latencyP99Ms} ms  mean ${run.latencyMeanMs} ms  ` +
       `non-2xx ${run.non2xx} errors ${run.errors} timeouts ${run.timeouts} wrong bodies ${run.mismatches}  ` +
-      `CPU gw ${run.cpu.gateway} %${processes.baseline ? ` baseline ${run.cpu.baseline} %` : ""} floor ${run.cpu.floor} % nginx ${run.cpu.nginx} % backend ${run.cpu.backend} % bench ${run.cpu.bench} % other ${run.cpu.other} %  ` +
+      `CPU gw ${run.cpu.gateway} %${processes.baseline ? ` baseline ${run.cpu.baseline} %` : ""}${processes.baselineOne ? ` base-one ${run.cpu.baselineOne} %` : ""} floor ${run.cpu.floor} % nginx ${run.cpu.nginx} % backend ${run.cpu.backend} % bench ${run.cpu.bench} % other ${run.cpu.other} %  ` +
       `${run.proxyCpuSeconds ? `proxy ${run.proxyCpuMsPerRequest} ms CPU/request  ` : ""}` +
       `gateway RSS max ${run.gatewayRssMaxMB} MB${run.gatewayLogs ? `  gateway logged ${run.gatewayLogKinds}` : ""}`,
   );
