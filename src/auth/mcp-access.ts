@@ -1,7 +1,7 @@
-import { createHash } from "node:crypto";
 import { tokenVerifications } from "../observability/metrics.ts";
 import { BoundedCache } from "./bounded-cache.ts";
 import type { JwtVerifier } from "./jwt-verifier.ts";
+import { tokenDigest } from "./token-exchange.ts";
 
 /** The `mcp:*` client scopes (DESIGN.md); tools need `mcp:tools`. */
 export const MCP_SCOPES = ["mcp:tools", "mcp:resources", "mcp:prompts"] as const;
@@ -17,7 +17,14 @@ export interface TokenParty {
 }
 
 type AccessDecision =
-  | ({ ok: true; subject: string; expiresAt: number; token: string } & TokenParty)
+  | ({
+      ok: true;
+      subject: string;
+      expiresAt: number;
+      token: string;
+      /** The token's SHA-256 (tokenDigest), for the exchange cache's key. */
+      digest: string;
+    } & TokenParty)
   | {
       ok: false;
       status: 401 | 403 | 503;
@@ -56,7 +63,8 @@ export function createMcpAccessVerifier(jwt: JwtVerifier, maxCached = 10_000): M
         };
       }
       const token = match[1];
-      const key = `${resource} ${createHash("sha256").update(token).digest("base64url")}`;
+      const digest = tokenDigest(token);
+      const key = `${resource} ${digest}`;
       let verified = cache.get(key);
       if (verified) tokenVerifications.inc({ result: "hit" });
       else {
@@ -97,6 +105,7 @@ export function createMcpAccessVerifier(jwt: JwtVerifier, maxCached = 10_000): M
         subject: verified.subject,
         expiresAt: verified.expiresAt,
         token,
+        digest,
         client: verified.client,
         username: verified.username,
         issuer: verified.issuer,

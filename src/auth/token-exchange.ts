@@ -32,8 +32,15 @@ interface ExchangedToken {
   expiresAt: number;
 }
 
+/** The SHA-256 of a token, base64url: how the token caches name a token without holding it. */
+export const tokenDigest = (token: string): string => createHash("sha256").update(token).digest("base64url");
+
 export interface TokenExchanger {
-  exchange(subjectToken: string, subjectExpiresAt: number): Promise<ExchangedToken>;
+  /**
+   * `subjectDigest`: the token's SHA-256 (base64url) when the caller has it already (the MCP access check
+   * computes it for its own cache), so a request hashes the token once.
+   */
+  exchange(subjectToken: string, subjectExpiresAt: number, subjectDigest?: string): Promise<ExchangedToken>;
   /** Exchanges actually sent to the identity provider (cache and single-flight hits excluded). */
   readonly requests: number;
 }
@@ -115,9 +122,9 @@ export function createTokenExchanger(options: TokenExchangeOptions): TokenExchan
     get requests() {
       return requests;
     },
-    async exchange(subjectToken, subjectExpiresAt) {
+    async exchange(subjectToken, subjectExpiresAt, subjectDigest) {
       // Keyed by a digest so the cache never holds client tokens in the clear.
-      const key = createHash("sha256").update(subjectToken).digest("base64url");
+      const key = subjectDigest ?? tokenDigest(subjectToken);
       const cached = cache.get(key);
       if (cached) {
         tokenExchanges.inc({ result: "hit" });

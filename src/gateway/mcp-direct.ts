@@ -19,10 +19,10 @@ export function forwardMcpDirect(
   res: ServerResponse,
   hooks: ForwardHooks,
 ): ForwardedRequest {
-  // The length of the body passed on, as undici sets it on the HTTP hop.
-  const headers = forward.body
-    ? { ...forward.headers, "content-length": String(forward.body.length) }
-    : forward.headers;
+  // The length of the body passed on, as undici sets it on the HTTP hop. `forward.headers` is the hop's
+  // own copy of the client's headers (built per request by mcp-proxy.ts): set in place, not copied again.
+  const headers = forward.headers;
+  if (forward.body) headers["content-length"] = String(forward.body.length);
   req.headers = headers as IncomingHttpHeaders;
   const raw: string[] = [];
   for (const name in headers) {
@@ -45,11 +45,18 @@ export function forwardMcpDirect(
     const given = rest.find((arg) => typeof arg === "object" && arg !== null && !Array.isArray(arg)) as
       | OutgoingHttpHeaders
       | undefined;
+    // The headers set on the response, then those given to writeHead (which win), as one upstream answer's;
+    // read in place rather than through merged copies (this runs on every request).
     const upstream: IncomingHttpHeaders = {};
-    for (const [name, value] of Object.entries({ ...res.getHeaders(), ...given })) {
-      if (value !== undefined) upstream[name.toLowerCase()] = Array.isArray(value) ? value : String(value);
+    const take = (name: string, value: unknown) => {
+      if (value !== undefined)
+        upstream[name.toLowerCase()] = Array.isArray(value) ? value.map(String) : String(value);
+    };
+    for (const name of res.getHeaderNames()) {
+      take(name, res.getHeader(name));
+      res.removeHeader(name);
     }
-    for (const name of res.getHeaderNames()) res.removeHeader(name);
+    if (given) for (const name in given) take(name, given[name]);
     const outgoing = hooks.onHeaders(statusCode, upstream);
     if (outgoing === undefined) {
       res.destroy();

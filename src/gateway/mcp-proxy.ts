@@ -59,24 +59,30 @@ export async function mcpProxy(app: FastifyInstance, options: McpProxyOptions): 
   const forwardedProto = new URL(baseUrl).protocol.replace(":", "");
   const forwardedHost = new URL(baseUrl).host;
 
+  // The HTTP hop's connection pools, only when there is an HTTP hop: in one process (`resource.direct`)
+  // every request is handed over in-process and a pool would only hold timers and memory.
   // Kept-alive connections to the MCP server, reused by every request. SSE streams stay open as long as
   // the client wants: no body timeout.
-  const upstream = new Pool(resource.upstreamUrl, {
-    connections: 128,
-    pipelining: 1,
-    keepAliveTimeout: 60_000,
-    headersTimeout: 300_000,
-    bodyTimeout: 0,
-  });
+  const upstream = resource.direct
+    ? undefined
+    : new Pool(resource.upstreamUrl, {
+        connections: 128,
+        pipelining: 1,
+        keepAliveTimeout: 60_000,
+        headersTimeout: 300_000,
+        bodyTimeout: 0,
+      });
   // 2025-era GET event streams hold their connection until the client leaves: in the bounded pool, 128 of
   // them would leave every tool call waiting in undici's queue. They get their own pool, one connection each.
-  const streamUpstream = new Pool(resource.upstreamUrl, {
-    connections: null,
-    pipelining: 1,
-    keepAliveTimeout: 60_000,
-    headersTimeout: 300_000,
-    bodyTimeout: 0,
-  });
+  const streamUpstream = resource.direct
+    ? undefined
+    : new Pool(resource.upstreamUrl, {
+        connections: null,
+        pipelining: 1,
+        keepAliveTimeout: 60_000,
+        headersTimeout: 300_000,
+        bodyTimeout: 0,
+      });
   const upstreamHost = new URL(resource.upstreamUrl).host;
   // Open GET event streams (2025 sessions): they never end by themselves, so a stop ends them.
   const streams = new Set<() => void>();
@@ -87,7 +93,7 @@ export async function mcpProxy(app: FastifyInstance, options: McpProxyOptions): 
   });
   // After the listener has closed (every client connection gone): the upstream connections go too.
   app.addHook("onClose", async () => {
-    await Promise.all([upstream.destroy(), streamUpstream.destroy()]);
+    await Promise.all([upstream?.destroy(), streamUpstream?.destroy()]);
   });
   // The body goes upstream byte for byte: the MCP server parses it and answers JSON-RPC errors itself.
   keepRawBodies(app);
@@ -174,7 +180,9 @@ export async function mcpProxy(app: FastifyInstance, options: McpProxyOptions): 
 
       let platformToken: string;
       try {
-        platformToken = (await options.exchanger.exchange(decision.token, decision.expiresAt)).accessToken;
+        platformToken = (
+          await options.exchanger.exchange(decision.token, decision.expiresAt, decision.digest)
+        ).accessToken;
       } catch (error) {
         if (error instanceof TokenExchangeUnavailableError) {
           return unavailable(
@@ -260,7 +268,12 @@ export async function mcpProxy(app: FastifyInstance, options: McpProxyOptions): 
       // In one process the MCP server answers on the client's connection: no loopback hop.
       const forwarded = resource.direct
         ? forwardMcpDirect(resource.direct, forward, request.raw, reply.raw, hooks)
-        : forwardStreaming(request.method === "GET" ? streamUpstream : upstream, forward, reply.raw, hooks);
+        : forwardStreaming(
+            (request.method === "GET" ? streamUpstream : upstream) as Pool,
+            forward,
+            reply.raw,
+            hooks,
+          );
       if (request.method === "GET") {
         streams.add(forwarded.end);
         reply.raw.once("close", () => streams.delete(forwarded.end));

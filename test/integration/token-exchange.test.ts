@@ -7,6 +7,7 @@ import {
   TokenExchangeRefusedError,
   type TokenExchanger,
   TokenExchangeUnavailableError,
+  tokenDigest,
 } from "../../src/auth/token-exchange.ts";
 import { startTestIssuer, type TestIssuer } from "../support/test-issuer.ts";
 
@@ -48,6 +49,19 @@ describe("token exchange client (RFC 8693, as mcp-token-exchange)", () => {
     const second = await exchanger.exchange(token, inFiveMinutes());
     assert.equal(second.accessToken, first.accessToken);
     assert.equal(issuer.exchanges, before + 1);
+  });
+
+  it("finds the same cached result under the digest the caller computed (the MCP access check's)", async () => {
+    const token = await issuer.signMcp("alice", RESOURCE);
+    const other = await issuer.signMcp("bob", RESOURCE);
+    const before = issuer.exchanges;
+    const first = await exchanger.exchange(token, inFiveMinutes());
+    const second = await exchanger.exchange(token, inFiveMinutes(), tokenDigest(token));
+    assert.equal(second.accessToken, first.accessToken);
+    assert.equal(issuer.exchanges, before + 1);
+    const bobs = await exchanger.exchange(other, inFiveMinutes(), tokenDigest(other));
+    assert.equal(decodeJwt(bobs.accessToken).sub, "bob");
+    assert.equal(issuer.exchanges, before + 2);
   });
 
   it("never keeps a result past the subject token's expiry", async () => {

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { createJwtVerifier, type JwtVerifier } from "../../src/auth/jwt-verifier.ts";
 import { createMcpAccessVerifier } from "../../src/auth/mcp-access.ts";
+import { tokenDigest } from "../../src/auth/token-exchange.ts";
 import { startTestIssuer, type TestIssuer } from "../support/test-issuer.ts";
 
 const RESOURCE = "http://127.0.0.1:8090/mcp";
@@ -58,6 +59,8 @@ describe("token verification against the issuer's JWKS", () => {
     for (let i = 0; i < 10; i++) {
       const decision = await access.check(`Bearer ${token}`, RESOURCE);
       assert.equal(decision.ok, true);
+      // The digest the exchange cache is keyed by: the token's own, hashed once per request.
+      assert.equal(decision.ok && decision.digest, tokenDigest(token));
     }
     assert.equal(verifications, 1);
     const other = await access.check(`Bearer ${token}`, "http://127.0.0.1:8090/mcp/gatekeeper");
