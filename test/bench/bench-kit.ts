@@ -19,6 +19,24 @@ export const knob = (name: string, fallback: number, min = 0): number => {
 export const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Whether `exited` settles within `ms`. Its timer is cleared when the child exits in time: a bare
+ * `sleep(ms)` in a race stays pending and keeps the benchmark's process alive for the rest of the `ms`.
+ */
+export async function exitedWithin(exited: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      exited.then(() => true),
+      new Promise<boolean>((r) => {
+        timer = setTimeout(() => r(false), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Kernel clock ticks per second, the unit of /proc's CPU times. */
 export const CLOCK_TICKS = (() => {
   try {

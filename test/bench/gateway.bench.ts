@@ -76,6 +76,7 @@ import {
   acceptQueue,
   cleanEnv,
   cpuSeconds,
+  exitedWithin,
   knob,
   listenDrops,
   machineBusySeconds,
@@ -410,7 +411,7 @@ async function stopChild(child: Child): Promise<number> {
   if (child.process.exitCode !== null || child.process.signalCode !== null) return 0;
   const t0 = performance.now();
   child.process.kill("SIGTERM");
-  const killed = await Promise.race([child.exited.then(() => false), sleep(15_000).then(() => true)]);
+  const killed = !(await exitedWithin(child.exited, 15_000));
   if (killed) {
     log(`${child.name} did not stop within 15 s: SIGKILL`);
     child.process.kill("SIGKILL");

@@ -39,6 +39,7 @@ import {
   acceptQueue,
   cleanEnv,
   cpuSeconds,
+  exitedWithin,
   knob,
   listenDrops,
   machineBusySeconds,
@@ -333,7 +334,7 @@ async function startBackend(key: BackendKey, tree: string, dataDir: string, issu
 async function stopBackend(backend: Backend): Promise<void> {
   if (backend.child.exitCode !== null || backend.child.signalCode !== null) return;
   backend.child.kill("SIGTERM");
-  const killed = await Promise.race([backend.exited.then(() => false), sleep(15_000).then(() => true)]);
+  const killed = !(await exitedWithin(backend.exited, 15_000));
   if (killed) {
     log(`${backend.key} did not stop within 15 s: SIGKILL (its CPU profile is lost)`);
     backend.child.kill("SIGKILL");

@@ -16,7 +16,10 @@
  * BENCH_DATA_DIR (another cache: database name, directory), BENCH_SCALE (0..1, for trying the
  * benchmark quickly on a smaller data set; the docs are only rewritten at scale 1 unless
  * BENCH_WRITE_DOCS=1), BENCH_HTTP_SECONDS (default 10), BENCH_CONNECTIONS (default 20),
- * BENCH_FORCE_GENERATE=1 (regenerate both stores).
+ * BENCH_FORCE_GENERATE=1 (regenerate both stores). For the test suite's tiny run only (the defaults are
+ * the real run's): BENCH_ITERATIONS (at most this many timed runs of each in-process case, after at
+ * most as many warm-up runs, and of each list operation; default 200 / 50 per case, 40 per operation),
+ * BENCH_HTTP_WARMUP_SECONDS (default 2; 0 skips the HTTP warm-ups).
  */
 
 import { deepStrictEqual } from "node:assert/strict";
@@ -53,6 +56,9 @@ import { serverBackends, serverCpuMs } from "./pg-server-cpu.ts";
 
 const HTTP_SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? "10");
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? "20");
+/** Caps the timed runs of each case and list operation (a tiny run needs answers, not percentiles). */
+const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? Number.POSITIVE_INFINITY);
+const HTTP_WARMUP_SECONDS = Number(process.env.BENCH_HTTP_WARMUP_SECONDS ?? "2");
 const DEEP_SKIP = Math.round(1_500 * BENCH_SPEC.scale);
 const DOCS_FILE = join(ROOT, "docs", "benchmarks.md");
 /** Issue 13: p95 of the wide CVE in-process, limit 50 (SQLite / PostgreSQL) and limit 500 (both). */
@@ -150,8 +156,8 @@ function buildCases(facts: BenchFacts): Case[] {
           limit,
           skip,
           date: dated ? new Date(facts.dateBetween2And3).toISOString() : undefined,
-          iterations: limit === 50 ? 200 : 50,
-          warmup: limit === 50 ? 20 : 5,
+          iterations: Math.min(limit === 50 ? 200 : 50, ITERATIONS),
+          warmup: Math.min(limit === 50 ? 20 : 5, ITERATIONS),
           expected: Math.max(0, Math.min(limit, count - skip)),
         });
       }
@@ -163,8 +169,8 @@ function buildCases(facts: BenchFacts): Case[] {
     limit: 50,
     skip: 0,
     date: undefined,
-    iterations: 200,
-    warmup: 20,
+    iterations: Math.min(200, ITERATIONS),
+    warmup: Math.min(20, ITERATIONS),
     expected: Math.min(50, facts.narrowCounts[latest] as number),
   });
   return cases;
@@ -531,9 +537,10 @@ async function measureHttp(
 
     const store = variant.title;
     const results: HttpResult[] = [];
-    await cannon(store, "warm-up", health, {}, 2);
+    if (HTTP_WARMUP_SECONDS > 0) await cannon(store, "warm-up", health, {}, HTTP_WARMUP_SECONDS);
     results.push(await cannon(store, "GET /mcp/healthcheck (ceiling), before", health, {}, HTTP_SECONDS));
-    await cannon(store, "warm-up", occ(facts.wideCve), headers, 2);
+    if (HTTP_WARMUP_SECONDS > 0)
+      await cannon(store, "warm-up", occ(facts.wideCve), headers, HTTP_WARMUP_SECONDS);
     results.push(
       await cannon(
         store,
@@ -887,7 +894,7 @@ function renderResults(report: Report): string {
     "",
     "findApplication + resolveAnalysis + findVulnerability + the page (listOccurrences on the read model, or the " +
       "single-query baseline), one after the other, after a warm-up; " +
-      `up to 200 iterations for limit 50 and 50 for limit 500 (a case stops after ${CASE_BUDGET_MS / 1000} s with at least ${MIN_ITERATIONS}). ` +
+      `up to ${Math.min(200, ITERATIONS)} iterations for limit 50 and ${Math.min(50, ITERATIONS)} for limit 500 (a case stops after ${CASE_BUDGET_MS / 1000} s with at least ${MIN_ITERATIONS}). ` +
       `"date" = ${facts.dateBetween2And3}, which selects analysis 2; otherwise the latest analysis (5); deep skip = ${DEEP_SKIP}. ` +
       "Every answer was checked against the generator's model (package count, every package with objects, dated answers " +
       `differ from the latest). All stores gave identical answers: ${report.identicalAnswers ? "yes" : "**no**"}.`,
@@ -921,7 +928,8 @@ function renderResults(report: Report): string {
     "",
     `#### Other list operations (limit 100, analysis ${facts.analyses.length})`,
     "",
-    "What each endpoint does once the caller is authenticated and the analysis resolved; median / p95 of up to 40 runs " +
+    "What each endpoint does once the caller is authenticated and the analysis resolved; " +
+      `median / p95 of up to ${Math.min(40, ITERATIONS)} runs ` +
       `(at least 5, 5 s per operation), target p95 <= ${LIST_TARGET_P95_MS} ms. Rows marked "before" run the query ` +
       "the operation had before migration 016 on the same store, in the same run (never held to the target); " +
       "the answers of the two were checked equal first.",
@@ -979,7 +987,8 @@ async function main(): Promise<void> {
 
   // Generating both at once peaks at ~12 GB of resident memory at full scale (~7 GB SQLite, ~5 GB PostgreSQL).
   // Free memory, not total: the machine may be shared with other generations.
-  const parallel = os.freemem() >= 14 * 2 ** 30;
+  // (A reduced scale needs that share of it: the tiny run's stores fit in any machine's free memory.)
+  const parallel = os.freemem() >= 14 * 2 ** 30 * BENCH_SPEC.scale;
   log(
     `stores: generating or reusing SQLite and PostgreSQL ${parallel ? "in parallel" : "one after the other"}`,
   );
@@ -1052,7 +1061,10 @@ async function main(): Promise<void> {
         }
         log(`${kind}: other list operations, limit 100`);
         const cpu = cpuSampler();
-        listOperations[kind] = await measureListOperations(handle.db, facts, log);
+        listOperations[kind] = await measureListOperations(handle.db, facts, log, {
+          iterations: Math.min(40, ITERATIONS),
+          budgetMs: 5_000,
+        });
         otherCpu[`${kind === "sqlite" ? "SQLite" : "PostgreSQL"} list operations`] = cpu();
       } finally {
         await handle.close();
