@@ -1,20 +1,9 @@
 import { createContext } from "preact";
 import { useContext } from "preact/hooks";
+import type { ConsoleSessionInfo } from "../contracts/console-session.ts";
 
-export interface Session {
-  user: string;
-  roles: string[];
-  isAdmin: boolean;
-  idp: "embedded" | "keycloak";
-  baseUrl: string;
-  version: string;
-}
-
-/** What GET /console/session answers (src/gateway/console/index.ts, ConsoleSessionInfo). */
-interface SessionAnswer extends Session {
-  applications: string[];
-  csrfToken: string;
-}
+/** The signed-in user as the pages see it: the session's answer without what only session.ts keeps. */
+export type Session = Omit<ConsoleSessionInfo, "applications" | "csrfToken">;
 
 let token = "";
 
@@ -29,7 +18,7 @@ export async function loadSession(): Promise<Session | undefined> {
   });
   if (response.status === 401) return undefined;
   if (!response.ok) throw new Error(`The console session cannot be read (${response.status})`);
-  const answer = (await response.json()) as SessionAnswer;
+  const answer = (await response.json()) as ConsoleSessionInfo;
   token = answer.csrfToken;
   const { user, roles, isAdmin, idp, baseUrl, version } = answer;
   return { user, roles, isAdmin, idp, baseUrl, version };

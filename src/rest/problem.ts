@@ -1,17 +1,9 @@
 import type { FastifyReply } from "fastify";
+import type { Problem } from "../contracts/admin.ts";
 import { problemDetails } from "../contracts/problem-details.ts";
 
-/** RFC 9457 problem details: every REST error has this shape and a sentence a person can act on. */
-export interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  instance?: string;
-  /** Validation refusals of the administration endpoints: the rule broken and the input field at fault. */
-  rule?: string;
-  field?: string;
-}
+/** What a validation refusal of the administration endpoints adds to a problem: the rule and the field. */
+type ProblemExtra = Pick<Problem, "rule" | "field">;
 
 /**
  * A refusal a route throws: the one error handler of the REST app (app.ts) renders it as problem+json,
@@ -20,8 +12,8 @@ export interface Problem {
 export class ProblemError extends Error {
   readonly status: number;
   readonly detail: string;
-  readonly extra: Pick<Problem, "rule" | "field"> | undefined;
-  constructor(status: number, detail: string, extra?: Pick<Problem, "rule" | "field">) {
+  readonly extra: ProblemExtra | undefined;
+  constructor(status: number, detail: string, extra?: ProblemExtra) {
     super(detail);
     this.name = "ProblemError";
     this.status = status;
@@ -31,7 +23,7 @@ export class ProblemError extends Error {
 }
 
 /** Stops the request with this problem (thrown; rendered by the app's error handler). */
-export function refuse(status: number, detail: string, extra?: Pick<Problem, "rule" | "field">): never {
+export function refuse(status: number, detail: string, extra?: ProblemExtra): never {
   throw new ProblemError(status, detail, extra);
 }
 
@@ -48,7 +40,7 @@ export function sendProblem(
   reply: FastifyReply,
   status: number,
   detail: string,
-  extra?: Pick<Problem, "rule" | "field">,
+  extra?: ProblemExtra,
 ): FastifyReply {
   const body = { ...problemDetails(status, detail, reply.request.url.split("?")[0]), ...extra };
   return reply.code(status).type("application/problem+json").send(JSON.stringify(body));
@@ -78,7 +70,7 @@ export function sendError(
 export function problemOf(
   error: unknown,
   failure = "The server could not complete the request",
-): { status: number; detail: string; extra?: Pick<Problem, "rule" | "field"> } {
+): { status: number; detail: string; extra?: ProblemExtra } {
   if (error instanceof ProblemError)
     return { status: error.status, detail: error.detail, extra: error.extra };
   const { statusCode, message } = error as { statusCode?: number; message?: string };

@@ -8,6 +8,7 @@ import type { Kysely } from "kysely";
 import * as oauth from "oauth4webapi";
 import type { IssuerMetadata } from "../../auth/issuer-metadata.ts";
 import type { TokenExchanger } from "../../auth/token-exchange.ts";
+import type { ConsoleSessionInfo } from "../../contracts/console-session.ts";
 import {
   type ConsoleSession,
   createConsoleSession,
@@ -38,18 +39,6 @@ export interface ConsoleOptions {
   build: ConsoleBuild;
   /** The MCP resource the console's access token is issued for (then exchanged). */
   mcpResource: string;
-}
-
-/** What the console page reads at start (GET /console/session); src/console/session.ts mirrors it. */
-export interface ConsoleSessionInfo {
-  user: string;
-  roles: string[];
-  applications: string[];
-  isAdmin: boolean;
-  idp: "embedded" | "keycloak";
-  baseUrl: string;
-  version: string;
-  csrfToken: string;
 }
 
 const COOKIE = "imaging_console";
