@@ -78,8 +78,14 @@ export async function startReplicas(options: {
   const replicas: Replica[] = [];
   let haproxy: RunningHaproxy | undefined;
   try {
-    // One after the other: the first runs the migrations and provisioning, the others find them done.
-    for (const name of names) replicas.push(await launch(name));
+    // The first alone (it runs the migrations and provisioning), then the others at once: they find
+    // them done, and their start-ups overlap instead of adding up.
+    const [first, ...others] = names;
+    replicas.push(await launch(first as string));
+    const started = await Promise.allSettled(others.map((name) => launch(name)));
+    for (const result of started) if (result.status === "fulfilled") replicas.push(result.value);
+    const failed = started.find((result) => result.status === "rejected");
+    if (failed) throw failed.reason;
     haproxy = await startHaproxy({
       port: haproxyPort,
       pinnable: options.pinnable,
