@@ -17,8 +17,12 @@ describe("console sessions across gateway replicas (PostgreSQL)", () => {
   let a: IdpService;
   let b: IdpService;
   let browser: Browser;
+  let launched: Promise<Browser> | undefined;
 
   before(async () => {
+    // Chromium starts while the two gateways do.
+    launched = launchBrowser();
+    launched.catch(() => undefined);
     await ensureConsoleBuilt();
     store = await createTestStore("postgres");
     const port = await freePort();
@@ -31,10 +35,11 @@ describe("console sessions across gateway replicas (PostgreSQL)", () => {
       },
     });
     b = await startIdpService(store, { port: await freePort(), overrides: { publicUrl: base } });
-    browser = await launchBrowser();
+    browser = await launched;
   });
   after(async () => {
-    await browser?.close();
+    // a browser launched while a gateway failed to start is closed too
+    await (browser ?? (await launched?.catch(() => undefined)))?.close();
     await b?.stop();
     await a?.stop();
     await store?.drop();

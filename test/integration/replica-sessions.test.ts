@@ -78,7 +78,9 @@ describe("2025-era sessions across replicas behind HAProxy", {
     const lbPort = await freePort();
     base = `http://127.0.0.1:${lbPort}`;
     const ports = { A: await freePort(), B: await freePort() };
-    for (const [name, port] of Object.entries(ports)) {
+    // Both at once: the migrations run under PostgreSQL's advisory lock and the provider's keys are
+    // generated once into the store (replicas.test.ts starts three together), so the starts overlap.
+    const starts = Object.entries(ports).map(async ([name, port]) => {
       const service = await spawnService(
         ["--data-dir", tempDir(), "--port", String(port)],
         {
@@ -94,7 +96,9 @@ describe("2025-era sessions across replicas behind HAProxy", {
         120_000,
       );
       children[name] = service.child;
-    }
+    });
+    const failed = (await Promise.allSettled(starts)).find((result) => result.status === "rejected");
+    if (failed) throw failed.reason;
     const handle = await openStore({ databaseUrl: store.databaseUrl, sqliteFile: store.sqliteFile });
     try {
       await loadDemo(handle.db);

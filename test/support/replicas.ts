@@ -78,8 +78,20 @@ export async function startReplicas(options: {
   const replicas: Replica[] = [];
   let haproxy: RunningHaproxy | undefined;
   try {
-    // One after the other: the first runs the migrations and provisioning, the others find them done.
-    for (const name of names) replicas.push(await launch(name));
+    // The first alone (it runs the migrations and provisioning), then the others: they find them done.
+    // With the embedded provider the others start at once, their start-ups overlapping. With Keycloak
+    // one after the other: each provisions the realm again through Keycloak's Admin API, and two at once
+    // against the test's dev Keycloak on a loaded machine once timed out (15 s Admin API timeout).
+    const [first, ...others] = names;
+    replicas.push(await launch(first as string));
+    if (options.env.IDP === "keycloak") {
+      for (const name of others) replicas.push(await launch(name));
+    } else {
+      const started = await Promise.allSettled(others.map((name) => launch(name)));
+      for (const result of started) if (result.status === "fulfilled") replicas.push(result.value);
+      const failed = started.find((result) => result.status === "rejected");
+      if (failed) throw failed.reason;
+    }
     haproxy = await startHaproxy({
       port: haproxyPort,
       pinnable: options.pinnable,
