@@ -1,7 +1,9 @@
 /**
- * A latency probe in a worker thread (occurrences-http.bench.ts): one keep-alive connection, requests
- * one after the other at a fixed rate, each timed with performance.now() (autocannon's histogram has a
- * 1 ms resolution, too coarse for a health check answered in a fraction of one).
+ * A latency probe (occurrences-http.bench.ts): one keep-alive connection, requests one after the other at
+ * a fixed rate, each timed with performance.now() (autocannon's histogram has a 1 ms resolution, too
+ * coarse for a health check answered in a fraction of one). Runs as a process of its own (options as
+ * JSON in argv[2], the result as JSON on stdout), so that the client is not a thread of the service's
+ * process; as a worker thread (options in workerData), the result is posted to the parent.
  */
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -26,7 +28,7 @@ export interface ProbeResult {
   firstFailure?: string;
 }
 
-const options = workerData as ProbeOptions;
+const options = (workerData ?? JSON.parse(process.argv[2] ?? "{}")) as ProbeOptions;
 const url = new URL(options.url);
 const pool = new Pool(url.origin, { connections: 1, pipelining: 1 });
 const latenciesMs: number[] = [];
@@ -62,4 +64,6 @@ while (performance.now() < end) {
   else next = performance.now();
 }
 await pool.close();
-parentPort?.postMessage({ latenciesMs, failures, firstFailure } satisfies ProbeResult);
+const result: ProbeResult = { latenciesMs, failures, ...(firstFailure ? { firstFailure } : {}) };
+if (parentPort) parentPort.postMessage(result);
+else process.stdout.write(`${JSON.stringify(result)}\n`);
