@@ -179,7 +179,8 @@ function runClient(args: string[], niceOffset: number, what: string): Promise<st
       out += chunk;
     });
     child.on("error", reject);
-    child.on("exit", (code) => {
+    // "close", not "exit": the child's stdout may still hold data when it has exited.
+    child.on("close", (code) => {
       if (code === 0) resolvePromise(out);
       else reject(new Error(`${what}: the client process exited with ${code}`));
     });
