@@ -26,7 +26,8 @@
  * extracted with node_modules linked: its read-pool design, rounds alternating with this tree's),
  * BENCH_HTTP_ROUNDS (1; rounds of baseline and current when a baseline is given), BENCH_LOAD_NICE (0: the
  * load generator's CPU priority that many nice steps below the service's, a stand-in for clients on other
- * machines; the probes keep the service's).
+ * machines; the probes keep the service's), BENCH_ISOLATION_ROUNDS (1: windows of probes alone and under
+ * load alternate that many times, each BENCH_HTTP_SECONDS long, their samples pooled).
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -69,6 +70,8 @@ export interface HttpBenchOptions {
   baseline?: string;
   /** Rounds of baseline and current design (default 1). */
   rounds?: number;
+  /** Alternating windows of probes alone and under load, pooled (default 1: one of each). */
+  isolationRounds?: number;
   /** How much lower than this process's the load generator's CPU priority is (nice steps; default 0). */
   loadNice?: number;
   /** Environment of the store generator (BENCH_SCALE...). */
@@ -187,7 +190,7 @@ function runClient(args: string[], niceOffset: number, what: string): Promise<st
   });
 }
 
-async function probe(options: ProbeOptions): Promise<Latency> {
+async function probe(options: ProbeOptions): Promise<number[]> {
   const out = await runClient(
     [fileURLToPath(new URL("./latency-probe.ts", import.meta.url)), JSON.stringify(options)],
     0,
@@ -197,7 +200,7 @@ async function probe(options: ProbeOptions): Promise<Latency> {
   if (result.failures > 0) {
     throw new Error(`${options.url}: ${result.failures} failed probes, first: ${result.firstFailure}`);
   }
-  return percentiles(result.latenciesMs);
+  return result.latenciesMs;
 }
 
 interface AutocannonResult {
@@ -602,25 +605,40 @@ async function measureDesign(
     // Pages forwarded before the load stopped are still being answered: count their CPU too.
     await drained();
     const cpu = process.threadCpuUsage(cpuBefore);
-    log(`${design}: probes alone`);
-    const [healthAlone, toolsAlone] = await probes(options.seconds);
-    await drained();
-    log(`${design}: probes while the occurrences endpoint is loaded`);
-    before = performance.eventLoopUtilization();
-    const sched0 = schedByThreadName();
-    const delay = monitorEventLoopDelay({ resolution: 1 });
-    delay.enable();
-    const loadedStarted = performance.now();
-    const [loadedRun, [healthLoaded, toolsLoaded]] = await Promise.all([
-      load(page, headers, options),
-      // The probes start once the load is on, and end before it.
-      new Promise((r) => setTimeout(r, 500)).then(() => probes(Math.max(1, options.seconds - 1))),
-    ]);
-    const loadedElu = performance.eventLoopUtilization(before).utilization;
-    delay.disable();
-    log(
-      `${design}: loaded, service event-loop delay p50 / p99 / max ${round(delay.percentile(50) / 1e6)} / ${round(delay.percentile(99) / 1e6)} / ${round(delay.max / 1e6)} ms; threads: ${JSON.stringify(schedDelta(sched0, schedByThreadName(), (performance.now() - loadedStarted) / 1000))}`,
-    );
+    // Alone and loaded windows alternate `isolationRounds` times and their samples are pooled: on a shared
+    // machine, what other processes do then weighs on both sides of the ratio alike.
+    const samples = { healthAlone: [] as number[], toolsAlone: [] as number[] };
+    const loadedSamples = { health: [] as number[], tools: [] as number[] };
+    let loadedRps = 0;
+    let loadedElu = 0;
+    const rounds = Math.max(1, options.isolationRounds ?? 1);
+    for (let i = 0; i < rounds; i++) {
+      log(`${design}: probes alone${rounds > 1 ? ` (window ${i + 1} of ${rounds})` : ""}`);
+      const [healthAlone, toolsAlone] = await probes(options.seconds);
+      samples.healthAlone.push(...healthAlone);
+      samples.toolsAlone.push(...toolsAlone);
+      await drained();
+      log(`${design}: probes while the occurrences endpoint is loaded`);
+      before = performance.eventLoopUtilization();
+      const sched0 = schedByThreadName();
+      const delay = monitorEventLoopDelay({ resolution: 1 });
+      delay.enable();
+      const loadedStarted = performance.now();
+      const [loadedRun, [healthLoaded, toolsLoaded]] = await Promise.all([
+        load(page, headers, options),
+        // The probes start once the load is on, and end before it.
+        new Promise((r) => setTimeout(r, 500)).then(() => probes(Math.max(1, options.seconds - 1))),
+      ]);
+      loadedElu += performance.eventLoopUtilization(before).utilization / rounds;
+      loadedRps += loadedRun.requestsPerSecond / rounds;
+      loadedSamples.health.push(...healthLoaded);
+      loadedSamples.tools.push(...toolsLoaded);
+      delay.disable();
+      log(
+        `${design}: loaded, service event-loop delay p50 / p99 / max ${round(delay.percentile(50) / 1e6)} / ${round(delay.percentile(99) / 1e6)} / ${round(delay.max / 1e6)} ms; threads: ${JSON.stringify(schedDelta(sched0, schedByThreadName(), (performance.now() - loadedStarted) / 1000))}`,
+      );
+      if (i < rounds - 1) await drained();
+    }
     await drained();
     log(`${design}: CPU per page`);
     const cpuUsed = await cpuPerPage(design, page, apiKey, options);
@@ -637,11 +655,11 @@ async function measureDesign(
         serviceEventLoopBusy: round(occurrencesElu, 2),
         mainThreadCpuMsPerRequest: round((cpu.user + cpu.system) / 1000 / Math.max(1, total), 2),
       },
-      alone: { health: healthAlone, tools: toolsAlone },
+      alone: { health: percentiles(samples.healthAlone), tools: percentiles(samples.toolsAlone) },
       loaded: {
-        health: healthLoaded,
-        tools: toolsLoaded,
-        occurrencesRequestsPerSecond: loadedRun.requestsPerSecond,
+        health: percentiles(loadedSamples.health),
+        tools: percentiles(loadedSamples.tools),
+        occurrencesRequestsPerSecond: round(loadedRps, 1),
         serviceEventLoopBusy: round(loadedElu, 2),
       },
       bytes,
@@ -772,7 +790,7 @@ export function renderHttpReport(report: HttpBenchReport): string {
     `Run of ${report.date}, BENCH_SCALE ${report.scale}: ${report.store.packages} packages, ${report.store.objects} external objects in the latest analysis; wide CVE ${report.store.wideCve} affects ${report.store.widePackages} packages (store ${report.store.reused ? "reused from the cache" : "generated in this run"}).`,
     "",
     `Machine: ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB, ${m.os}, Node.js ${m.node}. CPU used by other processes during the measurements: ${report.otherCpu} cores${report.otherCpu > 0.3 ? " — **the machine was not idle: absolute numbers are pessimistic, compare the two designs**" : ""}.`,
-    `Load: autocannon, ${report.options.connections} connections, ${report.options.seconds} s per run, in a child process${report.options.loadNice ? ` ${report.options.loadNice} nice steps below the service` : " at the service's CPU priority"}; probes: ${report.options.probeRate} requests/s each, one keep-alive connection, each in a child process at the service's priority; the service (and nothing else) runs in the benchmark's process.`,
+    `Load: autocannon, ${report.options.connections} connections, ${report.options.seconds} s per run, in a child process${report.options.loadNice ? ` ${report.options.loadNice} nice steps below the service` : " at the service's CPU priority"}; probes: ${report.options.probeRate} requests/s each, one keep-alive connection, each in a child process at the service's priority${(report.options.isolationRounds ?? 1) > 1 ? `, ${report.options.isolationRounds} alternating windows alone and under load, pooled` : ""}; the service (and nothing else) runs in the benchmark's process.`,
     "",
     "| design | occurrences req/s | occurrences p50 / p99 ms | main-thread CPU ms per page | /mcp/healthcheck p99 ms alone → loaded | tools/call p99 ms alone → loaded | occurrences req/s while probed | service event loop busy (load / load + probes) | page bytes identity / br / gzip |",
     "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
@@ -810,6 +828,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     ...(process.env.BENCH_HTTP_BASELINE ? { baseline: process.env.BENCH_HTTP_BASELINE } : {}),
     rounds: Number(process.env.BENCH_HTTP_ROUNDS ?? "1"),
     loadNice: Number(process.env.BENCH_LOAD_NICE ?? "0"),
+    isolationRounds: Number(process.env.BENCH_ISOLATION_ROUNDS ?? "1"),
   };
   const report = await runOccurrencesHttpBench(options);
   const text = renderHttpReport(report);
