@@ -24,6 +24,8 @@ export interface ProbeOptions {
 
 export interface ProbeResult {
   latenciesMs: number[];
+  /** When each request of `latenciesMs` was sent (ms since the epoch). */
+  sentAtMs: number[];
   failures: number;
   firstFailure?: string;
 }
@@ -32,6 +34,7 @@ const options = (workerData ?? JSON.parse(process.argv[2] ?? "{}")) as ProbeOpti
 const url = new URL(options.url);
 const pool = new Pool(url.origin, { connections: 1, pipelining: 1 });
 const latenciesMs: number[] = [];
+const sentAtMs: number[] = [];
 let failures = 0;
 let firstFailure: string | undefined;
 const interval = 1000 / options.rate;
@@ -53,6 +56,7 @@ while (performance.now() < end) {
       firstFailure ??= `HTTP ${response.statusCode}: ${text.slice(0, 200)}`;
     } else {
       latenciesMs.push(took);
+      sentAtMs.push(performance.timeOrigin + started);
     }
   } catch (error) {
     failures++;
@@ -64,6 +68,6 @@ while (performance.now() < end) {
   else next = performance.now();
 }
 await pool.close();
-const result: ProbeResult = { latenciesMs, failures, ...(firstFailure ? { firstFailure } : {}) };
+const result: ProbeResult = { latenciesMs, sentAtMs, failures, ...(firstFailure ? { firstFailure } : {}) };
 if (parentPort) parentPort.postMessage(result);
 else process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -190,7 +190,7 @@ function runClient(args: string[], niceOffset: number, what: string): Promise<st
   });
 }
 
-async function probe(options: ProbeOptions): Promise<number[]> {
+async function probe(options: ProbeOptions): Promise<ProbeResult> {
   const out = await runClient(
     [fileURLToPath(new URL("./latency-probe.ts", import.meta.url)), JSON.stringify(options)],
     0,
@@ -200,7 +200,7 @@ async function probe(options: ProbeOptions): Promise<number[]> {
   if (result.failures > 0) {
     throw new Error(`${options.url}: ${result.failures} failed probes, first: ${result.firstFailure}`);
   }
-  return result.latenciesMs;
+  return result;
 }
 
 interface AutocannonResult {
@@ -210,6 +210,9 @@ interface AutocannonResult {
   duration: number;
   requests: { total: number };
   latency: { p50: number; p99: number };
+  /** When the load ran (ISO dates). */
+  start: string;
+  finish: string;
 }
 
 /** autocannon's command line in a child process, for `-d seconds` or `-a pages`; any failed answer throws. */
@@ -247,6 +250,7 @@ async function load(url: string, headers: Record<string, string>, options: HttpB
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     total: result.requests.total,
+    window: { from: Date.parse(result.start), to: Date.parse(result.finish) },
   };
 }
 
@@ -615,8 +619,8 @@ async function measureDesign(
     for (let i = 0; i < rounds; i++) {
       log(`${design}: probes alone${rounds > 1 ? ` (window ${i + 1} of ${rounds})` : ""}`);
       const [healthAlone, toolsAlone] = await probes(options.seconds);
-      samples.healthAlone.push(...healthAlone);
-      samples.toolsAlone.push(...toolsAlone);
+      samples.healthAlone.push(...healthAlone.latenciesMs);
+      samples.toolsAlone.push(...toolsAlone.latenciesMs);
       await drained();
       log(`${design}: probes while the occurrences endpoint is loaded`);
       before = performance.eventLoopUtilization();
@@ -631,8 +635,14 @@ async function measureDesign(
       ]);
       loadedElu += performance.eventLoopUtilization(before).utilization / rounds;
       loadedRps += loadedRun.requestsPerSecond / rounds;
-      loadedSamples.health.push(...healthLoaded);
-      loadedSamples.tools.push(...toolsLoaded);
+      // A client process may start late: only the samples sent while the load ran count as loaded.
+      const whileLoaded = (probed: ProbeResult) =>
+        probed.latenciesMs.filter((_, k) => {
+          const at = probed.sentAtMs[k] ?? 0;
+          return at >= loadedRun.window.from && at <= loadedRun.window.to;
+        });
+      loadedSamples.health.push(...whileLoaded(healthLoaded));
+      loadedSamples.tools.push(...whileLoaded(toolsLoaded));
       delay.disable();
       log(
         `${design}: loaded, service event-loop delay p50 / p99 / max ${round(delay.percentile(50) / 1e6)} / ${round(delay.percentile(99) / 1e6)} / ${round(delay.max / 1e6)} ms; threads: ${JSON.stringify(schedDelta(sched0, schedByThreadName(), (performance.now() - loadedStarted) / 1000))}`,
@@ -673,7 +683,7 @@ async function measureDesign(
   }
 }
 
-/** CPU used by processes other than this one from now until the returned function is called, in cores. */
+/** CPU used by processes other than this one and its clients from now until the returned function is called, in cores. */
 function otherCpuSampler(): () => number {
   const read = () => {
     const fields = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "")
@@ -683,13 +693,20 @@ function otherCpuSampler(): () => number {
       .map(Number);
     return (fields.slice(0, 8).reduce((a, b) => a + b, 0) - (fields[3] ?? 0) - (fields[4] ?? 0)) / 100;
   };
+  // The benchmark's own clients (child processes, once ended) are not other processes: cutime + cstime.
+  const children = () => {
+    const stat = readFileSync("/proc/self/stat", "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[13]) + Number(fields[14])) * CLOCK_TICK_MS) / 1000;
+  };
   try {
     const wall0 = performance.now();
     const busy0 = read();
     const own0 = process.cpuUsage();
+    const children0 = children();
     return () => {
       const own = process.cpuUsage(own0);
-      const other = read() - busy0 - (own.user + own.system) / 1e6;
+      const other = read() - busy0 - (own.user + own.system) / 1e6 - (children() - children0);
       return round(Math.max(0, other) / ((performance.now() - wall0) / 1000), 2);
     };
   } catch {
