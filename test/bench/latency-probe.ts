@@ -1,7 +1,9 @@
 /**
- * A latency probe in a worker thread (occurrences-http.bench.ts): one keep-alive connection, requests
- * one after the other at a fixed rate, each timed with performance.now() (autocannon's histogram has a
- * 1 ms resolution, too coarse for a health check answered in a fraction of one).
+ * A latency probe (occurrences-http.bench.ts): one keep-alive connection, requests one after the other at
+ * a fixed rate, each timed with performance.now() (autocannon's histogram has a 1 ms resolution, too
+ * coarse for a health check answered in a fraction of one). Runs as a process of its own (options as
+ * JSON in argv[2], the result as JSON on stdout), so that the client is not a thread of the service's
+ * process; as a worker thread (options in workerData), the result is posted to the parent.
  */
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -22,14 +24,17 @@ export interface ProbeOptions {
 
 export interface ProbeResult {
   latenciesMs: number[];
+  /** When each request of `latenciesMs` was sent (ms since the epoch). */
+  sentAtMs: number[];
   failures: number;
   firstFailure?: string;
 }
 
-const options = workerData as ProbeOptions;
+const options = (workerData ?? JSON.parse(process.argv[2] ?? "{}")) as ProbeOptions;
 const url = new URL(options.url);
 const pool = new Pool(url.origin, { connections: 1, pipelining: 1 });
 const latenciesMs: number[] = [];
+const sentAtMs: number[] = [];
 let failures = 0;
 let firstFailure: string | undefined;
 const interval = 1000 / options.rate;
@@ -51,6 +56,7 @@ while (performance.now() < end) {
       firstFailure ??= `HTTP ${response.statusCode}: ${text.slice(0, 200)}`;
     } else {
       latenciesMs.push(took);
+      sentAtMs.push(performance.timeOrigin + started);
     }
   } catch (error) {
     failures++;
@@ -62,4 +68,6 @@ while (performance.now() < end) {
   else next = performance.now();
 }
 await pool.close();
-parentPort?.postMessage({ latenciesMs, failures, firstFailure } satisfies ProbeResult);
+const result: ProbeResult = { latenciesMs, sentAtMs, failures, ...(firstFailure ? { firstFailure } : {}) };
+if (parentPort) parentPort.postMessage(result);
+else process.stdout.write(`${JSON.stringify(result)}\n`);

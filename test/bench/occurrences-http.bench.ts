@@ -14,16 +14,20 @@
  * gateway with an MCP token) measured by probes at a fixed rate, first alone, then while autocannon
  * loads the occurrences endpoint; (3) bytes on the wire of the wide page with Accept-Encoding br and
  * gzip against identity. Every answer under load must be 2xx, and the page identical in both designs.
+ * The clients (autocannon, each probe) run in child processes: this process is the service alone, so
+ * its threads' CPU and scheduling are the service's, as in a deployment whose clients are elsewhere.
  *
- * (4) CPU per page: BENCH_CPU_PAGES pages (autocannon in a child process, so that this process's CPU
- * is the service's), the CPU time of the service's main thread, of its reader threads (named
+ * (4) CPU per page: BENCH_CPU_PAGES pages, the CPU time of the service's main thread, of its reader threads (named
  * sqlite-reader) and of the whole process, per page, and the capacity they allow on this machine's cores.
  *
  * Knobs: BENCH_SCALE, BENCH_HTTP_SECONDS (10), BENCH_CONNECTIONS (20), BENCH_PROBE_RATE (50 requests/s
  * per probe), BENCH_CPU_PAGES (300), BENCH_WRITE_DOCS=1 (rewrite docs/benchmarks.md below scale 1),
  * BENCH_HTTP_BASELINE=<checkout> (also measure another checkout's service, e.g. `git archive <commit>`
  * extracted with node_modules linked: its read-pool design, rounds alternating with this tree's),
- * BENCH_HTTP_ROUNDS (1; rounds of baseline and current when a baseline is given).
+ * BENCH_HTTP_ROUNDS (1; rounds of baseline and current when a baseline is given), BENCH_LOAD_NICE (0: the
+ * load generator's CPU priority that many nice steps below the service's, a stand-in for clients on other
+ * machines; the probes keep the service's), BENCH_ISOLATION_ROUNDS (1: windows of probes alone and under
+ * load alternate that many times, each BENCH_HTTP_SECONDS long, their samples pooled).
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -33,8 +37,6 @@ import os from "node:os";
 import { join, resolve } from "node:path";
 import { constants, monitorEventLoopDelay, PerformanceObserver, performance } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { Worker } from "node:worker_threads";
-import autocannon from "autocannon";
 import { loadSettings } from "../../src/config/load-config.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
 import { createApiKey } from "../../src/domain/api-keys.ts";
@@ -68,6 +70,10 @@ export interface HttpBenchOptions {
   baseline?: string;
   /** Rounds of baseline and current design (default 1). */
   rounds?: number;
+  /** Alternating windows of probes alone and under load, pooled (default 1: one of each). */
+  isolationRounds?: number;
+  /** How much lower than this process's the load generator's CPU priority is (nice steps; default 0). */
+  loadNice?: number;
   /** Environment of the store generator (BENCH_SCALE...). */
   generatorEnv?: NodeJS.ProcessEnv;
 }
@@ -155,37 +161,96 @@ function percentiles(values: number[]): Latency {
   };
 }
 
-function probe(options: ProbeOptions): Promise<Latency> {
+/**
+ * The clients run in processes of their own, as a deployment's clients are not threads of the service's
+ * process: this process's threads (and V8's helper threads, which collect every isolate's garbage) are
+ * then only the service's. `niceOffset` lowers a client's CPU priority below this process's.
+ */
+function runClient(args: string[], niceOffset: number, what: string): Promise<string> {
   return new Promise((resolvePromise, reject) => {
-    const worker = new Worker(new URL("./latency-probe.ts", import.meta.url), { workerData: options });
-    worker.once("message", (result: ProbeResult) => {
-      if (result.failures > 0) {
-        reject(new Error(`${options.url}: ${result.failures} failed probes, first: ${result.firstFailure}`));
-      } else {
-        resolvePromise(percentiles(result.latenciesMs));
+    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
+    if (niceOffset !== 0 && child.pid !== undefined) {
+      try {
+        os.setPriority(child.pid, Math.min(19, os.getPriority() + niceOffset));
+      } catch {
+        // not permitted here: the client keeps this process's priority
       }
+    }
+    let out = "";
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk: string) => {
+      out += chunk;
     });
-    worker.once("error", reject);
+    child.on("error", reject);
+    // "close", not "exit": the child's stdout may still hold data when it has exited.
+    child.on("close", (code) => {
+      if (code === 0) resolvePromise(out);
+      else reject(new Error(`${what}: the client process exited with ${code}`));
+    });
   });
 }
 
-async function load(url: string, headers: Record<string, string>, options: HttpBenchOptions) {
-  const result = await autocannon({
-    url,
-    connections: options.connections,
-    duration: options.seconds,
-    workers: 1,
-    timeout: 60,
-    headers,
-  });
-  if (result.errors > 0 || result.timeouts > 0 || result.non2xx > 0) {
-    throw new Error(`${url}: ${result.errors} errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx`);
+async function probe(options: ProbeOptions): Promise<ProbeResult> {
+  const out = await runClient(
+    [fileURLToPath(new URL("./latency-probe.ts", import.meta.url)), JSON.stringify(options)],
+    0,
+    `probe of ${options.url}`,
+  );
+  const result = JSON.parse(out) as ProbeResult;
+  if (result.failures > 0) {
+    throw new Error(`${options.url}: ${result.failures} failed probes, first: ${result.firstFailure}`);
   }
+  return result;
+}
+
+interface AutocannonResult {
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  duration: number;
+  requests: { total: number };
+  latency: { p50: number; p99: number };
+  /** When the load ran (ISO dates). */
+  start: string;
+  finish: string;
+}
+
+/** autocannon's command line in a child process, for `-d seconds` or `-a pages`; any failed answer throws. */
+async function autocannonChild(
+  url: string,
+  headers: Record<string, string>,
+  connections: number,
+  until: { seconds: number } | { pages: number },
+  niceOffset: number,
+): Promise<AutocannonResult> {
+  const args = [AUTOCANNON_CLI, "-c", String(connections), "-t", "60", "-j"];
+  if ("pages" in until) args.push("-a", String(until.pages));
+  else args.push("-d", String(until.seconds));
+  for (const [name, value] of Object.entries(headers)) args.push("-H", `${name}=${value}`);
+  const result = JSON.parse(await runClient([...args, url], niceOffset, "autocannon")) as AutocannonResult;
+  const answers = result.requests.total;
+  if (result.errors + result.timeouts + result.non2xx > 0 || ("pages" in until && answers < until.pages)) {
+    throw new Error(
+      `${url}: ${result.errors} errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx, ${answers} answers`,
+    );
+  }
+  return result;
+}
+
+async function load(url: string, headers: Record<string, string>, options: HttpBenchOptions) {
+  const result = await autocannonChild(
+    url,
+    headers,
+    options.connections,
+    { seconds: options.seconds },
+    options.loadNice ?? 0,
+  );
   return {
     requestsPerSecond: round(result.requests.total / result.duration, 1),
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     total: result.requests.total,
+    window: { from: Date.parse(result.start), to: Date.parse(result.finish) },
   };
 }
 
@@ -364,57 +429,6 @@ function cpuByThreadName(): Map<string, number> {
   return byName;
 }
 
-/** Loads `pages` pages with autocannon in a child process: this process's CPU is then only the service's. */
-function loadFromChild(url: string, apiKey: string, pages: number, connections: number): Promise<void> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(
-      process.execPath,
-      [
-        AUTOCANNON_CLI,
-        "-c",
-        String(connections),
-        "-a",
-        String(pages),
-        "-t",
-        "60",
-        "-H",
-        `X-API-KEY=${apiKey}`,
-        "-j",
-        url,
-      ],
-      { stdio: ["ignore", "pipe", "ignore"] },
-    );
-    let out = "";
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (chunk: string) => {
-      out += chunk;
-    });
-    child.on("error", reject);
-    child.on("exit", (code) => {
-      try {
-        const result = JSON.parse(out) as {
-          errors: number;
-          timeouts: number;
-          non2xx: number;
-          requests: { total: number };
-        };
-        if (
-          code !== 0 ||
-          result.errors + result.timeouts + result.non2xx > 0 ||
-          result.requests.total < pages
-        ) {
-          throw new Error(
-            `${result.errors} errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx, ${result.requests.total} of ${pages} answers`,
-          );
-        }
-        resolvePromise();
-      } catch (error) {
-        reject(new Error(`autocannon (child, exit ${code}): ${(error as Error).message}`));
-      }
-    });
-  });
-}
-
 async function cpuPerPage(
   design: string,
   url: string,
@@ -447,7 +461,7 @@ async function cpuPerPage(
   });
   gcObserver.observe({ entryTypes: ["gc"] });
   const byName0 = cpuByThreadName();
-  await loadFromChild(url, apiKey, pages, options.connections);
+  await autocannonChild(url, { "X-API-KEY": apiKey }, options.connections, { pages }, options.loadNice ?? 0);
   if (session && profileDir) {
     const { profile } = await session.post("Profiler.stop");
     session.disconnect();
@@ -595,25 +609,46 @@ async function measureDesign(
     // Pages forwarded before the load stopped are still being answered: count their CPU too.
     await drained();
     const cpu = process.threadCpuUsage(cpuBefore);
-    log(`${design}: probes alone`);
-    const [healthAlone, toolsAlone] = await probes(options.seconds);
-    await drained();
-    log(`${design}: probes while the occurrences endpoint is loaded`);
-    before = performance.eventLoopUtilization();
-    const sched0 = schedByThreadName();
-    const delay = monitorEventLoopDelay({ resolution: 1 });
-    delay.enable();
-    const loadedStarted = performance.now();
-    const [loadedRun, [healthLoaded, toolsLoaded]] = await Promise.all([
-      load(page, headers, options),
-      // The probes start once the load is on, and end before it.
-      new Promise((r) => setTimeout(r, 500)).then(() => probes(Math.max(1, options.seconds - 1))),
-    ]);
-    const loadedElu = performance.eventLoopUtilization(before).utilization;
-    delay.disable();
-    log(
-      `${design}: loaded, service event-loop delay p50 / p99 / max ${round(delay.percentile(50) / 1e6)} / ${round(delay.percentile(99) / 1e6)} / ${round(delay.max / 1e6)} ms; threads: ${JSON.stringify(schedDelta(sched0, schedByThreadName(), (performance.now() - loadedStarted) / 1000))}`,
-    );
+    // Alone and loaded windows alternate `isolationRounds` times and their samples are pooled: on a shared
+    // machine, what other processes do then weighs on both sides of the ratio alike.
+    const samples = { healthAlone: [] as number[], toolsAlone: [] as number[] };
+    const loadedSamples = { health: [] as number[], tools: [] as number[] };
+    let loadedRps = 0;
+    let loadedElu = 0;
+    const rounds = Math.max(1, options.isolationRounds ?? 1);
+    for (let i = 0; i < rounds; i++) {
+      log(`${design}: probes alone${rounds > 1 ? ` (window ${i + 1} of ${rounds})` : ""}`);
+      const [healthAlone, toolsAlone] = await probes(options.seconds);
+      samples.healthAlone.push(...healthAlone.latenciesMs);
+      samples.toolsAlone.push(...toolsAlone.latenciesMs);
+      await drained();
+      log(`${design}: probes while the occurrences endpoint is loaded`);
+      before = performance.eventLoopUtilization();
+      const sched0 = schedByThreadName();
+      const delay = monitorEventLoopDelay({ resolution: 1 });
+      delay.enable();
+      const loadedStarted = performance.now();
+      const [loadedRun, [healthLoaded, toolsLoaded]] = await Promise.all([
+        load(page, headers, options),
+        // The probes start once the load is on, and end before it.
+        new Promise((r) => setTimeout(r, 500)).then(() => probes(Math.max(1, options.seconds - 1))),
+      ]);
+      loadedElu += performance.eventLoopUtilization(before).utilization / rounds;
+      loadedRps += loadedRun.requestsPerSecond / rounds;
+      // A client process may start late: only the samples sent while the load ran count as loaded.
+      const whileLoaded = (probed: ProbeResult) =>
+        probed.latenciesMs.filter((_, k) => {
+          const at = probed.sentAtMs[k] ?? 0;
+          return at >= loadedRun.window.from && at <= loadedRun.window.to;
+        });
+      loadedSamples.health.push(...whileLoaded(healthLoaded));
+      loadedSamples.tools.push(...whileLoaded(toolsLoaded));
+      delay.disable();
+      log(
+        `${design}: loaded, service event-loop delay p50 / p99 / max ${round(delay.percentile(50) / 1e6)} / ${round(delay.percentile(99) / 1e6)} / ${round(delay.max / 1e6)} ms; threads: ${JSON.stringify(schedDelta(sched0, schedByThreadName(), (performance.now() - loadedStarted) / 1000))}`,
+      );
+      if (i < rounds - 1) await drained();
+    }
     await drained();
     log(`${design}: CPU per page`);
     const cpuUsed = await cpuPerPage(design, page, apiKey, options);
@@ -630,11 +665,11 @@ async function measureDesign(
         serviceEventLoopBusy: round(occurrencesElu, 2),
         mainThreadCpuMsPerRequest: round((cpu.user + cpu.system) / 1000 / Math.max(1, total), 2),
       },
-      alone: { health: healthAlone, tools: toolsAlone },
+      alone: { health: percentiles(samples.healthAlone), tools: percentiles(samples.toolsAlone) },
       loaded: {
-        health: healthLoaded,
-        tools: toolsLoaded,
-        occurrencesRequestsPerSecond: loadedRun.requestsPerSecond,
+        health: percentiles(loadedSamples.health),
+        tools: percentiles(loadedSamples.tools),
+        occurrencesRequestsPerSecond: round(loadedRps, 1),
         serviceEventLoopBusy: round(loadedElu, 2),
       },
       bytes,
@@ -648,7 +683,7 @@ async function measureDesign(
   }
 }
 
-/** CPU used by processes other than this one from now until the returned function is called, in cores. */
+/** CPU used by processes other than this one and its clients from now until the returned function is called, in cores. */
 function otherCpuSampler(): () => number {
   const read = () => {
     const fields = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "")
@@ -658,13 +693,20 @@ function otherCpuSampler(): () => number {
       .map(Number);
     return (fields.slice(0, 8).reduce((a, b) => a + b, 0) - (fields[3] ?? 0) - (fields[4] ?? 0)) / 100;
   };
+  // The benchmark's own clients (child processes, once ended) are not other processes: cutime + cstime.
+  const children = () => {
+    const stat = readFileSync("/proc/self/stat", "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[13]) + Number(fields[14])) * CLOCK_TICK_MS) / 1000;
+  };
   try {
     const wall0 = performance.now();
     const busy0 = read();
     const own0 = process.cpuUsage();
+    const children0 = children();
     return () => {
       const own = process.cpuUsage(own0);
-      const other = read() - busy0 - (own.user + own.system) / 1e6;
+      const other = read() - busy0 - (own.user + own.system) / 1e6 - (children() - children0);
       return round(Math.max(0, other) / ((performance.now() - wall0) / 1000), 2);
     };
   } catch {
@@ -765,7 +807,7 @@ export function renderHttpReport(report: HttpBenchReport): string {
     `Run of ${report.date}, BENCH_SCALE ${report.scale}: ${report.store.packages} packages, ${report.store.objects} external objects in the latest analysis; wide CVE ${report.store.wideCve} affects ${report.store.widePackages} packages (store ${report.store.reused ? "reused from the cache" : "generated in this run"}).`,
     "",
     `Machine: ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB, ${m.os}, Node.js ${m.node}. CPU used by other processes during the measurements: ${report.otherCpu} cores${report.otherCpu > 0.3 ? " — **the machine was not idle: absolute numbers are pessimistic, compare the two designs**" : ""}.`,
-    `Load: autocannon, ${report.options.connections} connections, ${report.options.seconds} s per run, in a worker thread; probes: ${report.options.probeRate} requests/s each, one keep-alive connection, in their own worker threads; the service runs on the main thread of the same process.`,
+    `Load: autocannon, ${report.options.connections} connections, ${report.options.seconds} s per run, in a child process${report.options.loadNice ? ` ${report.options.loadNice} nice steps below the service` : " at the service's CPU priority"}; probes: ${report.options.probeRate} requests/s each, one keep-alive connection, each in a child process at the service's priority${(report.options.isolationRounds ?? 1) > 1 ? `, ${report.options.isolationRounds} alternating windows alone and under load, pooled` : ""}; the service (and nothing else) runs in the benchmark's process.`,
     "",
     "| design | occurrences req/s | occurrences p50 / p99 ms | main-thread CPU ms per page | /mcp/healthcheck p99 ms alone → loaded | tools/call p99 ms alone → loaded | occurrences req/s while probed | service event loop busy (load / load + probes) | page bytes identity / br / gzip |",
     "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
@@ -802,6 +844,8 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     cpuPages: Number(process.env.BENCH_CPU_PAGES ?? "300"),
     ...(process.env.BENCH_HTTP_BASELINE ? { baseline: process.env.BENCH_HTTP_BASELINE } : {}),
     rounds: Number(process.env.BENCH_HTTP_ROUNDS ?? "1"),
+    loadNice: Number(process.env.BENCH_LOAD_NICE ?? "0"),
+    isolationRounds: Number(process.env.BENCH_ISOLATION_ROUNDS ?? "1"),
   };
   const report = await runOccurrencesHttpBench(options);
   const text = renderHttpReport(report);
