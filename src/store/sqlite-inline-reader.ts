@@ -1,4 +1,5 @@
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
+import { runCostMs } from "./sqlite-read-protocol.ts";
 
 /**
  * A read-only connection on the main thread for the statements that are cheaper to run than to hand to
@@ -50,11 +51,11 @@ export function createInlineReader(file: string): InlineReader {
     read(sql, parameters) {
       try {
         const query = statement(sql);
+        const startedAt = performance.now();
         const started = process.threadCpuUsage();
         const rows = query.all(...(parameters as SQLInputValue[])) as unknown as unknown[][];
         const columns = query.columns().map((c) => c.name);
-        const used = process.threadCpuUsage(started);
-        return { columns, rows, ms: (used.user + used.system) / 1000 };
+        return { columns, rows, ms: runCostMs(process.threadCpuUsage(started), startedAt) };
       } catch (error) {
         // SQLITE_BUSY (5) or SQLITE_LOCKED (6): the pool's readers wait for it off the event loop.
         const code = (error as { errcode?: number }).errcode;

@@ -36,6 +36,16 @@ export type ReadRequest =
  * (the same memory each time, so no external memory per page), the answer's bytes written into it, so the
  * main thread neither copies nor encodes the page.
  */
+/**
+ * A statement run's cost in ms, which decides whether it may run on the main thread: its thread's CPU time
+ * (a preempted reader must not make a light statement look slow), but never more than the wall time the
+ * run took. The thread's CPU clock advances by whole scheduler ticks (4 ms on this kernel), so a 0.1 ms
+ * run that crosses one would otherwise read as 4 ms and send its statement back to the pool for good.
+ */
+export function runCostMs(cpu: NodeJS.CpuUsage, startedAt: number): number {
+  return Math.min((cpu.user + cpu.system) / 1000, performance.now() - startedAt);
+}
+
 export type ReadReply =
   | { id: number; columns: string[]; json: string; more: boolean; executionMs?: number }
   | { id: number; columns: string[]; rows: unknown[][]; more: boolean; executionMs?: number }

@@ -10,7 +10,13 @@ import { parentPort, workerData } from "node:worker_threads";
 import { Kysely, type SqliteDatabase, SqliteDialect, type SqliteStatement } from "kysely";
 import { BYTE_READ_TASKS, READ_TASKS, type ReadTaskName } from "./read-tasks.ts";
 import type { Database } from "./schema.ts";
-import { type ReadReply, type ReadRequest, ROWS_PER_REPLY, type SlotBuffer } from "./sqlite-read-protocol.ts";
+import {
+  type ReadReply,
+  type ReadRequest,
+  ROWS_PER_REPLY,
+  runCostMs,
+  type SlotBuffer,
+} from "./sqlite-read-protocol.ts";
 import type { ByteTarget } from "./utf8-segments.ts";
 
 const { file } = workerData as { file: string };
@@ -188,15 +194,13 @@ port.on("message", (request: ReadRequest) => {
   let executionMs: number;
   try {
     refreshStatistics(request.statisticsGeneration);
-    // CPU time of this thread, not wall-clock: a preempted worker (it runs below normal priority) must not
-    // make a light statement look slow.
     // Preparing (once per statement and reader) is left out: it says nothing of the next runs.
     const query = statement(request.sql);
+    const startedAt = performance.now();
     const started = process.threadCpuUsage();
     rows = query.all(...(request.parameters as SQLInputValue[])) as unknown as unknown[][];
     columns = query.columns().map((c) => c.name);
-    const used = process.threadCpuUsage(started);
-    executionMs = (used.user + used.system) / 1000;
+    executionMs = runCostMs(process.threadCpuUsage(started), startedAt);
   } catch (error) {
     replyError(request.id, error);
     return;
