@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { createServer } from "node:net";
 import { loadSettings } from "../../src/config/load-config.ts";
@@ -40,12 +41,52 @@ export async function startTestService(
   return startService(await resolveRuntimeConfig(settings), { only });
 }
 
+/**
+ * Where freePort picks: below the kernel's ephemeral range. The suite runs files side by side, and a port
+ * picked from that range (by listening on port 0) can be handed by the kernel to another process's port-0
+ * listener or outgoing connection before the service binds it ("Port … is already in use"). Below it,
+ * only another freePort could pick the same port, at random among thousands and never twice in a process.
+ */
+function pickRange(): [number, number] {
+  try {
+    const [low] = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8")
+      .trim()
+      .split(/\s+/)
+      .map(Number);
+    if (low !== undefined && low > 12_000) return [10_000, low];
+  } catch {
+    // not Linux: the kernel's port 0 below
+  }
+  return [0, 0];
+}
+const [PICK_LOW, PICK_HIGH] = pickRange();
+const picked = new Set<number>();
+
+async function bindable(port: number): Promise<number | undefined> {
+  const server = createServer();
+  const bound = await new Promise<boolean>((resolve) => {
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => resolve(true));
+  });
+  if (!bound) return undefined;
+  const { port: actual } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return actual;
+}
+
 /** A port free right now on loopback, for services whose public URL must name their real port. */
 export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  for (let attempt = 0; PICK_HIGH > PICK_LOW && attempt < 50; attempt++) {
+    const candidate = PICK_LOW + Math.floor(Math.random() * (PICK_HIGH - PICK_LOW));
+    if (picked.has(candidate)) continue;
+    const port = await bindable(candidate);
+    if (port !== undefined) {
+      picked.add(port);
+      return port;
+    }
+  }
+  const port = await bindable(0);
+  if (port === undefined) throw new Error("freePort: cannot listen on 127.0.0.1");
   return port;
 }
 
