@@ -16,6 +16,7 @@ import {
   connectTestAdmin,
   keycloakEnv,
   keycloakSettings,
+  provisioningOn,
   type TestKeycloak,
   uniqueRealm,
   useKeycloak,
@@ -78,7 +79,8 @@ export async function startKeycloakService(
       ...options.overrides,
     },
   });
-  const service = await startService(await resolveRuntimeConfig(settings));
+  const config = await resolveRuntimeConfig(settings);
+  const service = await provisioningOn(keycloak.url, () => startService(config));
   const admin = await connectTestAdmin(keycloak, realm);
   return {
     service,
