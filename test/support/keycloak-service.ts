@@ -16,7 +16,6 @@ import {
   connectTestAdmin,
   keycloakEnv,
   keycloakSettings,
-  provisioningOn,
   type TestKeycloak,
   uniqueRealm,
   useKeycloak,
@@ -79,8 +78,7 @@ export async function startKeycloakService(
       ...options.overrides,
     },
   });
-  const config = await resolveRuntimeConfig(settings);
-  const service = await provisioningOn(keycloak.url, () => startService(config));
+  const service = await startService(await resolveRuntimeConfig(settings));
   const admin = await connectTestAdmin(keycloak, realm);
   return {
     service,

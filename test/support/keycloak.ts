@@ -3,7 +3,6 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, write
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { connectKeycloakAdmin, type KeycloakAdmin } from "../../src/idp/keycloak/admin.ts";
-import { withCacheLock } from "./cache-lock.ts";
 import { freePort } from "./service.ts";
 import { makeTestCertificates, type TestCertificates } from "./test-certificates.ts";
 
@@ -16,19 +15,6 @@ import { makeTestCertificates, type TestCertificates } from "./test-certificates
  */
 export const KEYCLOAK_VERSION = "26.7.4";
 export const KEYCLOAK_ADMIN = { username: "kc-admin", password: "kc-admin-test-password" } as const;
-
-/**
- * Runs `start` (a service start that provisions its realm through the Admin API) while no other test
- * process starts one against the same Keycloak. The suite runs files side by side: three realms
- * provisioned at once by a dev Keycloak on two loaded cores took longer than the Admin API's 15 s timeout
- * (a CI rehearsal: "Provisioning Keycloak realm … failed: … aborted due to timeout"). One at a time, each
- * takes seconds.
- */
-export function provisioningOn<T>(keycloakUrl: string, start: () => Promise<T>): Promise<T> {
-  const { host } = new URL(keycloakUrl);
-  const lock = join(homedir(), ".cache", "imaging-ci", "locks", `keycloak-${host.replace(/[^\w.-]/g, "_")}`);
-  return withCacheLock(lock, start);
-}
 
 export interface TestKeycloak {
   /** Base URL with the relative path, e.g. http://127.0.0.1:41234/auth. */

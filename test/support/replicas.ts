@@ -5,7 +5,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnService } from "./cli.ts";
 import { HEALTH_PATH, type RunningHaproxy, startHaproxy } from "./haproxy.ts";
-import { provisioningOn } from "./keycloak.ts";
 import { freePort, internalPortsBeside } from "./service.ts";
 
 export interface Replica {
@@ -53,24 +52,20 @@ export async function startReplicas(options: {
   const launch = async (name: string, startTimeoutMs = 90_000): Promise<Replica> => {
     const port = ports.get(name) as number;
     const internal = await internalPortsBeside(port);
-    const spawn = () =>
-      spawnService(
-        [],
-        {
-          ...options.env,
-          PUBLIC_URL: base,
-          PORT: String(port),
-          REST_PORT: String(internal.restPort),
-          MCP_ANALYSIS_PORT: String(internal.mcpAnalysisPort),
-          MCP_GATEKEEPER_PORT: String(internal.mcpGatekeeperPort),
-          IMAGING_BIND_ADDRESS: "127.0.0.1",
-          IMAGING_DATA_DIR: dataDirs.get(name) as string,
-        },
-        startTimeoutMs,
-      );
-    // With Keycloak, a replica provisions the realm at start: one start at a time against the run's Keycloak.
-    const keycloakUrl = options.env.IDP === "keycloak" ? options.env.KEYCLOAK_URL : undefined;
-    const started = keycloakUrl ? await provisioningOn(keycloakUrl, spawn) : await spawn();
+    const started = await spawnService(
+      [],
+      {
+        ...options.env,
+        PUBLIC_URL: base,
+        PORT: String(port),
+        REST_PORT: String(internal.restPort),
+        MCP_ANALYSIS_PORT: String(internal.mcpAnalysisPort),
+        MCP_GATEKEEPER_PORT: String(internal.mcpGatekeeperPort),
+        IMAGING_BIND_ADDRESS: "127.0.0.1",
+        IMAGING_DATA_DIR: dataDirs.get(name) as string,
+      },
+      startTimeoutMs,
+    );
     return {
       name,
       direct: `http://127.0.0.1:${port}`,
