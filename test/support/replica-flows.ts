@@ -1,6 +1,6 @@
 import * as oauth from "oauth4webapi";
 import { Agent, fetch as undiciFetch } from "undici";
-import { CookieJar } from "./browserless-session.ts";
+import { CookieJar, formsOf } from "./browserless-session.ts";
 import { PIN_HEADER } from "./haproxy.ts";
 
 export const MODERN = "2026-07-28";
@@ -17,32 +17,6 @@ export class PinnedJar extends CookieJar {
     headers.set(PIN_HEADER, this.replica);
     return super.fetch(url, { ...init, headers });
   }
-}
-
-const decode = (s: string) =>
-  s
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&lt;/g, "<")
-    .replace(/&gt;/g, ">")
-    .replace(/&amp;/g, "&");
-
-/** The first post form of a page (Keycloak puts `action` before `method`), with its hidden fields. */
-function formOf(
-  html: string,
-  pageUrl: string,
-): { action: string; fields: Record<string, string> } | undefined {
-  const match = /<form\b([^>]*\bmethod="post"[^>]*)>([\s\S]*?)<\/form>/i.exec(html);
-  const action = match ? /\baction="([^"]*)"/.exec(match[1] ?? "")?.[1] : undefined;
-  if (!match || action === undefined) return undefined;
-  const fields: Record<string, string> = {};
-  for (const input of (match[2] ?? "").matchAll(/<input\b[^>]*>/g)) {
-    const tag = input[0];
-    if (!/type="hidden"/.test(tag)) continue;
-    const name = /name="([^"]*)"/.exec(tag)?.[1];
-    if (name) fields[name] = decode(/value="([^"]*)"/.exec(tag)?.[1] ?? "");
-  }
-  return { action: new URL(decode(action), pageUrl).href, fields };
 }
 
 /**
@@ -115,7 +89,8 @@ export async function signInThrough(options: {
       continue;
     }
     const html = await response.text();
-    const form = formOf(html, url);
+    // The first post form of the page (the sign-in form, or the consent form), with its hidden fields.
+    const [form] = formsOf(html, url);
     if (!form) throw new Error(`no form to fill at ${url} (HTTP ${response.status}): ${html.slice(0, 500)}`);
     const login = /name="password"/.test(html);
     const body = new URLSearchParams({

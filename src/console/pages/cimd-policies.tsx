@@ -3,9 +3,9 @@ import type { CimdClient } from "../../contracts/admin.ts";
 import { apiSend } from "../api.ts";
 import { ErrorBox } from "../ui/error-box.tsx";
 import { type FieldError, FormField, listOf, TextField } from "../ui/form-field.tsx";
-import { LoadState } from "../ui/load-state.tsx";
 import { PageTitle } from "../ui/page-title.tsx";
-import { DataTable } from "../ui/table.tsx";
+import { ResourceTable } from "../ui/resource-table.tsx";
+import { StatusLine } from "../ui/status-line.tsx";
 import { useApiGet } from "../ui/use-api.ts";
 import { useChange, useTextInput } from "../ui/use-change.tsx";
 
@@ -311,38 +311,32 @@ export function CimdPoliciesPage() {
         Each AI client that signs in with a client ID metadata document needs a profile (the rules) and a
         policy (which client_ids they apply to), linked by the policy's associated profiles.
       </p>
-      <p role="status" aria-live="polite">
-        {announce}
-      </p>
-      <LoadState loaded={clients} what="CIMD client policies" />
-      {clients.data && (
-        <>
-          <DataTable
-            caption="CIMD clients"
-            rowKey={(c) => c.client}
-            rows={clients.data}
-            empty="No CIMD client yet: create one below."
-            columns={[
-              { header: "Client", cell: (c) => <a href={`#cimd-${c.client}`}>{c.client}</a> },
-              { header: "client_id", cell: (c) => c.clientId ?? "(not recorded)" },
-              { header: "Variant", cell: (c) => c.variant.toUpperCase() },
-              { header: "Linked", cell: (c) => (c.linked ? "yes" : "no") },
-              { header: "Enabled", cell: (c) => (c.enabled ? "yes" : "no") },
-              { header: "Problems", cell: (c) => String(c.problems.length), numeric: true },
-            ]}
-          />
-          {clients.data.map((c) => (
-            <ClientCard
-              key={`${c.client}-${JSON.stringify(c)}`}
-              client={c}
-              onChanged={() => {
-                setAnnounce(`${c.client} updated`);
-                clients.reload();
-              }}
-            />
-          ))}
-        </>
-      )}
+      <StatusLine text={announce} />
+      <ResourceTable
+        loaded={clients}
+        what="CIMD client policies"
+        caption="CIMD clients"
+        rowKey={(c) => c.client}
+        empty="No CIMD client yet: create one below."
+        columns={[
+          { header: "Client", cell: (c) => <a href={`#cimd-${c.client}`}>{c.client}</a> },
+          { header: "client_id", cell: (c) => c.clientId ?? "(not recorded)" },
+          { header: "Variant", cell: (c) => c.variant.toUpperCase() },
+          { header: "Linked", cell: (c) => (c.linked ? "yes" : "no") },
+          { header: "Enabled", cell: (c) => (c.enabled ? "yes" : "no") },
+          { header: "Problems", cell: (c) => String(c.problems.length), numeric: true },
+        ]}
+      />
+      {clients.data?.map((c) => (
+        <ClientCard
+          key={`${c.client}-${JSON.stringify(c)}`}
+          client={c}
+          onChanged={() => {
+            setAnnounce(`${c.client} updated`);
+            clients.reload();
+          }}
+        />
+      ))}
       {presets.data && (
         <CreateForm
           presets={presets.data}

@@ -4,10 +4,10 @@ import type { DoctorAnswer, PlatformStatus } from "../../contracts/admin.ts";
 import { apiSend } from "../api.ts";
 import { useSession } from "../session.ts";
 import { ErrorBox } from "../ui/error-box.tsx";
-import { Loading } from "../ui/loading.tsx";
 import { PageTitle } from "../ui/page-title.tsx";
+import { ResourceTable } from "../ui/resource-table.tsx";
 import { DataTable } from "../ui/table.tsx";
-import { useApiGet } from "../ui/use-api.ts";
+import { mapLoaded, useApiGet } from "../ui/use-api.ts";
 
 const VERDICT_LABEL = { pass: "Pass", fail: "Fail", warn: "Warning", "n/a": "Not applicable" } as const;
 
@@ -76,7 +76,8 @@ function Doctor() {
 
 export function StatusPage() {
   const session = useSession();
-  const { data, error, loading, reload } = useApiGet<PlatformStatus>("/status");
+  const status = useApiGet<PlatformStatus>("/status");
+  const { data } = status;
   return (
     <section>
       <PageTitle title="Status" />
@@ -91,31 +92,26 @@ export function StatusPage() {
         <dd>{session.idp === "keycloak" ? "Keycloak" : "Embedded"}</dd>
       </dl>
       <h2>Parts</h2>
-      {loading && !data && <Loading what="the status" />}
-      {error !== undefined && <ErrorBox error={error} onRetry={reload} />}
+      <ResourceTable
+        loaded={mapLoaded(status, (answer) => answer.parts)}
+        what="the status"
+        caption="Health of each part"
+        rowKey={(p) => p.id}
+        columns={[
+          { header: "Part", cell: (p) => p.name },
+          {
+            header: "State",
+            cell: (p) => (
+              <span class={`verdict state-${p.state.toLowerCase()}`}>{p.state === "UP" ? "Up" : "Down"}</span>
+            ),
+          },
+          { header: "Observed", cell: (p) => p.detail },
+        ]}
+      />
       {data && (
-        <>
-          <DataTable
-            caption="Health of each part"
-            rows={data.parts}
-            rowKey={(p) => p.id}
-            columns={[
-              { header: "Part", cell: (p) => p.name },
-              {
-                header: "State",
-                cell: (p) => (
-                  <span class={`verdict state-${p.state.toLowerCase()}`}>
-                    {p.state === "UP" ? "Up" : "Down"}
-                  </span>
-                ),
-              },
-              { header: "Observed", cell: (p) => p.detail },
-            ]}
-          />
-          <button type="button" class="secondary" onClick={reload}>
-            Refresh
-          </button>
-        </>
+        <button type="button" class="secondary" onClick={status.reload}>
+          Refresh
+        </button>
       )}
       {session.isAdmin && <Doctor />}
     </section>

@@ -3,10 +3,10 @@ import type { ApiKey, UsersAnswer } from "../../contracts/admin.ts";
 import { apiSend } from "../api.ts";
 import { CopyButton } from "../ui/copy-button.tsx";
 import { FormField, listOf, TextField } from "../ui/form-field.tsx";
-import { LoadState } from "../ui/load-state.tsx";
 import { PageTitle } from "../ui/page-title.tsx";
-import { DataTable } from "../ui/table.tsx";
-import { useApiGet } from "../ui/use-api.ts";
+import { ResourceTable } from "../ui/resource-table.tsx";
+import { StatusLine } from "../ui/status-line.tsx";
+import { mapLoaded, useApiGet } from "../ui/use-api.ts";
 import { type Change, useChange, useTextInput } from "../ui/use-change.tsx";
 
 /** GET /rest/admin/users and /rest/admin/api-keys, as src/contracts/admin.ts declares them. */
@@ -206,13 +206,10 @@ function UsersSection() {
   return (
     <section aria-labelledby="users-heading">
       <h2 id="users-heading">Users</h2>
-      <p role="status" aria-live="polite">
-        {status}
-      </p>
+      <StatusLine text={status} />
       {secret && (
         <ShownOnce label={secret.label} value={secret.value} onDismiss={() => setSecret(undefined)} />
       )}
-      <LoadState loaded={users} what="users" />
       {users.data?.readOnly && (
         <p>
           Users are managed in Keycloak (IDP=keycloak): this list is read-only.{" "}
@@ -223,30 +220,29 @@ function UsersSection() {
           )}
         </p>
       )}
-      {users.data && (
-        <DataTable
-          caption="Users who may sign in"
-          rowKey={(u) => u.username}
-          rows={users.data.users}
-          columns={[
-            { header: "User", cell: (u) => u.username },
-            { header: "Role", cell: (u) => u.roles.join(", ") || "none" },
-            {
-              header: "Applications",
-              cell: (u) => (u.roles.includes("admin") ? "(all)" : u.applications.join(", ") || "none"),
-            },
-            { header: "Created", cell: (u) => u.createdAt },
-            ...(users.data.readOnly
-              ? []
-              : [
-                  {
-                    header: "Actions",
-                    cell: (u: User) => <UserActions key={JSON.stringify(u)} user={u} onChanged={changed} />,
-                  },
-                ]),
-          ]}
-        />
-      )}
+      <ResourceTable
+        loaded={mapLoaded(users, (answer) => answer.users)}
+        what="users"
+        caption="Users who may sign in"
+        rowKey={(u) => u.username}
+        columns={[
+          { header: "User", cell: (u) => u.username },
+          { header: "Role", cell: (u) => u.roles.join(", ") || "none" },
+          {
+            header: "Applications",
+            cell: (u) => (u.roles.includes("admin") ? "(all)" : u.applications.join(", ") || "none"),
+          },
+          { header: "Created", cell: (u) => u.createdAt },
+          ...(users.data?.readOnly
+            ? []
+            : [
+                {
+                  header: "Actions",
+                  cell: (u: User) => <UserActions key={JSON.stringify(u)} user={u} onChanged={changed} />,
+                },
+              ]),
+        ]}
+      />
       {users.data && !users.data.readOnly && (
         <AddUserForm onAdded={(name, password) => changed(`${name} added`, password, name)} />
       )}
@@ -290,9 +286,7 @@ function ApiKeysSection() {
     <section aria-labelledby="keys-heading">
       <h2 id="keys-heading">API keys</h2>
       <p>Scripts call the REST API with a key as the X-API-KEY header.</p>
-      <p role="status" aria-live="polite">
-        {status}
-      </p>
+      <StatusLine text={status} />
       {created && (
         <ShownOnce
           label={`API key ${created.id}`}
@@ -300,36 +294,34 @@ function ApiKeysSection() {
           onDismiss={() => setCreated(undefined)}
         />
       )}
-      <LoadState loaded={keys} what="API keys" />
-      {keys.data && (
-        <DataTable
-          caption="API keys"
-          rowKey={(k) => k.id}
-          rows={keys.data}
-          empty="No API key yet."
-          columns={[
-            { header: "Id", cell: (k) => <code>{k.id}</code> },
-            { header: "User", cell: (k) => k.user },
-            { header: "Role", cell: (k) => k.role },
-            {
-              header: "Applications",
-              cell: (k) => (k.role === "admin" ? "(all)" : k.applications.join(", ") || "none"),
-            },
-            { header: "Created", cell: (k) => k.createdAt },
-            {
-              header: "State",
-              cell: (k) =>
-                k.revokedAt ? (
-                  `revoked ${k.revokedAt}`
-                ) : (
-                  <button type="button" class="secondary" disabled={change.busy} onClick={() => revoke(k.id)}>
-                    Revoke {k.id}
-                  </button>
-                ),
-            },
-          ]}
-        />
-      )}
+      <ResourceTable
+        loaded={keys}
+        what="API keys"
+        caption="API keys"
+        rowKey={(k) => k.id}
+        empty="No API key yet."
+        columns={[
+          { header: "Id", cell: (k) => <code>{k.id}</code> },
+          { header: "User", cell: (k) => k.user },
+          { header: "Role", cell: (k) => k.role },
+          {
+            header: "Applications",
+            cell: (k) => (k.role === "admin" ? "(all)" : k.applications.join(", ") || "none"),
+          },
+          { header: "Created", cell: (k) => k.createdAt },
+          {
+            header: "State",
+            cell: (k) =>
+              k.revokedAt ? (
+                `revoked ${k.revokedAt}`
+              ) : (
+                <button type="button" class="secondary" disabled={change.busy} onClick={() => revoke(k.id)}>
+                  Revoke {k.id}
+                </button>
+              ),
+          },
+        ]}
+      />
       <form class="admin-card" onSubmit={create} aria-labelledby="create-key-heading" noValidate>
         <h3 id="create-key-heading">Create an API key</h3>
         <TextField id="key-user" label="Acts for (user)" {...user} />

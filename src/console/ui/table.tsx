@@ -1,6 +1,6 @@
 import type { ComponentChildren } from "preact";
 
-interface Column<Row> {
+export interface Column<Row> {
   header: string;
   cell: (row: Row) => ComponentChildren;
   /** Numbers align right. */

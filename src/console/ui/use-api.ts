@@ -31,3 +31,8 @@ export function useApiGet<T>(
   const reload = useCallback(() => setRound((r) => r + 1), []);
   return { data: state.data, error: state.error, loading: state.loading, reload };
 }
+
+/** The same load state with its data narrowed, e.g. to the list inside an answer. */
+export function mapLoaded<T, U>(loaded: Loaded<T>, pick: (data: T) => U): Loaded<U> {
+  return { ...loaded, data: loaded.data === undefined ? undefined : pick(loaded.data) };
+}

@@ -4,7 +4,7 @@ import { PageTitle } from "../../ui/page-title.tsx";
 import { useApiGet } from "../../ui/use-api.ts";
 import { dateOfDay, useAppPage } from "./page-state.ts";
 import { appPath } from "./paths.ts";
-import { AppNav, AsOfPicker, PagedTable, SeverityBadge, Show } from "./widgets.tsx";
+import { AppNav, AsOfPicker, PagedTable, SeverityBadge } from "./widgets.tsx";
 
 const LIMIT = 50;
 
@@ -47,35 +47,30 @@ export function ApplicationCves() {
         </fieldset>
         <AsOfPicker value={query.date} onChange={(date) => setQuery({ date, skip: undefined })} />
       </form>
-      <Show loaded={loaded} what="the CVEs">
-        {(cves) => (
-          <>
-            <PagedTable
-              rows={cves}
-              empty={<>No CVE affects this application{chosen.length > 0 ? " at these severities" : ""}.</>}
-              caption="CVEs, most severe first"
-              headers={["CVE", "Severity", "Score", "Affected packages", "Referring objects", "Summary"]}
-              row={(c) => (
-                <tr key={c.id}>
-                  <th scope="row">
-                    <a href={`${appPath(name, "cves", c.id)}${dateQuery}`}>{c.id}</a>
-                    {c.aliases.length > 0 ? " " : null}
-                    {c.aliases.length > 0 ? <span class="aliases">{c.aliases.join(", ")}</span> : null}
-                  </th>
-                  <td>
-                    <SeverityBadge severity={c.severity} />
-                  </td>
-                  <td class="numeric">{c.score ?? "–"}</td>
-                  <td class="numeric">{c.affectedPackageCount}</td>
-                  <td class="numeric">{c.referringObjectCount}</td>
-                  <td>{c.summary}</td>
-                </tr>
-              )}
-              pager={{ skip, limit: LIMIT, label: "CVEs", onSkip }}
-            />
-          </>
+      <PagedTable
+        loaded={loaded}
+        what="the CVEs"
+        empty={<>No CVE affects this application{chosen.length > 0 ? " at these severities" : ""}.</>}
+        caption="CVEs, most severe first"
+        headers={["CVE", "Severity", "Score", "Affected packages", "Referring objects", "Summary"]}
+        row={(c) => (
+          <tr key={c.id}>
+            <th scope="row">
+              <a href={`${appPath(name, "cves", c.id)}${dateQuery}`}>{c.id}</a>
+              {c.aliases.length > 0 ? " " : null}
+              {c.aliases.length > 0 ? <span class="aliases">{c.aliases.join(", ")}</span> : null}
+            </th>
+            <td>
+              <SeverityBadge severity={c.severity} />
+            </td>
+            <td class="numeric">{c.score ?? "–"}</td>
+            <td class="numeric">{c.affectedPackageCount}</td>
+            <td class="numeric">{c.referringObjectCount}</td>
+            <td>{c.summary}</td>
+          </tr>
         )}
-      </Show>
+        pager={{ skip, limit: LIMIT, label: "CVEs", onSkip }}
+      />
     </section>
   );
 }

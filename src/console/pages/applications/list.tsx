@@ -3,7 +3,7 @@ import { PageTitle } from "../../ui/page-title.tsx";
 import { useApiGet } from "../../ui/use-api.ts";
 import { intParam, useQueryState } from "./page-state.ts";
 import { appPath } from "./paths.ts";
-import { formatDateTime, PagedTable, Show } from "./widgets.tsx";
+import { formatDateTime, PagedTable } from "./widgets.tsx";
 
 const LIMIT = 50;
 
@@ -15,36 +15,31 @@ export function ApplicationsList() {
   return (
     <section aria-labelledby="page-heading">
       <PageTitle title={"Applications"} />
-      <Show loaded={loaded} what="the applications">
-        {(apps) => (
-          <>
-            <PagedTable
-              rows={apps}
-              empty="No application is visible to you. An administrator grants applications to users."
-              caption="Applications you may read"
-              headers={["Name", "Description", "Analyses", "Latest analysis"]}
-              row={(a) => (
-                <tr key={a.name}>
-                  <th scope="row">
-                    <a href={appPath(a.name)}>{a.name}</a>
-                    {a.demo ? " " : null}
-                    {a.demo ? <span class="tag">demo</span> : null}
-                  </th>
-                  <td>{a.description}</td>
-                  <td class="numeric">{a.analysisCount}</td>
-                  <td>{a.latestAnalysis ? formatDateTime(a.latestAnalysis.dateTime) : "never analyzed"}</td>
-                </tr>
-              )}
-              pager={{
-                skip,
-                limit: LIMIT,
-                label: "applications",
-                onSkip: (s) => setQuery({ skip: String(s) }),
-              }}
-            />
-          </>
+      <PagedTable
+        loaded={loaded}
+        what="the applications"
+        empty="No application is visible to you. An administrator grants applications to users."
+        caption="Applications you may read"
+        headers={["Name", "Description", "Analyses", "Latest analysis"]}
+        row={(a) => (
+          <tr key={a.name}>
+            <th scope="row">
+              <a href={appPath(a.name)}>{a.name}</a>
+              {a.demo ? " " : null}
+              {a.demo ? <span class="tag">demo</span> : null}
+            </th>
+            <td>{a.description}</td>
+            <td class="numeric">{a.analysisCount}</td>
+            <td>{a.latestAnalysis ? formatDateTime(a.latestAnalysis.dateTime) : "never analyzed"}</td>
+          </tr>
         )}
-      </Show>
+        pager={{
+          skip,
+          limit: LIMIT,
+          label: "applications",
+          onSkip: (s) => setQuery({ skip: String(s) }),
+        }}
+      />
     </section>
   );
 }

@@ -3,7 +3,7 @@ import { PageTitle } from "../../ui/page-title.tsx";
 import { useApiGet } from "../../ui/use-api.ts";
 import { dateOfDay, intParam, useAppPage } from "./page-state.ts";
 import { appPath } from "./paths.ts";
-import { AppNav, AsOfPicker, formatDateTime, PagedTable, Show } from "./widgets.tsx";
+import { AppNav, AsOfPicker, formatDateTime, PagedTable } from "./widgets.tsx";
 
 interface CveReference {
   affectedFunctions: string[];
@@ -48,91 +48,81 @@ export function CveOccurrences() {
         />
       </form>
       <h2>Affected packages</h2>
-      <Show loaded={occurrences} what="the occurrences">
-        {(packages) => (
-          <>
-            <PagedTable
-              rows={packages}
-              empty={<>{cve} affects none of the packages of this analysis.</>}
-              caption={`Packages affected by ${cve}, with the external objects the application refers to`}
-              tableClass="occurrences"
-              headers={[
-                "Package",
-                "Version",
-                "Released",
-                "Releases per year",
-                "Safer closest version",
-                "Safest version",
-                "Referred external objects",
-              ]}
-              row={(p) => (
-                <tr key={`${p.name}@${p.version}`}>
-                  <th scope="row">
-                    <a href={appPath(name, "packages", p.name)}>{p.name}</a>
-                  </th>
-                  <td>{p.version}</td>
-                  <td>{p.releaseDate ? formatDateTime(p.releaseDate.dateTime).slice(0, 10) : "unknown"}</td>
-                  <td class="numeric">{p.releasesPerYear ?? "–"}</td>
-                  <td>{p.saferClosestVersion ?? "none"}</td>
-                  <td>{p.safestVersion ?? "none"}</td>
-                  <td>
-                    {p.objects.length === 0 ? (
-                      "none referred"
-                    ) : (
-                      <ul class="objects">
-                        {p.objects.map((o) => (
-                          <li key={o.id}>
-                            <code>{o.fullName}</code> <span class="type">{o.type}</span>
-                          </li>
-                        ))}
-                      </ul>
-                    )}
-                  </td>
-                </tr>
+      <PagedTable
+        loaded={occurrences}
+        what="the occurrences"
+        empty={<>{cve} affects none of the packages of this analysis.</>}
+        caption={`Packages affected by ${cve}, with the external objects the application refers to`}
+        tableClass="occurrences"
+        headers={[
+          "Package",
+          "Version",
+          "Released",
+          "Releases per year",
+          "Safer closest version",
+          "Safest version",
+          "Referred external objects",
+        ]}
+        row={(p) => (
+          <tr key={`${p.name}@${p.version}`}>
+            <th scope="row">
+              <a href={appPath(name, "packages", p.name)}>{p.name}</a>
+            </th>
+            <td>{p.version}</td>
+            <td>{p.releaseDate ? formatDateTime(p.releaseDate.dateTime).slice(0, 10) : "unknown"}</td>
+            <td class="numeric">{p.releasesPerYear ?? "–"}</td>
+            <td>{p.saferClosestVersion ?? "none"}</td>
+            <td>{p.safestVersion ?? "none"}</td>
+            <td>
+              {p.objects.length === 0 ? (
+                "none referred"
+              ) : (
+                <ul class="objects">
+                  {p.objects.map((o) => (
+                    <li key={o.id}>
+                      <code>{o.fullName}</code> <span class="type">{o.type}</span>
+                    </li>
+                  ))}
+                </ul>
               )}
-              pager={{ skip, limit, label: "packages", onSkip }}
-            />
-          </>
+            </td>
+          </tr>
         )}
-      </Show>
+        pager={{ skip, limit, label: "packages", onSkip }}
+      />
       <h2>Application objects referring to them</h2>
-      <Show loaded={references} what="the references">
-        {(refs) => (
-          <>
-            <PagedTable
-              rows={refs}
-              empty="No application object refers to the affected packages."
-              caption="References from the application to the affected packages"
-              tableClass="references"
-              headers={["External object", "Package", "Referred to by", "Affected function?"]}
-              row={(r) => (
-                <tr key={`${r.target.id}<-${r.source.id}`}>
-                  <td>
-                    <code>{r.target.fullName}</code>
-                  </td>
-                  <td>{r.package}</td>
-                  <td>
-                    <code>{r.source.fullName}</code> <span class="type">{r.source.type}</span>
-                  </td>
-                  <td>
-                    {r.reachesAffectedFunction === null
-                      ? "advisory names none"
-                      : r.reachesAffectedFunction
-                        ? `yes: ${r.reachedFunctions.join(", ")}`
-                        : "no"}
-                  </td>
-                </tr>
-              )}
-              pager={{
-                skip: refSkip,
-                limit: REFERENCE_LIMIT,
-                label: "references",
-                onSkip: (s) => setQuery({ refSkip: String(s) }),
-              }}
-            />
-          </>
+      <PagedTable
+        loaded={references}
+        what="the references"
+        empty="No application object refers to the affected packages."
+        caption="References from the application to the affected packages"
+        tableClass="references"
+        headers={["External object", "Package", "Referred to by", "Affected function?"]}
+        row={(r) => (
+          <tr key={`${r.target.id}<-${r.source.id}`}>
+            <td>
+              <code>{r.target.fullName}</code>
+            </td>
+            <td>{r.package}</td>
+            <td>
+              <code>{r.source.fullName}</code> <span class="type">{r.source.type}</span>
+            </td>
+            <td>
+              {r.reachesAffectedFunction === null
+                ? "advisory names none"
+                : r.reachesAffectedFunction
+                  ? `yes: ${r.reachedFunctions.join(", ")}`
+                  : "no"}
+            </td>
+          </tr>
         )}
-      </Show>
+        pager={{
+          skip: refSkip,
+          limit: REFERENCE_LIMIT,
+          label: "references",
+          onSkip: (s) => setQuery({ refSkip: String(s) }),
+        }}
+      />
     </section>
   );
 }

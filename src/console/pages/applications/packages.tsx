@@ -48,33 +48,28 @@ export function ApplicationPackages() {
         </label>
         <AsOfPicker value={query.date} onChange={(date) => setQuery({ date, skip: undefined })} />
       </form>
-      <Show loaded={loaded} what="the packages">
-        {(packages) => (
-          <>
-            <PagedTable
-              rows={packages}
-              empty="No package matches."
-              caption="Packages in use, by name"
-              headers={["Package", "Ecosystem", "Version", "Worst severity", "CVEs", "Safest version"]}
-              row={(p) => (
-                <tr key={`${p.ecosystem}:${p.name}@${p.version}`}>
-                  <th scope="row">
-                    <a href={`${appPath(name, "packages", p.name)}?ecosystem=${p.ecosystem}`}>{p.name}</a>
-                  </th>
-                  <td>{p.ecosystem}</td>
-                  <td>{p.version}</td>
-                  <td>
-                    <SeverityBadge severity={p.maxSeverity} />
-                  </td>
-                  <td>{p.vulnerabilities.length === 0 ? "none" : p.vulnerabilities.join(", ")}</td>
-                  <td>{p.safestVersion ?? "none"}</td>
-                </tr>
-              )}
-              pager={{ skip, limit: LIMIT, label: "packages", onSkip }}
-            />
-          </>
+      <PagedTable
+        loaded={loaded}
+        what="the packages"
+        empty="No package matches."
+        caption="Packages in use, by name"
+        headers={["Package", "Ecosystem", "Version", "Worst severity", "CVEs", "Safest version"]}
+        row={(p) => (
+          <tr key={`${p.ecosystem}:${p.name}@${p.version}`}>
+            <th scope="row">
+              <a href={`${appPath(name, "packages", p.name)}?ecosystem=${p.ecosystem}`}>{p.name}</a>
+            </th>
+            <td>{p.ecosystem}</td>
+            <td>{p.version}</td>
+            <td>
+              <SeverityBadge severity={p.maxSeverity} />
+            </td>
+            <td>{p.vulnerabilities.length === 0 ? "none" : p.vulnerabilities.join(", ")}</td>
+            <td>{p.safestVersion ?? "none"}</td>
+          </tr>
         )}
-      </Show>
+        pager={{ skip, limit: LIMIT, label: "packages", onSkip }}
+      />
     </section>
   );
 }
@@ -181,30 +176,25 @@ export function PackageDetail() {
       </Show>
       {ambiguous ? null : <h2>Application objects using it</h2>}
       {ambiguous ? null : (
-        <Show loaded={interactions} what="the references to the package">
-          {(refs) => (
-            <>
-              <PagedTable
-                rows={refs}
-                empty="No application object refers to this package."
-                caption="References to the package's external objects"
-                headers={["External object", "Type", "Referred to by"]}
-                row={(r) => (
-                  <tr key={`${r.target.id}<-${r.source.id}`}>
-                    <td>
-                      <code>{r.target.fullName}</code>
-                    </td>
-                    <td>{r.target.type}</td>
-                    <td>
-                      <code>{r.source.fullName}</code>
-                    </td>
-                  </tr>
-                )}
-                pager={{ skip, limit: INTERACTION_LIMIT, label: "references", onSkip }}
-              />
-            </>
+        <PagedTable
+          loaded={interactions}
+          what="the references to the package"
+          empty="No application object refers to this package."
+          caption="References to the package's external objects"
+          headers={["External object", "Type", "Referred to by"]}
+          row={(r) => (
+            <tr key={`${r.target.id}<-${r.source.id}`}>
+              <td>
+                <code>{r.target.fullName}</code>
+              </td>
+              <td>{r.target.type}</td>
+              <td>
+                <code>{r.source.fullName}</code>
+              </td>
+            </tr>
           )}
-        </Show>
+          pager={{ skip, limit: INTERACTION_LIMIT, label: "references", onSkip }}
+        />
       )}
     </section>
   );

@@ -101,11 +101,13 @@ export function AppNav({ name, current }: { name: string; current: string }) {
 }
 
 /**
- * One page of a list: `empty` when the first page has no rows, else a table (scrolling sideways on
- * narrow screens) with a column header per `headers` and a row per `row`; then the list's pager.
+ * One page of a list loaded from the API, as `Show` shows it (a status line while loading, the problem
+ * on error): `empty` when the first page has no rows, else a table (scrolling sideways on narrow
+ * screens) with a column header per `headers` and a row per `row`; then the list's pager.
  */
 export function PagedTable<Row>(props: {
-  rows: readonly Row[];
+  loaded: Loaded<readonly Row[]>;
+  what: string;
   empty: ComponentChildren;
   caption: string;
   tableClass?: string;
@@ -113,29 +115,33 @@ export function PagedTable<Row>(props: {
   row: (row: Row) => ComponentChildren;
   pager: { skip: number; limit: number; label: string; onSkip: (skip: number) => void };
 }) {
-  const { rows, pager } = props;
+  const { pager } = props;
   return (
-    <>
-      {rows.length === 0 && pager.skip === 0 ? (
-        <p>{props.empty}</p>
-      ) : (
-        <div class="table-scroll">
-          <table class={props.tableClass}>
-            <caption>{props.caption}</caption>
-            <thead>
-              <tr>
-                {props.headers.map((header) => (
-                  <th scope="col" key={header}>
-                    {header}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>{rows.map(props.row)}</tbody>
-          </table>
-        </div>
+    <Show loaded={props.loaded} what={props.what}>
+      {(rows) => (
+        <>
+          {rows.length === 0 && pager.skip === 0 ? (
+            <p>{props.empty}</p>
+          ) : (
+            <div class="table-scroll">
+              <table class={props.tableClass}>
+                <caption>{props.caption}</caption>
+                <thead>
+                  <tr>
+                    {props.headers.map((header) => (
+                      <th scope="col" key={header}>
+                        {header}
+                      </th>
+                    ))}
+                  </tr>
+                </thead>
+                <tbody>{rows.map(props.row)}</tbody>
+              </table>
+            </div>
+          )}
+          <ListPager {...pager} shown={rows.length} />
+        </>
       )}
-      <ListPager {...pager} shown={rows.length} />
-    </>
+    </Show>
   );
 }
