@@ -35,9 +35,17 @@ import {
 import { startReplicas } from "../support/replicas.ts";
 import { storedSecret } from "../support/stored-secrets.ts";
 import { createTestStore } from "../support/stores.ts";
-import { cpuSeconds, knob, machineBusySeconds, round, writeResultsSection } from "./bench-kit.ts";
+import {
+  cannonDuration,
+  knob,
+  machineBusySeconds,
+  round,
+  secondsKnob,
+  threadCpuSeconds,
+  writeResultsSection,
+} from "./bench-kit.ts";
 
-const SECONDS = knob("BENCH_REPLICAS_SECONDS", 15, 1);
+const SECONDS = secondsKnob("BENCH_REPLICAS_SECONDS", 15);
 const CONNECTIONS = knob("BENCH_REPLICAS_CONNECTIONS", 64, 1);
 const MAX = knob("BENCH_REPLICAS_MAX", 3, 1);
 const DEFAULTS = SECONDS === 15 && CONNECTIONS === 64 && MAX === 3;
@@ -74,15 +82,15 @@ async function measure(
     connections: CONNECTIONS,
     timeout: 10,
   };
-  await autocannon({ ...options, duration: Math.min(2, SECONDS) }); // warm-up: JIT, pools, caches
+  await autocannon({ ...options, ...cannonDuration(Math.min(2, SECONDS)) }); // warm-up: JIT, pools, caches
   const cpu = () => ({
-    replicas: pids.replicas.reduce((sum, pid) => sum + cpuSeconds(pid), 0),
-    haproxy: cpuSeconds(pids.haproxy),
+    replicas: pids.replicas.reduce((sum, pid) => sum + threadCpuSeconds(pid), 0),
+    haproxy: threadCpuSeconds(pids.haproxy),
     machine: machineBusySeconds(),
     at: Date.now(),
   });
   const before = cpu();
-  const result = await autocannon({ ...options, duration: SECONDS });
+  const result = await autocannon({ ...options, ...cannonDuration(SECONDS) });
   const after = cpu();
   const requests = result["2xx"] || 1;
   const run: Run = {

@@ -31,7 +31,8 @@ describe("bench:replicas at a tiny scale", { timeout: 300_000 }, () => {
     const child = spawn(process.execPath, [BENCH], {
       env: {
         ...process.env,
-        BENCH_REPLICAS_SECONDS: "1",
+        // A quarter second per run and per warm-up: each layout still serves dozens of requests or more.
+        BENCH_REPLICAS_SECONDS: "0.25",
         BENCH_REPLICAS_CONNECTIONS: "4",
         BENCH_REPLICAS_MAX: "2",
         BENCH_WRITE_DOCS: "0",
