@@ -1,9 +1,10 @@
 /**
  * Bundles the web console (src/console) into dist/console: `assets/` with content-hashed names (served
  * with immutable cache headers) and `index.html` naming them (served no-cache). Run by `npm run build`,
- * `prepare` and the test suite's global setup. Prints the size of what the first page loads.
+ * `prepare` and the test suite's global setup. Prints the size of what the first page loads, and keeps it
+ * in `build.json` beside index.html (not served: the gateway serves `assets/` and reads index.html).
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
@@ -54,7 +55,20 @@ export async function buildConsole(
     (sum, file) => sum + gzipSync(readFileSync(join(root, file))).length,
     0,
   );
+  writeFileSync(join(outDir, BUILD_REPORT), `${JSON.stringify({ firstPageJsGzip })}\n`);
   return { firstPageJsGzip };
+}
+
+const BUILD_REPORT = "build.json";
+
+/** What buildConsole returned when it built `outDir`, read back without building again (if it did). */
+export function builtConsole(
+  outDir = join(root, "dist", "console"),
+): { firstPageJsGzip: number } | undefined {
+  const report = join(outDir, BUILD_REPORT);
+  return existsSync(report)
+    ? (JSON.parse(readFileSync(report, "utf8")) as { firstPageJsGzip: number })
+    : undefined;
 }
 
 if (import.meta.main) {

@@ -4,7 +4,7 @@
  * results section in docs/benchmarks.md.
  */
 import { execFileSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { settingList } from "../../src/config/settings.ts";
 
 /** An integer setting from the environment, at least `min`; `fallback` when unset. */
@@ -15,6 +15,31 @@ export const knob = (name: string, fallback: number, min = 0): number => {
   if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer >= ${min}`);
   return value;
 };
+
+/**
+ * A duration in seconds from the environment, a positive number (fractions allowed: the test suite's tiny
+ * runs load for a fraction of a second, which still sends hundreds of requests through every path);
+ * `fallback` when unset. With `zeroSkips`, 0 is allowed (the phase is skipped).
+ */
+export const secondsKnob = (name: string, fallback: number, zeroSkips = false): number => {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0 || (value === 0 && !zeroSkips))
+    throw new Error(`${name} must be a number of seconds ${zeroSkips ? ">= 0" : "> 0"}`);
+  return value;
+};
+
+/**
+ * autocannon's options for a run of `seconds`: autocannon ends a run at its next sampling tick (every
+ * `sampleInt` ms, 1000 by default), so a run of less than a second would last a whole one; it samples at
+ * the run's own length then. Per-sample statistics (requests.average, throughput.average) are per sample,
+ * not per second, in that case: the benchmarks divide totals by the run's duration.
+ */
+export const cannonDuration = (seconds: number): { duration: number; sampleInt?: number } => ({
+  duration: seconds,
+  ...(seconds < 1 ? { sampleInt: Math.max(1, Math.round(seconds * 1000)) } : {}),
+});
 
 export const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -51,6 +76,27 @@ export function cpuSeconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+/**
+ * CPU time of a process in seconds, from its threads' schedstat (nanoseconds), for short runs. /proc/<pid>/stat counts in
+ * clock ticks of 10 ms, and nginx serving a tiny run's few hundred requests may not use one, which left
+ * nginx at 0 and every "÷ nginx" undefined; the threads' sum misses only threads that ended meanwhile.
+ */
+export function threadCpuSeconds(pid: number): number {
+  let nanoseconds = 0;
+  try {
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        nanoseconds += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
+      } catch {
+        // the thread ended meanwhile
+      }
+    }
+  } catch {
+    return 0;
+  }
+  return nanoseconds / 1e9;
 }
 
 /** Busy CPU seconds of the whole machine so far (all cores). */

@@ -14,7 +14,7 @@ import { writeFileSync } from "node:fs";
 import os from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { buildConsole } from "../../scripts/build-console.ts";
+import { buildConsole, builtConsole } from "../../scripts/build-console.ts";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import { firstPageInteractiveMs, launchBrowser, signInToConsole } from "../support/console-browser.ts";
 import { seedUsers, startIdpService, USERS } from "../support/idp-service.ts";
@@ -35,7 +35,10 @@ const percentile = (sorted: number[], p: number) =>
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
-const { firstPageJsGzip } = await buildConsole();
+// In the test suite the global setup has built the console: building it again here would delete the
+// assets that other test files' gateways serve meanwhile.
+const { firstPageJsGzip } =
+  (process.env.IMAGING_CONSOLE_BUILT === "1" && builtConsole()) || (await buildConsole());
 log(`first page JavaScript: ${(firstPageJsGzip / 1024).toFixed(1)} KiB gzip`);
 const loadBefore = os.loadavg()[0] ?? 0;
 const store = await createTestStore("sqlite");

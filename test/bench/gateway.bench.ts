@@ -35,7 +35,8 @@
  * 6. Prints the report, writes .bench-data/gateway-last-run.json (or BENCH_GATEWAY_REPORT) and the results block of the "Gateway"
  *    section of docs/benchmarks.md (only with the default settings, or with BENCH_WRITE_DOCS=1).
  *
- * Knobs: BENCH_GATEWAY_SECONDS (15), BENCH_GATEWAY_ROUNDS (3), BENCH_GATEWAY_CONNECTIONS (20),
+ * Knobs: BENCH_GATEWAY_SECONDS (15; this and the soak's may be fractions), BENCH_GATEWAY_ROUNDS (3),
+ * BENCH_GATEWAY_CONNECTIONS (20),
  * BENCH_GATEWAY_WARMUP_SECONDS (3), BENCH_GATEWAY_SOAK_SECONDS (60), BENCH_GATEWAY_SOAK_CONNECTIONS (200),
  * BENCH_GATEWAY_SEQUENTIAL (3000 requests per path; 0 skips), BENCH_GATEWAY_SEQUENTIAL_BLOCKS (12), BENCH_GATEWAY_IDP=embedded (the real embedded
  * identity provider in the gateway child, see EMBEDDED_IDP), BENCH_GATEWAY_STORE_READ_WORKERS (the gateway
@@ -74,14 +75,16 @@ import { storedSecret } from "../support/stored-secrets.ts";
 import { EXCHANGE_CLIENT_ID, startTestIssuer, type TestIssuer } from "../support/test-issuer.ts";
 import {
   acceptQueue,
+  cannonDuration,
   cleanEnv,
-  cpuSeconds,
   exitedWithin,
   knob,
   listenDrops,
   machineBusySeconds,
   round,
+  secondsKnob,
   sleep,
+  threadCpuSeconds,
   writeResultsSection,
 } from "./bench-kit.ts";
 import { findNginx, NGINX_MISSING, type RunningNginx, startNginx } from "./nginx-proxy.ts";
@@ -104,11 +107,11 @@ const DEFAULTS = {
   sequentialBlocks: 12,
 };
 const SETTINGS = {
-  seconds: knob("BENCH_GATEWAY_SECONDS", DEFAULTS.seconds, 1),
+  seconds: secondsKnob("BENCH_GATEWAY_SECONDS", DEFAULTS.seconds),
   rounds: knob("BENCH_GATEWAY_ROUNDS", DEFAULTS.rounds, 1),
   connections: knob("BENCH_GATEWAY_CONNECTIONS", DEFAULTS.connections, 1),
   warmupSeconds: knob("BENCH_GATEWAY_WARMUP_SECONDS", DEFAULTS.warmupSeconds),
-  soakSeconds: knob("BENCH_GATEWAY_SOAK_SECONDS", DEFAULTS.soakSeconds, 1),
+  soakSeconds: secondsKnob("BENCH_GATEWAY_SOAK_SECONDS", DEFAULTS.soakSeconds),
   soakConnections: knob("BENCH_GATEWAY_SOAK_CONNECTIONS", DEFAULTS.soakConnections, 1),
   sequential: knob("BENCH_GATEWAY_SEQUENTIAL", DEFAULTS.sequential),
   sequentialBlocks: knob("BENCH_GATEWAY_SEQUENTIAL_BLOCKS", DEFAULTS.sequentialBlocks, 1),
@@ -512,12 +515,12 @@ function cpuMark(pids: Pids): CpuMark {
   const own = process.cpuUsage();
   return {
     at: performance.now(),
-    gateway: cpuSeconds(pids.gateway),
-    baseline: pids.baseline ? cpuSeconds(pids.baseline) : 0,
-    baselineOne: pids.baselineOne ? cpuSeconds(pids.baselineOne) : 0,
-    floor: cpuSeconds(pids.floor),
-    backend: cpuSeconds(pids.backend),
-    nginx: pids.nginx().reduce((sum, pid) => sum + cpuSeconds(pid), 0),
+    gateway: threadCpuSeconds(pids.gateway),
+    baseline: pids.baseline ? threadCpuSeconds(pids.baseline) : 0,
+    baselineOne: pids.baselineOne ? threadCpuSeconds(pids.baselineOne) : 0,
+    floor: threadCpuSeconds(pids.floor),
+    backend: threadCpuSeconds(pids.backend),
+    nginx: pids.nginx().reduce((sum, pid) => sum + threadCpuSeconds(pid), 0),
     bench: (own.user + own.system) / 1e6,
     machine: machineBusySeconds(),
   };
@@ -675,7 +678,7 @@ async function load(
       body: BODY,
       expectBody,
       connections,
-      duration: seconds,
+      ...cannonDuration(seconds),
       ...(RATE > 0 && !soak ? { overallRate: RATE } : {}),
       workers: 1,
       timeout: REQUEST_TIMEOUT_S,

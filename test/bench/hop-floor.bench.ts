@@ -19,13 +19,14 @@
  * Loopback only. Prints a Markdown table; docs/benchmarks.md ("Gateway") records a run by hand.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { Client } from "undici";
+import { threadCpuSeconds } from "./bench-kit.ts";
 import { childrenOf, findNginx, NGINX_MISSING } from "./nginx-proxy.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -75,27 +76,6 @@ async function freePort(): Promise<number> {
   await new Promise((resolve) => server.close(resolve));
   if (typeof address !== "object" || !address) throw new Error("no free port");
   return address.port;
-}
-
-/**
- * CPU time of a process in seconds, from its threads' schedstat (nanoseconds). /proc/<pid>/stat counts in
- * clock ticks of 10 ms, and nginx serving a tiny run's few hundred requests may not use one, which left
- * nginx at 0 and every "÷ nginx" undefined; the threads' sum misses only threads that ended meanwhile.
- */
-function cpuSeconds(pid: number): number {
-  let nanoseconds = 0;
-  try {
-    for (const task of readdirSync(`/proc/${pid}/task`)) {
-      try {
-        nanoseconds += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
-      } catch {
-        // the thread ended meanwhile
-      }
-    }
-  } catch {
-    return 0;
-  }
-  return nanoseconds / 1e9;
 }
 
 const children: ChildProcess[] = [];
@@ -207,7 +187,7 @@ server { listen 127.0.0.1:${nginxPort}; location / { proxy_pass http://up; proxy
 
     const run = async (path: Path, seconds: number) => {
       const pids = path.pids();
-      const before = pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+      const before = pids.reduce((sum, pid) => sum + threadCpuSeconds(pid), 0);
       const result = await autocannon({
         url: path.url,
         method: "POST",
@@ -224,7 +204,7 @@ server { listen 127.0.0.1:${nginxPort}; location / { proxy_pass http://up; proxy
         duration: seconds,
         expectBody: BODY,
       });
-      const cpu = pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0) - before;
+      const cpu = pids.reduce((sum, pid) => sum + threadCpuSeconds(pid), 0) - before;
       return {
         cpuSeconds: cpu,
         requests: result.requests.total,

@@ -20,7 +20,7 @@
  * 4. Prints the report, writes .bench-data/mcp-last-run.json and the results block of the "MCP server"
  *    section of docs/benchmarks.md (only with the default settings, or with BENCH_WRITE_DOCS=1).
  *
- * Knobs: BENCH_MCP_SECONDS (10), BENCH_MCP_ROUNDS (2), BENCH_MCP_CONNECTIONS (20), BENCH_MCP_WARMUP_SECONDS
+ * Knobs (seconds may be fractions): BENCH_MCP_SECONDS (10), BENCH_MCP_ROUNDS (2), BENCH_MCP_CONNECTIONS (20), BENCH_MCP_WARMUP_SECONDS
  * (3), BENCH_MCP_WIDE_CONNECTIONS (200), BENCH_MCP_WIDE_SECONDS (15), BENCH_MCP_BASELINE (git ref),
  * BENCH_MCP_CURRENT_ENV ("NAME=value ..." settings for the current backend only), BENCH_MCP_CPU_PROF=<dir> (both backends run with --cpu-prof; profiles `baseline.cpuprofile` and
  * `current.cpuprofile` are written there when they stop), BENCH_WRITE_DOCS=1.
@@ -37,14 +37,16 @@ import autocannon from "autocannon";
 import { startTestIssuer, type TestIssuer } from "../support/test-issuer.ts";
 import {
   acceptQueue,
+  cannonDuration,
   cleanEnv,
-  cpuSeconds,
   exitedWithin,
   knob,
   listenDrops,
   machineBusySeconds,
   round,
+  secondsKnob,
   sleep,
+  threadCpuSeconds,
   writeResultsSection,
 } from "./bench-kit.ts";
 
@@ -65,12 +67,12 @@ const DEFAULTS = {
   wideSeconds: 15,
 };
 const SETTINGS = {
-  seconds: knob("BENCH_MCP_SECONDS", DEFAULTS.seconds, 1),
+  seconds: secondsKnob("BENCH_MCP_SECONDS", DEFAULTS.seconds),
   rounds: knob("BENCH_MCP_ROUNDS", DEFAULTS.rounds, 1),
   connections: knob("BENCH_MCP_CONNECTIONS", DEFAULTS.connections, 1),
   warmupSeconds: knob("BENCH_MCP_WARMUP_SECONDS", DEFAULTS.warmupSeconds),
   wideConnections: knob("BENCH_MCP_WIDE_CONNECTIONS", DEFAULTS.wideConnections, 1),
-  wideSeconds: knob("BENCH_MCP_WIDE_SECONDS", DEFAULTS.wideSeconds),
+  wideSeconds: secondsKnob("BENCH_MCP_WIDE_SECONDS", DEFAULTS.wideSeconds, true),
 };
 const BASELINE = process.env.BENCH_MCP_BASELINE || DEFAULT_BASELINE;
 /**
@@ -383,7 +385,7 @@ async function load(
   seconds: number,
 ) {
   const before = {
-    cpu: cpuSeconds(backend.pid),
+    cpu: threadCpuSeconds(backend.pid),
     machine: machineBusySeconds(),
     at: performance.now(),
     bench: process.cpuUsage(),
@@ -396,7 +398,7 @@ async function load(
     headers: call.headers,
     body: call.body,
     connections,
-    duration: seconds,
+    ...cannonDuration(seconds),
     workers: 1,
     timeout: REQUEST_TIMEOUT_S,
     idReplacement: call.body.includes("[<id>]"),
@@ -413,7 +415,7 @@ async function load(
     clearInterval(sampler);
   }
   const wall = (performance.now() - before.at) / 1000;
-  const cpu = cpuSeconds(backend.pid) - before.cpu;
+  const cpu = threadCpuSeconds(backend.pid) - before.cpu;
   const bench = process.cpuUsage(before.bench);
   const kernel = listenDrops();
   const run: Run = {

@@ -20,7 +20,7 @@
  * (4) CPU per page: BENCH_CPU_PAGES pages, the CPU time of the service's main thread, of its reader threads (named
  * sqlite-reader) and of the whole process, per page, and the capacity they allow on this machine's cores.
  *
- * Knobs: BENCH_SCALE, BENCH_HTTP_SECONDS (10), BENCH_CONNECTIONS (20), BENCH_PROBE_RATE (50 requests/s
+ * Knobs: BENCH_SCALE, BENCH_HTTP_SECONDS (10), BENCH_HTTP_WARMUP_SECONDS (the warm-up per design, min(3, BENCH_HTTP_SECONDS); 0 skips it), BENCH_CONNECTIONS (20), BENCH_PROBE_RATE (50 requests/s
  * per probe), BENCH_CPU_PAGES (300), BENCH_WRITE_DOCS=1 (rewrite docs/benchmarks.md below scale 1),
  * BENCH_HTTP_BASELINE=<checkout> (also measure another checkout's service, e.g. `git archive <commit>`
  * extracted with node_modules linked: its read-pool design, rounds alternating with this tree's),
@@ -62,6 +62,8 @@ const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** di
 
 export interface HttpBenchOptions {
   seconds: number;
+  /** The warm-up load before each design is measured, s (default min(3, seconds); 0 skips it). */
+  warmupSeconds?: number;
   connections: number;
   probeRate: number;
   /** Pages of the CPU phase (default 300). */
@@ -598,9 +600,12 @@ async function measureDesign(
         }),
       ]);
 
-    log(`${design}: warm-up`);
-    await load(page, headers, { ...options, seconds: Math.min(3, options.seconds) });
-    await drained();
+    const warmupSeconds = options.warmupSeconds ?? Math.min(3, options.seconds);
+    if (warmupSeconds > 0) {
+      log(`${design}: warm-up`);
+      await load(page, headers, { ...options, seconds: warmupSeconds });
+      await drained();
+    }
     log(`${design}: occurrences throughput`);
     let before = performance.eventLoopUtilization();
     const cpuBefore = process.threadCpuUsage();
@@ -839,6 +844,9 @@ function writeDocs(text: string): void {
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const options: HttpBenchOptions = {
     seconds: Number(process.env.BENCH_HTTP_SECONDS ?? "10"),
+    ...(process.env.BENCH_HTTP_WARMUP_SECONDS
+      ? { warmupSeconds: Number(process.env.BENCH_HTTP_WARMUP_SECONDS) }
+      : {}),
     connections: Number(process.env.BENCH_CONNECTIONS ?? "20"),
     probeRate: Number(process.env.BENCH_PROBE_RATE ?? "50"),
     cpuPages: Number(process.env.BENCH_CPU_PAGES ?? "300"),

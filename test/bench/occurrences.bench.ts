@@ -42,6 +42,7 @@ import { type CvePackageRecord, listOccurrencesJson } from "../../src/store/insi
 import type { Database } from "../../src/store/schema.ts";
 import { findVulnerability } from "../../src/store/vulnerabilities.ts";
 import { occurrencesBySingleQuery } from "../support/occurrences-baseline.ts";
+import { cannonDuration } from "./bench-kit.ts";
 import {
   BENCH_DATA_DIR,
   BENCH_SPEC,
@@ -456,7 +457,7 @@ async function cannon(
   const result = await autocannon({
     url,
     connections: CONNECTIONS,
-    duration: seconds,
+    ...cannonDuration(seconds),
     workers: 1,
     timeout: 60,
     headers,
@@ -474,7 +475,7 @@ async function cannon(
     requestsPerSecond: round(result.requests.total / result.duration, 1),
     latencyP50Ms: result.latency.p50,
     latencyP99Ms: result.latency.p99,
-    megabytesPerSecond: round(result.throughput.average / 1e6, 1),
+    megabytesPerSecond: round(result.throughput.total / result.duration / 1e6, 1),
     total: result.requests.total,
     serviceEventLoopUtilization: round(elu.utilization, 2),
   };

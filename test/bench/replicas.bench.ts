@@ -8,7 +8,9 @@
  *    token exchanged as the gateway exchanges it). The replica's CPU per request on the gateway path
  *    minus that on the direct path is what the gateway adds; HAProxy's CPU per request is a C proxy's.
  *
- * Knobs: BENCH_REPLICAS_SECONDS (15), BENCH_REPLICAS_CONNECTIONS (64), BENCH_REPLICAS_MAX (3);
+ * Knobs: BENCH_REPLICAS_SECONDS (15; fractions allowed), BENCH_REPLICAS_WARMUP_SECONDS (the warm-up
+ * before each run, min(2, BENCH_REPLICAS_SECONDS); 0 skips it), BENCH_REPLICAS_CONNECTIONS (64),
+ * BENCH_REPLICAS_MAX (3);
  * BENCH_REPLICAS_REPORT names a file for the results as JSON (the tiny-scale test reads it). The
  * results replace their section of docs/benchmarks.md with the defaults, or with BENCH_WRITE_DOCS=1.
  * Needs TEST_POSTGRES_URL (or PostgreSQL as `.ci/run` sets it up) and HAProxy in /usr/sbin.
@@ -35,12 +37,21 @@ import {
 import { startReplicas } from "../support/replicas.ts";
 import { storedSecret } from "../support/stored-secrets.ts";
 import { createTestStore } from "../support/stores.ts";
-import { cpuSeconds, knob, machineBusySeconds, round, writeResultsSection } from "./bench-kit.ts";
+import {
+  cannonDuration,
+  knob,
+  machineBusySeconds,
+  round,
+  secondsKnob,
+  threadCpuSeconds,
+  writeResultsSection,
+} from "./bench-kit.ts";
 
-const SECONDS = knob("BENCH_REPLICAS_SECONDS", 15, 1);
+const SECONDS = secondsKnob("BENCH_REPLICAS_SECONDS", 15);
+const WARMUP_SECONDS = secondsKnob("BENCH_REPLICAS_WARMUP_SECONDS", Math.min(2, SECONDS), true);
 const CONNECTIONS = knob("BENCH_REPLICAS_CONNECTIONS", 64, 1);
 const MAX = knob("BENCH_REPLICAS_MAX", 3, 1);
-const DEFAULTS = SECONDS === 15 && CONNECTIONS === 64 && MAX === 3;
+const DEFAULTS = SECONDS === 15 && WARMUP_SECONDS === 2 && CONNECTIONS === 64 && MAX === 3;
 const WRITE_DOCS = process.env.BENCH_WRITE_DOCS === "1" || (DEFAULTS && process.env.BENCH_WRITE_DOCS !== "0");
 const DOCS = join(import.meta.dirname, "..", "..", "docs", "benchmarks.md");
 const REDIRECT = "http://127.0.0.1/callback";
@@ -74,15 +85,16 @@ async function measure(
     connections: CONNECTIONS,
     timeout: 10,
   };
-  await autocannon({ ...options, duration: Math.min(2, SECONDS) }); // warm-up: JIT, pools, caches
+  // Warm-up: JIT, pools, caches.
+  if (WARMUP_SECONDS > 0) await autocannon({ ...options, ...cannonDuration(WARMUP_SECONDS) });
   const cpu = () => ({
-    replicas: pids.replicas.reduce((sum, pid) => sum + cpuSeconds(pid), 0),
-    haproxy: cpuSeconds(pids.haproxy),
+    replicas: pids.replicas.reduce((sum, pid) => sum + threadCpuSeconds(pid), 0),
+    haproxy: threadCpuSeconds(pids.haproxy),
     machine: machineBusySeconds(),
     at: Date.now(),
   });
   const before = cpu();
-  const result = await autocannon({ ...options, duration: SECONDS });
+  const result = await autocannon({ ...options, ...cannonDuration(SECONDS) });
   const after = cpu();
   const requests = result["2xx"] || 1;
   const run: Run = {

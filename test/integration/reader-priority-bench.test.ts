@@ -10,7 +10,7 @@ describe("the readers' priority benchmark at a tiny scale", {
   skip: process.platform !== "linux" && "thread priorities are Linux's",
 }, () => {
   it("probes the event loop without readers, with readers at nice 10, nice 19 and the idle policy", async () => {
-    const rounds = await runReaderPriorityBench({ seconds: 2, rounds: 1, probeRate: 50 });
+    const rounds = await runReaderPriorityBench({ seconds: 0.5, rounds: 1, probeRate: 50 });
     assert.deepEqual(
       rounds.map((r) => r.readers),
       ["none", "nice 10", "nice 19", "idle"],
