@@ -51,6 +51,8 @@ export interface MavenBenchOptions {
   coordinates?: string;
   iterations: number;
   mvnRuns: number;
+  /** MAVEN_OPTS of the timed `mvn` runs (default: Maven as users run it, whatever MAVEN_OPTS says). */
+  mavenOpts?: string;
 }
 
 export interface MavenBenchReport {
@@ -60,9 +62,10 @@ export interface MavenBenchReport {
   readerFromHttpCacheMs: number[];
   readerFromLocalRepositoryMs: number[];
   mvnOfflineMs: number[];
+  mavenOpts?: string;
 }
 
-function runMvnOffline(dir: string): Promise<number> {
+function runMvnOffline(dir: string, mavenOpts: string | undefined): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const child = spawn(
@@ -75,7 +78,11 @@ function runMvnOffline(dir: string): Promise<number> {
         "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:list",
         `-DoutputFile=${join(os.tmpdir(), "bench-mvn-dependency-list.txt")}`,
       ],
-      { cwd: dir, stdio: "ignore" },
+      {
+        cwd: dir,
+        stdio: "ignore",
+        env: mavenOpts === undefined ? process.env : { ...process.env, MAVEN_OPTS: mavenOpts },
+      },
     );
     child.on("error", reject);
     child.on("close", (code) =>
@@ -117,7 +124,7 @@ export async function benchMavenScan(options: MavenBenchOptions): Promise<MavenB
       readerFromLocalRepositoryMs.push(await time(ORACLE_REPOSITORY));
     }
     const mvnOfflineMs: number[] = [];
-    for (let i = 0; i < options.mvnRuns; i++) mvnOfflineMs.push(await runMvnOffline(dir));
+    for (let i = 0; i < options.mvnRuns; i++) mvnOfflineMs.push(await runMvnOffline(dir, options.mavenOpts));
     return {
       project: options.name,
       artifacts: oracle.length,
@@ -125,6 +132,7 @@ export async function benchMavenScan(options: MavenBenchOptions): Promise<MavenB
       readerFromHttpCacheMs,
       readerFromLocalRepositoryMs,
       mvnOfflineMs,
+      ...(options.mavenOpts === undefined ? {} : { mavenOpts: options.mavenOpts }),
     };
   } finally {
     await rm(emptyLocal, { recursive: true, force: true });
@@ -151,7 +159,7 @@ export function reportMarkdown(report: MavenBenchReport): string {
     "|---|---|---|",
     `| \`mavenReader.read\`, local repository empty: every POM from the scanner's HTTP cache | ${report.readerFromHttpCacheMs.length} | ${ms(report.readerFromHttpCacheMs)} |`,
     `| \`mavenReader.read\`, Maven's filled local repository read first | ${report.readerFromLocalRepositoryMs.length} | ${ms(report.readerFromLocalRepositoryMs)} |`,
-    `| \`mvn -B -q -o dependency:list\` (Maven 3.8.7, new JVM per run) | ${report.mvnOfflineMs.length} | ${ms(report.mvnOfflineMs)} |`,
+    `| \`mvn -B -q -o dependency:list\` (Maven 3.8.7, new JVM per run${report.mavenOpts ? `, MAVEN_OPTS=${report.mavenOpts}` : ""}) | ${report.mvnOfflineMs.length} | ${ms(report.mvnOfflineMs)} |`,
   ].join("\n");
 }
 

@@ -5,17 +5,20 @@
  * `imaging scan --server`, then the occurrences operation and the package's interactions asked through
  * the gateway: the exact lodash functions the application calls, and which of its functions call them;
  * then the MCP analysis server's cve_occurrences tool, as an AI client signed in as a viewer calls it.
+ * The platform runs as `imaging start` in a process of its own, as it does for users: its facts gathering
+ * for firebase-tools' ~1,000 packages is promise-heavy, and under the test runner's async hooks
+ * (node:test tracks every promise) it cost about 40 % more CPU in this process.
  */
 import assert from "node:assert/strict";
+import { once } from "node:events";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type CallToolResult, Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { createApiKey } from "../../src/domain/api-keys.ts";
 import { type RunningMcpService, startMcpService } from "../../src/mcp/http-service.ts";
-import type { RunningService } from "../../src/service.ts";
-import { runCliProcess } from "../support/cli.ts";
+import { openStore } from "../../src/store/database.ts";
+import { runCliProcess, spawnService } from "../support/cli.ts";
 import { firebaseTools } from "../support/scan-subjects.ts";
-import { startTestService } from "../support/service.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
 import { startTestIssuer, type TestIssuer } from "../support/test-issuer.ts";
 
@@ -34,7 +37,8 @@ interface ExternalObject {
 describe("a scanned npm application's lodash calls answer the occurrences operation (scan --server)", () => {
   let store: TestStore;
   let issuer: TestIssuer;
-  let service: RunningService;
+  let service: Awaited<ReturnType<typeof spawnService>>;
+  let gatewayUrl: string;
   let mcp: RunningMcpService;
   let adminKey: string;
   let viewerKey: string;
@@ -51,20 +55,37 @@ describe("a scanned npm application's lodash calls answer the occurrences operat
     ]);
     assert.equal(imported.code, 0, imported.stderr);
     issuer = await startTestIssuer();
-    service = await startTestService(store, { issuer: issuer.issuer }, async (handle) => {
+    const handle = await openStore({ databaseUrl: undefined, sqliteFile: store.sqliteFile });
+    try {
       adminKey = (await createApiKey(handle.db, { user: "ci", role: "admin", applications: [] })).key;
       viewerKey = (await createApiKey(handle.db, { user: "dev", role: "viewer", applications: [APP] })).key;
+    } finally {
+      await handle.close();
+    }
+    service = await spawnService(["--data-dir", store.dataDir, "--port", "0"], {
+      PUBLIC_URL: "http://127.0.0.1:8090",
+      IDP_ISSUER: issuer.issuer,
+      REST_PORT: "0",
+      MCP_ANALYSIS_PORT: "0",
+      MCP_GATEKEEPER_PORT: "0",
+      IMAGING_BIND_ADDRESS: "127.0.0.1",
+      DATABASE_URL: "",
     });
+    gatewayUrl = service.summary.gateway;
   });
   after(async () => {
     await mcp?.close();
-    await service?.stop();
+    const child = service?.child;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGTERM");
+      await once(child, "exit");
+    }
     await issuer?.close();
     await store?.drop();
   });
 
   const get = async <T>(path: string): Promise<T> => {
-    const response = await fetch(`${service.gatewayUrl}${path}`, { headers: { "x-api-key": viewerKey } });
+    const response = await fetch(`${gatewayUrl}${path}`, { headers: { "x-api-key": viewerKey } });
     assert.equal(response.status, 200, await response.clone().text());
     return (await response.json()) as T;
   };
@@ -79,7 +100,7 @@ describe("a scanned npm application's lodash calls answer the occurrences operat
         "--date",
         "2020-06-01T00:00:00Z",
         "--server",
-        service.gatewayUrl,
+        gatewayUrl,
         "--json",
       ],
       { IMAGING_API_KEY: adminKey, IMAGING_DATA_DIR: join(store.dataDir, "..", "ci-runner") },
@@ -135,7 +156,12 @@ describe("a scanned npm application's lodash calls answer the occurrences operat
   });
 
   it("the MCP analysis server's cve_occurrences tool names the same lodash functions to an AI client", async () => {
-    mcp = await startMcpService({ kind: "analysis", host: "127.0.0.1", port: 0, restUrl: service.restUrl });
+    mcp = await startMcpService({
+      kind: "analysis",
+      host: "127.0.0.1",
+      port: 0,
+      restUrl: service.summary.rest,
+    });
     const token = await issuer.sign({ sub: "dev", roles: ["viewer"], applications: [APP] });
     const client = new Client({ name: "scan-js-e2e", version: "1.0.0" });
     await client.connect(

@@ -10,7 +10,12 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { zipSync } from "fflate";
-import { type InventoryPackage, type ReaderContext, ScanInputError } from "../../src/scanner/inventory.ts";
+import {
+  type Inventory,
+  type InventoryPackage,
+  type ReaderContext,
+  ScanInputError,
+} from "../../src/scanner/inventory.ts";
 import { resolveDependencies } from "../../src/scanner/maven/dependency-graph.ts";
 import { DEFAULT_ENVIRONMENT } from "../../src/scanner/maven/environment.ts";
 import { ModelBuilder } from "../../src/scanner/maven/model-builder.ts";
@@ -184,6 +189,20 @@ function context(overrides: Partial<ReaderContext> & { root: string }): ReaderCo
   };
 }
 
+/**
+ * What the reader makes of an input that several tests check: read end to end by the first test that
+ * needs it, then handed to the others (solr-core's POM, webgoat's war: a few seconds each).
+ */
+const readOnce = new Map<string, Promise<Inventory>>();
+function readShared(file: string, root: string): Promise<Inventory> {
+  let inventory = readOnce.get(file);
+  if (!inventory) {
+    inventory = mavenReader.read([file], context({ root }));
+    readOnce.set(file, inventory);
+  }
+  return inventory;
+}
+
 const packageKey = (p: { name: string; version: string }) => `${p.name}@${p.version}`;
 const oracleKey = (a: OracleArtifact) => `${a.groupId}:${a.artifactId}@${a.version}`;
 
@@ -233,7 +252,7 @@ describe("pom.xml: the effective dependency tree is the one mvn dependency:list 
       assert.deepEqual(warnings, []);
 
       // reader level: what imaging scan records
-      const inventory = await mavenReader.read([pom], ctx);
+      const inventory = await readShared(pom, dir);
       assertSameSet(inventory.packages.map(packageKey), oracle.map(oracleKey), "packages");
       for (const p of inventory.packages) {
         const scopes = oracle.filter((a) => oracleKey(a) === packageKey(p)).map((a) => a.scope);
@@ -257,7 +276,7 @@ describe("pom.xml: the effective dependency tree is the one mvn dependency:list 
       coordinates: "org.apache.solr:solr-core:8.9.0",
     });
     const oracle = (await mvnDependencyList(dir)).get("") ?? [];
-    const inventory = await mavenReader.read([pom], context({ root: dir }));
+    const inventory = await readShared(pom, dir);
     const log4j = inventory.packages.find((p) => p.name === "org.apache.logging.log4j:log4j-core");
     assert.equal(log4j?.version, "2.13.2");
     assert.equal(log4j?.version, oracle.find((a) => a.artifactId === "log4j-core")?.version);
@@ -445,7 +464,7 @@ describe("archives", () => {
     });
     const oracle = (await mvnDependencyList(dir)).get("") ?? [];
     const war = await centralFile("org.owasp.webgoat:webgoat-container:7.0.1", "war");
-    const inventory = await mavenReader.read([war], context({ root: dirname(war) }));
+    const inventory = await readShared(war, dirname(war));
     const shipped = oracle.filter((a) => a.scope === "compile" || a.scope === "runtime");
     assertSameSet(inventory.packages.map(packageKey), shipped.map(oracleKey), "packages of the war");
     assert.deepEqual(inventory.warnings, []);
@@ -482,7 +501,7 @@ describe("archives", () => {
         "lib/log4j-core-2.13.2.jar": new Uint8Array(await readFile(log4j)),
       }),
     );
-    const warInventory = await mavenReader.read([war], context({ root: dirname(war) }));
+    const warInventory = await readShared(war, dirname(war));
     const earInventory = await mavenReader.read([ear], context({ root: workDir }));
     assertSameSet(
       earInventory.packages.map(packageKey),

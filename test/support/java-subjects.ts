@@ -110,7 +110,11 @@ export async function builtLoggingApp(dir: string): Promise<void> {
   await mkdir(sources, { recursive: true });
   await writeFile(join(dir, "pom.xml"), LOGGING_APP_POM);
   await writeFile(join(sources, "LoggingSetup.java"), LOGGING_SETUP_SOURCE);
+  // C1 only and the serial GC: a short javac's JIT and GC threads cost about 40 % of its CPU (0.9 → 0.55 s
+  // here); the class files are byte for byte the same.
   execFileSync("javac", [
+    "-J-XX:TieredStopAtLevel=1",
+    "-J-XX:+UseSerialGC",
     "--release",
     "8",
     "-cp",

@@ -4,7 +4,7 @@
  * 3.8.7, the oracle) is run once per subject with its own local repository; both are reused by later runs.
  */
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, symlinkSync } from "node:fs";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
@@ -18,6 +18,19 @@ export const MAVEN_SUBJECTS_DIR = join(SUBJECTS_DIR, "maven");
 export const ORACLE_REPOSITORY = join(MAVEN_SUBJECTS_DIR, "m2");
 /** The scanner's HTTP cache for these tests (what it fetched from Central once). */
 export const SCANNER_HTTP_CACHE = join(MAVEN_SUBJECTS_DIR, "http-cache");
+
+/**
+ * Gives a fresh data directory SCANNER_HTTP_CACHE as its registry cache (`<dataDir>/cache/http`, a
+ * symbolic link, so dropping the data directory leaves the cache): what a long-running platform or CI
+ * runner keeps between analyses. Immutable answers (release POMs, their signatures: one per published
+ * version for Maven release dates, about 15,000 for solr-core) are then fetched from Central once for
+ * the whole suite instead of once per run; maven-metadata.xml is still revalidated with Central.
+ */
+export function shareScannerHttpCache(dataDir: string): void {
+  mkdirSync(SCANNER_HTTP_CACHE, { recursive: true });
+  mkdirSync(join(dataDir, "cache"), { recursive: true });
+  symlinkSync(SCANNER_HTTP_CACHE, join(dataDir, "cache", "http"));
+}
 
 const DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:list";
 
