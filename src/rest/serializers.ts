@@ -4,7 +4,8 @@
  * problem+json answers, and each GET again for its HEAD route), ~0.4 s of CPU and much of the start's
  * garbage. A serializer is a pure function of its schema and the named schemas it refers to, so an equal
  * pair reuses the one compiled first, in this app and in any later one of the process (`startService`
- * called again: the tests, a restart in-process).
+ * called again: the tests, a restart in-process). And each is compiled when first used, not at start:
+ * most answers of a process (a gateway-only replica's none, a REST API's rare statuses) are never sent.
  */
 import {
   type SerializerCompiler,
@@ -31,7 +32,11 @@ export const serializerOncePerSchema: SerializerFactory = (externalSchemas, opti
     const key = JSON.stringify(route.schema ?? null);
     let serializer = known.get(key);
     if (!serializer) {
-      serializer = compile(route);
+      let built: Serializer | undefined;
+      serializer = (value) => {
+        built ??= compile(route);
+        return built(value);
+      };
       known.set(key, serializer);
     }
     return serializer;

@@ -41,4 +41,10 @@ describe("REST answer serializers, compiled once per schema", () => {
     assert.equal(otherRef({ title: "t", detail: "d" }), '{"detail":"d"}');
     assert.equal(viaRef({ title: "t", detail: "d" }), '{"title":"t"}');
   });
+
+  it("compiles a serializer when it is first used, not when the route is declared", () => {
+    const factory = serializerOncePerSchema(named({ title: { type: "string" } }));
+    const unknownRef = factory(route({ $ref: "Missing#" }));
+    assert.throws(() => unknownRef({}), /Missing/);
+  });
 });
