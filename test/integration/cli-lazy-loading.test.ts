@@ -1,10 +1,12 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { once } from "node:events";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { CLI } from "../support/cli.ts";
+import { CLI, spawnService } from "../support/cli.ts";
+import { freePort } from "../support/service.ts";
 
 /**
  * Records every package the CLI process loads and prints them on exit (stderr, one JSON line; the store's
@@ -51,6 +53,30 @@ describe("imaging loads only what a command needs", () => {
     assert.ok(packages.includes("kysely"), "it does open the store");
     assert.deepEqual(
       HEAVY.filter((p) => packages.includes(p)),
+      [],
+    );
+  });
+
+  it("start (embedded identity provider) loads neither the Maven signature reader, the registry fetcher nor the Keycloak admin client until one is needed", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "imaging-lazy-"));
+    const port = await freePort();
+    const service = await spawnService(["--data-dir", dataDir, "--port", String(port)], {
+      NODE_OPTIONS: `--import ${RECORD_PACKAGES}`,
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+      REST_PORT: "0",
+      MCP_ANALYSIS_PORT: "0",
+      MCP_GATEKEEPER_PORT: "0",
+      IMAGING_BIND_ADDRESS: "127.0.0.1",
+    });
+    service.child.kill("SIGTERM");
+    const [code] = await once(service.child, "exit");
+    assert.equal(code, 0, service.stderr());
+    const line = /^packages:(.*)$/m.exec(service.stderr())?.[1];
+    assert.ok(line, "the recording hook reported the loaded packages");
+    const packages = JSON.parse(line) as string[];
+    assert.ok(packages.includes("oidc-provider") && packages.includes("fastify"), "the service did start");
+    assert.deepEqual(
+      ["openpgp", "make-fetch-happen", "@keycloak/keycloak-admin-client"].filter((p) => packages.includes(p)),
       [],
     );
   });
