@@ -21,12 +21,14 @@ registerHooks({ load(url, context, next) {
   if (match) packages.add(match[1]);
   return next(url, context);
 } });
-if (isMainThread) process.on("exit", () => process.stderr.write("\\npackages:" + JSON.stringify([...packages]) + "\\n"));
+let workers = 0;
+process.on("worker", () => workers++);
+if (isMainThread) process.on("exit", () => process.stderr.write("\\npackages:" + JSON.stringify([...packages]) + "\\nworkers:" + workers + "\\n"));
 `)}`;
 
 const HEAVY = ["oidc-provider", "fastify", "@modelcontextprotocol/server", "@keycloak/keycloak-admin-client"];
 
-function packagesLoadedBy(args: string[]): { stdout: string; packages: string[] } {
+function packagesLoadedBy(args: string[]): { stdout: string; packages: string[]; workers: number } {
   const dataDir = mkdtempSync(join(tmpdir(), "imaging-lazy-"));
   const result = spawnSync(process.execPath, ["--import", RECORD_PACKAGES, CLI, ...args], {
     env: { ...process.env, IMAGING_DATA_DIR: dataDir },
@@ -35,7 +37,8 @@ function packagesLoadedBy(args: string[]): { stdout: string; packages: string[] 
   assert.equal(result.status, 0, result.stderr);
   const line = /^packages:(.*)$/m.exec(result.stderr)?.[1];
   assert.ok(line, "the recording hook reported the loaded packages");
-  return { stdout: result.stdout, packages: JSON.parse(line) as string[] };
+  const workers = Number(/^workers:(\d+)$/m.exec(result.stderr)?.[1]);
+  return { stdout: result.stdout, packages: JSON.parse(line) as string[], workers };
 }
 
 describe("imaging loads only what a command needs", () => {
@@ -48,9 +51,10 @@ describe("imaging loads only what a command needs", () => {
     );
   });
 
-  it("users list (embedded identity provider) loads neither oidc-provider, Fastify, the MCP SDK nor the Keycloak admin client", () => {
-    const { packages } = packagesLoadedBy(["users", "list"]);
+  it("users list (embedded identity provider) loads neither oidc-provider, Fastify, the MCP SDK nor the Keycloak admin client, and starts no read worker", () => {
+    const { packages, workers } = packagesLoadedBy(["users", "list"]);
     assert.ok(packages.includes("kysely"), "it does open the store");
+    assert.equal(workers, 0, "it reads on its own connection: no read worker thread");
     assert.deepEqual(
       HEAVY.filter((p) => packages.includes(p)),
       [],
