@@ -61,7 +61,7 @@ describe("imaging loads only what a command needs", () => {
     );
   });
 
-  it("start (embedded identity provider) loads neither the Maven signature reader, the registry fetcher nor the Keycloak admin client until one is needed", async () => {
+  it("start (embedded identity provider, SQLite) loads neither the registries' readers and fetcher, the PostgreSQL driver nor the Keycloak admin client until one is needed", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "imaging-lazy-"));
     const port = await freePort();
     const service = await spawnService(["--data-dir", dataDir, "--port", String(port)], {
@@ -80,7 +80,9 @@ describe("imaging loads only what a command needs", () => {
     const packages = JSON.parse(line) as string[];
     assert.ok(packages.includes("oidc-provider") && packages.includes("fastify"), "the service did start");
     assert.deepEqual(
-      ["openpgp", "make-fetch-happen", "@keycloak/keycloak-admin-client"].filter((p) => packages.includes(p)),
+      ["openpgp", "make-fetch-happen", "fast-xml-parser", "pg", "@keycloak/keycloak-admin-client"].filter(
+        (p) => packages.includes(p),
+      ),
       [],
     );
   });
