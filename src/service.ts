@@ -37,7 +37,6 @@ import { startMcpService } from "./mcp/http-service.ts";
 import { createMetricsServer } from "./observability/metrics-listener.ts";
 import { buildRestApp } from "./rest/app.ts";
 import type { GatherFacts } from "./rest/routes/analyses.ts";
-import { gatherPackageFacts } from "./scanner/facts/index.ts";
 import { createRegistryFetcher } from "./scanner/registry/cached-fetch.ts";
 import { statusSources } from "./service-status.ts";
 import { drainListener, ShutdownSequence, type StopStep, trackConnections } from "./shutdown.ts";
@@ -80,14 +79,17 @@ export interface RunningService {
  */
 function factsGatherer(config: RuntimeConfig, store: StoreHandle): GatherFacts {
   const fetcher = createRegistryFetcher({ cacheDir: join(config.dataDir, "cache", "http"), offline: false });
-  return (packages) =>
-    gatherPackageFacts(store.db, packages, {
+  return async (packages) => {
+    // The registries' readers (Maven XML, npm) are loaded by the first upload that needs them, not at start.
+    const { gatherPackageFacts } = await import("./scanner/facts/index.ts");
+    return gatherPackageFacts(store.db, packages, {
       fetcher,
       npmRegistryUrl: config.npmRegistryUrl,
       mavenRepositoryUrl: config.mavenRepositoryUrl,
       offline: false,
       onlyMissing: true,
     });
+  };
 }
 
 /** A running part and how it stops. */

@@ -32,6 +32,7 @@ import { gateRoutes } from "./routes/gates.ts";
 import { insightRoutes } from "./routes/insights.ts";
 import { packageRoutes } from "./routes/packages.ts";
 import { type StatusSources, statusRoutes } from "./routes/status.ts";
+import { serializerOncePerSchema } from "./serializers.ts";
 import { passThrough, validateParameters } from "./validation.ts";
 
 interface RestAppOptions {
@@ -78,6 +79,7 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
     logController: new LogController({ disableRequestLogging: isInjected }),
     // Parameters are checked by validation.ts (the rules of params.ts, chosen by each route's schema).
     ajv: { customOptions: { strict: false } },
+    schemaController: { compilersFactory: { buildSerializer: serializerOncePerSchema } },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
     // Malformed percent-encoding (400) or an over-long path parameter (414): problem+json too.
     frameworkErrors: (error, _request, reply) =>

@@ -2,7 +2,6 @@ import { availableParallelism } from "node:os";
 import { dirname } from "node:path";
 import { Kysely, type LogEvent, PostgresDialect } from "kysely";
 import { type Migration, type MigrationProvider, Migrator } from "kysely/migration";
-import pg from "pg";
 import { statementKind, storeQueryDuration } from "../observability/metrics.ts";
 import { secureDataDirectory, secureSqliteFiles } from "./file-modes.ts";
 import { initialMigration } from "./migrations/001-initial.ts";
@@ -67,7 +66,7 @@ export function defaultReadWorkers(): number {
 export async function openStore(options: OpenStoreOptions): Promise<StoreHandle> {
   const log = timedQueries(options.databaseUrl ? "postgres" : "sqlite", options.log);
   const handle = options.databaseUrl
-    ? openPostgres(options.databaseUrl, log)
+    ? await openPostgres(options.databaseUrl, log)
     : openSqlite(options.sqliteFile, options.readWorkers ?? defaultReadWorkers(), log);
   if (options.migrate ?? true) {
     try {
@@ -110,7 +109,9 @@ function openSqlite(file: string, readWorkers: number, log?: (event: LogEvent) =
   return { db, kind: "sqlite", location: file, notices, migrated: [], close: () => db.destroy() };
 }
 
-function openPostgres(url: string, log?: (event: LogEvent) => void): StoreHandle {
+async function openPostgres(url: string, log?: (event: LogEvent) => void): Promise<StoreHandle> {
+  // The driver is loaded with the first PostgreSQL store: a SQLite deployment never needs it.
+  const { default: pg } = await import("pg");
   const pool = new pg.Pool({ connectionString: url, max: 10 });
   // An idle connection the server drops (restart, failover) is discarded by the pool, and the next
   // query reconnects or fails where it is answered. Unlistened, this event would end the process.

@@ -10,7 +10,12 @@ export async function withVault<T>(
   work: (vault: SecretVault) => Promise<T>,
   settings: { secretsKey?: string } = {},
 ): Promise<T> {
-  const handle = await openStore({ databaseUrl: store.databaseUrl, sqliteFile: store.sqliteFile });
+  // A few lookups: on the handle's own connection, no read worker thread to start.
+  const handle = await openStore({
+    databaseUrl: store.databaseUrl,
+    sqliteFile: store.sqliteFile,
+    readWorkers: 0,
+  });
   try {
     return await work(secretVault(handle.db, { dataDir: store.dataDir, ...settings }));
   } finally {

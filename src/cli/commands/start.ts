@@ -38,6 +38,38 @@ export function registerStart(program: Command): void {
           }
         },
       });
+      // Before the summary: whoever reads it may stop the service at once (a test, a supervisor).
+      let stopping = false;
+      const shutdown = (signal: string) => {
+        if (stopping) {
+          process.stderr.write(`${signal} received again: exiting now\n`);
+          process.exit(1);
+        }
+        stopping = true;
+        const seconds = config.shutdownTimeout;
+        process.stderr.write(
+          `${signal} received: finishing in-flight requests (at most ${seconds} s, SHUTDOWN_TIMEOUT; a second signal exits at once)\n`,
+        );
+        // The stop cuts what is left before the timeout; this is the backstop if something still hangs.
+        setTimeout(() => {
+          process.stderr.write(`the stop took longer than ${seconds} s (SHUTDOWN_TIMEOUT): exiting now\n`);
+          process.exit(1);
+        }, seconds * 1000).unref();
+        const t0 = performance.now();
+        service.stop(seconds * 1000).then(
+          () => {
+            const steps = service.stopDurations.map((d) => `${d.name} ${d.ms} ms`).join(", ");
+            process.stderr.write(`stopped in ${Math.round(performance.now() - t0)} ms (${steps})\n`);
+            process.exit(0);
+          },
+          (error: unknown) => {
+            process.stderr.write(`shutdown failed: ${(error as Error).message}\n`);
+            process.exit(1);
+          },
+        );
+      };
+      process.on("SIGINT", () => shutdown("SIGINT"));
+      process.on("SIGTERM", () => shutdown("SIGTERM"));
       emit(
         Boolean(options.json),
         {
@@ -83,36 +115,5 @@ export function registerStart(program: Command): void {
             `  VS Code      .vscode/mcp.json: {"servers": {"${MCP_SERVER_NAMES.analysis}": {"type": "http", "url": "${config.baseUrl}/mcp"}}}`,
           ].join("\n"),
       );
-      let stopping = false;
-      const shutdown = (signal: string) => {
-        if (stopping) {
-          process.stderr.write(`${signal} received again: exiting now\n`);
-          process.exit(1);
-        }
-        stopping = true;
-        const seconds = config.shutdownTimeout;
-        process.stderr.write(
-          `${signal} received: finishing in-flight requests (at most ${seconds} s, SHUTDOWN_TIMEOUT; a second signal exits at once)\n`,
-        );
-        // The stop cuts what is left before the timeout; this is the backstop if something still hangs.
-        setTimeout(() => {
-          process.stderr.write(`the stop took longer than ${seconds} s (SHUTDOWN_TIMEOUT): exiting now\n`);
-          process.exit(1);
-        }, seconds * 1000).unref();
-        const t0 = performance.now();
-        service.stop(seconds * 1000).then(
-          () => {
-            const steps = service.stopDurations.map((d) => `${d.name} ${d.ms} ms`).join(", ");
-            process.stderr.write(`stopped in ${Math.round(performance.now() - t0)} ms (${steps})\n`);
-            process.exit(0);
-          },
-          (error: unknown) => {
-            process.stderr.write(`shutdown failed: ${(error as Error).message}\n`);
-            process.exit(1);
-          },
-        );
-      };
-      process.on("SIGINT", () => shutdown("SIGINT"));
-      process.on("SIGTERM", () => shutdown("SIGTERM"));
     });
 }

@@ -6,7 +6,6 @@
  * without a signature (uploads before Central required them) keeps no date.
  */
 import { XMLParser } from "fast-xml-parser";
-import { readSignature } from "openpgp";
 import type { PublishedVersionInput } from "../../store/input-records.ts";
 import type { RegistryFetcher } from "../registry/cached-fetch.ts";
 import type { VersionsLookup } from "./lookup.ts";
@@ -58,6 +57,8 @@ async function signedAt(fetcher: RegistryFetcher, url: string): Promise<string |
   const lastModified = outcome.headers.get("last-modified");
   if (lastModified && !Number.isNaN(Date.parse(lastModified))) return iso(new Date(lastModified));
   try {
+    // Loaded here, not with the module: every service start loads this module, few ever read a signature.
+    const { readSignature } = await import("openpgp");
     const signature = await readSignature({ armoredSignature: outcome.body.toString("utf8") });
     const created = signature.packets[0]?.created;
     return created instanceof Date && !Number.isNaN(created.getTime()) ? iso(created) : null;

@@ -4,7 +4,7 @@
  * asked for twice, and `--offline` answers from the cache alone. make-fetch-happen is npm's own fetcher
  * (cacache storage, RFC 9111 revalidation with ETag/Last-Modified).
  */
-import makeFetchHappen from "make-fetch-happen";
+import type makeFetchHappen from "make-fetch-happen";
 
 interface RegistryFetchOptions {
   /** Directory of the on-disk cache, e.g. `<data dir>/cache/http`. */
@@ -43,17 +43,24 @@ export interface RegistryFetcher {
 }
 
 export function createRegistryFetcher(options: RegistryFetchOptions): RegistryFetcher {
-  const fetch = makeFetchHappen.defaults({
-    cachePath: options.cacheDir,
-    maxSockets: options.concurrency ?? 48,
-    timeout: options.timeoutMs ?? 30_000,
-    retry: { retries: 2, minTimeout: 200, maxTimeout: 2_000 },
-    headers: { "user-agent": "imaging-services-scanner" },
-  });
+  // make-fetch-happen and its agent, cache and proxy modules are loaded at the first request, not at
+  // creation: every service start creates a fetcher (uploads' facts), few of them ever fetch.
+  let fetcher: Promise<ReturnType<typeof makeFetchHappen.defaults>> | undefined;
+  const loaded = () =>
+    (fetcher ??= import("make-fetch-happen").then(({ default: makeFetchHappen }) =>
+      makeFetchHappen.defaults({
+        cachePath: options.cacheDir,
+        maxSockets: options.concurrency ?? 48,
+        timeout: options.timeoutMs ?? 30_000,
+        retry: { retries: 2, minTimeout: 200, maxTimeout: 2_000 },
+        headers: { "user-agent": "imaging-services-scanner" },
+      }),
+    ));
   return {
     async get(url, request = {}) {
       const cache = options.offline ? "only-if-cached" : request.immutable ? "force-cache" : "no-cache";
       try {
+        const fetch = await loaded();
         const response = await fetch(url, { cache, headers: request.headers });
         if (response.status === 404 || response.status === 410) {
           await response.buffer();
