@@ -95,6 +95,10 @@ export async function launchKeycloak(options: {
       "--http-relative-path=/auth",
       "--features=cimd",
       `--truststore-paths=${certificates.caFile}`,
+      // start-dev re-reads and re-parses the login theme's templates on every page (for theme authors);
+      // the tests never change them, and cached they cost half the CPU per login page (docs/benchmarks.md)
+      "--spi-theme--cache-themes=true",
+      "--spi-theme--cache-templates=true",
     ],
     {
       env: {
