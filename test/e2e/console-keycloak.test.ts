@@ -1,8 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { Browser } from "playwright-core";
-import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
-import { openStore } from "../../src/store/database.ts";
 import {
   auditAccessibility,
   ensureConsoleBuilt,
@@ -12,13 +10,14 @@ import {
   waitForHeading,
   watchedContext,
 } from "../support/console-browser.ts";
+import { createDemoStore } from "../support/demo-store.ts";
 import { USERS } from "../support/idp-service.ts";
 import {
   type KeycloakService,
   seedKeycloakUsers,
   startKeycloakService,
 } from "../support/keycloak-service.ts";
-import { createTestStore, type TestStore } from "../support/stores.ts";
+import type { TestStore } from "../support/stores.ts";
 
 /**
  * The web console with Keycloak as the identity provider (real Keycloak, provisioned at start-up with
@@ -35,13 +34,7 @@ describe("web console (Keycloak, headless Chromium)", () => {
 
   before(async () => {
     await ensureConsoleBuilt();
-    store = await createTestStore("sqlite");
-    const handle = await openStore({ databaseUrl: store.databaseUrl, sqliteFile: store.sqliteFile });
-    try {
-      await loadDemo(handle.db);
-    } finally {
-      await handle.close();
-    }
+    store = await createDemoStore("sqlite");
     kc = await startKeycloakService({ store });
     await seedKeycloakUsers(kc.admin);
     browser = await launchBrowser();

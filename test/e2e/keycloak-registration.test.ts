@@ -11,9 +11,8 @@ import {
   REGISTERED_CLIENTS_PROFILE,
 } from "../../src/idp/keycloak/registration-policies.ts";
 import { registrationPolicyOf } from "../../src/idp/registration/endpoint.ts";
-import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
-import { openStore } from "../../src/store/database.ts";
 import { runCliProcess } from "../support/cli.ts";
+import { createDemoStore } from "../support/demo-store.ts";
 import { USERS } from "../support/idp-service.ts";
 import {
   type KeycloakService,
@@ -28,7 +27,7 @@ import {
   pathWithoutDesktopBrowser,
   StdioPeer,
 } from "../support/real-clients.ts";
-import { createTestStore, type TestStore } from "../support/stores.ts";
+import type { TestStore } from "../support/stores.ts";
 
 /**
  * DYNAMIC_CLIENT_REGISTRATION=loopback with Keycloak 26.7 as the identity provider: start-up maps the
@@ -59,13 +58,7 @@ describe("dynamic client registration on Keycloak (DYNAMIC_CLIENT_REGISTRATION=l
   before(async () => {
     mcpRemote = ensureMcpRemote();
     python = ensurePythonMcp();
-    store = await createTestStore("sqlite");
-    const handle = await openStore({ databaseUrl: store.databaseUrl, sqliteFile: store.sqliteFile });
-    try {
-      await loadDemo(handle.db);
-    } finally {
-      await handle.close();
-    }
+    store = await createDemoStore("sqlite");
     kc = await startKeycloakService({ store, overrides: { dynamicClientRegistration: "loopback" } });
     await seedKeycloakUsers(kc.admin);
     browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_FLAGS });

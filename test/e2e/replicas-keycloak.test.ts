@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
-import { openStore } from "../../src/store/database.ts";
 import { type CimdDocumentServer, startCimdDocumentServer } from "../support/cimd-document-server.ts";
+import { createDemoStore } from "../support/demo-store.ts";
 import { USERS } from "../support/idp-service.ts";
 import {
   connectTestAdmin,
@@ -15,7 +14,7 @@ import { seedKeycloakCimdClient, seedKeycloakUsers } from "../support/keycloak-s
 import { callApplications, signInThrough } from "../support/replica-flows.ts";
 import { killUnderLoad, loadKnobs } from "../support/replica-scenarios.ts";
 import { type ReplicaSet, startReplicas } from "../support/replicas.ts";
-import { createTestStore, type TestStore } from "../support/stores.ts";
+import type { TestStore } from "../support/stores.ts";
 
 /**
  * Issue 16 with Keycloak as the identity provider: three real `imaging start` processes on one
@@ -36,13 +35,7 @@ describe("three replicas behind HAProxy, Keycloak as the identity provider, Post
   before(async () => {
     keycloak = await useKeycloak();
     realm = uniqueRealm("lb");
-    store = await createTestStore("postgres");
-    const handle = await openStore({ databaseUrl: store.databaseUrl, sqliteFile: store.sqliteFile });
-    try {
-      await loadDemo(handle.db);
-    } finally {
-      await handle.close();
-    }
+    store = await createDemoStore("postgres");
     documents = await startCimdDocumentServer(
       "/oauth/client-metadata.json",
       [REDIRECT],

@@ -10,14 +10,13 @@
  * (node:test tracks every promise) it cost about 40 % more CPU in this process.
  */
 import assert from "node:assert/strict";
-import { once } from "node:events";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type CallToolResult, Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { createApiKey } from "../../src/domain/api-keys.ts";
 import { type RunningMcpService, startMcpService } from "../../src/mcp/http-service.ts";
 import { openStore } from "../../src/store/database.ts";
-import { runCliProcess, spawnService } from "../support/cli.ts";
+import { INTERNAL_PORTS_ON_LOOPBACK, runCliProcess, spawnService } from "../support/cli.ts";
 import { firebaseTools } from "../support/scan-subjects.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
 import { startTestIssuer, type TestIssuer } from "../support/test-issuer.ts";
@@ -65,21 +64,14 @@ describe("a scanned npm application's lodash calls answer the occurrences operat
     service = await spawnService(["--data-dir", store.dataDir, "--port", "0"], {
       PUBLIC_URL: "http://127.0.0.1:8090",
       IDP_ISSUER: issuer.issuer,
-      REST_PORT: "0",
-      MCP_ANALYSIS_PORT: "0",
-      MCP_GATEKEEPER_PORT: "0",
-      IMAGING_BIND_ADDRESS: "127.0.0.1",
+      ...INTERNAL_PORTS_ON_LOOPBACK,
       DATABASE_URL: "",
     });
     gatewayUrl = service.summary.gateway;
   });
   after(async () => {
     await mcp?.close();
-    const child = service?.child;
-    if (child && child.exitCode === null && child.signalCode === null) {
-      child.kill("SIGTERM");
-      await once(child, "exit");
-    }
+    await service?.stop();
     await issuer?.close();
     await store?.drop();
   });

@@ -9,13 +9,12 @@
  * (node:test tracks every promise) it cost about 40 % more CPU in this process.
  */
 import assert from "node:assert/strict";
-import { once } from "node:events";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { createApiKey } from "../../src/domain/api-keys.ts";
 import { openStore } from "../../src/store/database.ts";
-import { runCliProcess, spawnService } from "../support/cli.ts";
+import { INTERNAL_PORTS_ON_LOOPBACK, runCliProcess, spawnService } from "../support/cli.ts";
 import { projectDir, shareScannerHttpCache } from "../support/maven-subjects.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
 
@@ -64,10 +63,7 @@ describe("a scanned application answers the occurrences operation (scan --server
     }
     service = await spawnService(["--data-dir", store.dataDir, "--port", "0"], {
       PUBLIC_URL: "http://127.0.0.1:8090",
-      REST_PORT: "0",
-      MCP_ANALYSIS_PORT: "0",
-      MCP_GATEKEEPER_PORT: "0",
-      IMAGING_BIND_ADDRESS: "127.0.0.1",
+      ...INTERNAL_PORTS_ON_LOOPBACK,
       DATABASE_URL: "",
     });
     gatewayUrl = service.summary.gateway;
@@ -84,11 +80,7 @@ describe("a scanned application answers the occurrences operation (scan --server
     writeFileSync(join(upgradedDir, "pom.xml"), pinned);
   });
   after(async () => {
-    const child = service?.child;
-    if (child && child.exitCode === null && child.signalCode === null) {
-      child.kill("SIGTERM");
-      await once(child, "exit");
-    }
+    await service?.stop();
     await store?.drop();
   });
 

@@ -7,9 +7,9 @@ import * as oauth from "oauth4webapi";
 import { type Browser, chromium } from "playwright-core";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import type { RunningService } from "../../src/service.ts";
-import { openStore } from "../../src/store/database.ts";
 import { type CimdDocumentServer, startCimdDocumentServer } from "../support/cimd-document-server.ts";
 import { runCliProcess } from "../support/cli.ts";
+import { createDemoStore } from "../support/demo-store.ts";
 import {
   type IdpService,
   seedCimdClient,
@@ -283,13 +283,7 @@ describe("an AI client signs in through the gateway (headless Chromium, MCP SDK 
     let kc: KeycloakService;
 
     before(async () => {
-      store = await createTestStore("sqlite");
-      const handle = await openStore({ databaseUrl: store.databaseUrl, sqliteFile: store.sqliteFile });
-      try {
-        await loadDemo(handle.db);
-      } finally {
-        await handle.close();
-      }
+      store = await createDemoStore("sqlite");
       kc = await startKeycloakService({ store });
       // Like Claude Code's real document: loopback redirect URIs without a port (RFC 8252).
       documents = await startCimdDocumentServer(

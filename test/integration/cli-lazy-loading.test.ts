@@ -1,11 +1,10 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { once } from "node:events";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { CLI, spawnService } from "../support/cli.ts";
+import { CLI, INTERNAL_PORTS_ON_LOOPBACK, spawnService } from "../support/cli.ts";
 import { freePort } from "../support/service.ts";
 
 /**
@@ -67,14 +66,9 @@ describe("imaging loads only what a command needs", () => {
     const service = await spawnService(["--data-dir", dataDir, "--port", String(port)], {
       NODE_OPTIONS: `--import ${RECORD_PACKAGES}`,
       PUBLIC_URL: `http://127.0.0.1:${port}`,
-      REST_PORT: "0",
-      MCP_ANALYSIS_PORT: "0",
-      MCP_GATEKEEPER_PORT: "0",
-      IMAGING_BIND_ADDRESS: "127.0.0.1",
+      ...INTERNAL_PORTS_ON_LOOPBACK,
     });
-    service.child.kill("SIGTERM");
-    const [code] = await once(service.child, "exit");
-    assert.equal(code, 0, service.stderr());
+    assert.equal(await service.stop(), 0, service.stderr());
     const line = /^packages:(.*)$/m.exec(service.stderr())?.[1];
     assert.ok(line, "the recording hook reported the loaded packages");
     const packages = JSON.parse(line) as string[];

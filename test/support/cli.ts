@@ -70,7 +70,21 @@ export async function runCliProcessWithStdin(
   return { code, stdout, stderr };
 }
 
-/** Starts `imaging start ... --json` and resolves with its start-up summary once it listens. */
+/**
+ * A spawned service's internal listeners (REST API, both MCP servers) on ephemeral loopback ports, so that
+ * files running side by side never collide; the gateway's port is the caller's (`--port`).
+ */
+export const INTERNAL_PORTS_ON_LOOPBACK = {
+  REST_PORT: "0",
+  MCP_ANALYSIS_PORT: "0",
+  MCP_GATEKEEPER_PORT: "0",
+  IMAGING_BIND_ADDRESS: "127.0.0.1",
+} as const;
+
+/**
+ * Starts `imaging start ... --json` and resolves with its start-up summary once it listens. `stop()` sends
+ * SIGTERM (unless it has already exited) and resolves with its exit code.
+ */
 export async function spawnService(
   args: string[],
   env: NodeJS.ProcessEnv = {},
@@ -85,6 +99,7 @@ export async function spawnService(
   stderr: () => string;
   /** Everything written to stdout: the summary, then the log lines (JSON, one a line) at LOG_LEVEL. */
   stdout: () => string;
+  stop: () => Promise<number | null>;
 }> {
   const child = spawn(process.execPath, [CLI, "start", "--json", ...args], {
     env: { ...process.env, LOG_LEVEL: "silent", ...env },
@@ -122,5 +137,11 @@ export async function spawnService(
       });
     },
   );
-  return { child, summary, stderr: () => stderr, stdout: () => stdout };
+  const stop = async (): Promise<number | null> => {
+    if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+    const exited = once(child, "exit") as Promise<[number | null]>;
+    child.kill("SIGTERM");
+    return (await exited)[0];
+  };
+  return { child, summary, stderr: () => stderr, stdout: () => stdout, stop };
 }
