@@ -72,8 +72,10 @@ export async function launchKeycloak(options: {
   rmSync(options.stateDir, { recursive: true, force: true });
   mkdirSync(options.stateDir, { recursive: true });
   const certificates = makeTestCertificates(options.stateDir);
-  // A fresh dev database each run: realms of earlier runs would otherwise pile up.
-  rmSync(join(home, "data", "h2"), { recursive: true, force: true });
+  // A fresh dev database each run (realms of earlier runs would otherwise pile up), kept in the state
+  // directory rather than the distribution's data/ folder, so that two runs on one machine (two checkouts,
+  // or a developer's Keycloak beside CI's) never share, lock or wipe each other's database.
+  const database = join(options.stateDir, "h2", "keycloakdb");
   const [port, managementPort] = [await freePort(), await freePort()];
   const url = `http://127.0.0.1:${port}/auth`;
   const logFile = join(options.stateDir, "keycloak.log");
@@ -94,6 +96,7 @@ export async function launchKeycloak(options: {
       "--http-host=127.0.0.1",
       "--http-relative-path=/auth",
       "--features=cimd",
+      `--db-url=jdbc:h2:file:${database};NON_KEYWORDS=VALUE`,
       `--truststore-paths=${certificates.caFile}`,
       // start-dev re-reads and re-parses the login theme's templates on every page (for theme authors);
       // the tests never change them, and cached they cost half the CPU per login page (docs/benchmarks.md)
