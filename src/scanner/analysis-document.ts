@@ -5,7 +5,9 @@
  * upload, types the code, and its JSON Schema is the request body of the OpenAPI document.
  */
 import { z } from "zod";
+import { MAVEN_SCOPES, NPM_SCOPES, PACKAGE_SCOPES } from "../contracts/platform.ts";
 import type { AnalysisInput } from "../store/input-records.ts";
+import { objectVersion } from "../store/object-versions.ts";
 
 /**
  * A required text: the pattern states in the JSON Schema (so in the OpenAPI document) what the trim
@@ -19,11 +21,25 @@ const packageRef = z.object({
   ecosystem: z.enum(["npm", "maven"]),
   name: name.describe("npm name as published; Maven groupId:artifactId"),
   version: text(256),
+  scope: z
+    .enum(PACKAGE_SCOPES)
+    .nullable()
+    .optional()
+    .describe(
+      `The version's scope: npm ${NPM_SCOPES.join(", ")}; Maven ${MAVEN_SCOPES.join(", ")}. ` +
+        "Absent or null: not known (answers say unknown)",
+    ),
 });
 
 const externalObject = z.object({
   id: name,
   package: name.describe("<ecosystem>:<name> of a package of this analysis, e.g. npm:lodash"),
+  version: text(256)
+    .optional()
+    .describe(
+      "The version of the package the referring code loads, one the document lists; may be left out " +
+        "when the document lists one version of the package",
+    ),
   name: z.string().max(4096),
   fullName: z.string().max(4096),
   mangling: z.string().max(4096),
@@ -70,18 +86,43 @@ const analysisDocumentSchema = z
   .describe("An analysis of one application, as a scanner produces it")
   .superRefine((document, ctx) => {
     // Cross-references, checked here so a bad document is refused before anything is looked up.
-    const packages = new Set(document.packages.map((p) => `${p.ecosystem}:${p.name}`));
+    const versions = new Map<string, string[]>();
+    document.packages.forEach((p, i) => {
+      const key = `${p.ecosystem}:${p.name}`;
+      versions.set(key, [...(versions.get(key) ?? []), p.version]);
+      const scopes: readonly string[] = p.ecosystem === "npm" ? NPM_SCOPES : MAVEN_SCOPES;
+      if (p.scope && !scopes.includes(p.scope)) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["packages", i, "scope"],
+          message: `'${p.scope}' is no ${p.ecosystem} scope (${scopes.join(", ")})`,
+        });
+      }
+    });
     const ids = new Set<string>();
     document.objects.forEach((object, i) => {
       if (ids.has(object.id)) {
         ctx.addIssue({ code: "custom", path: ["objects", i, "id"], message: `'${object.id}' appears twice` });
       }
       ids.add(object.id);
-      if (!packages.has(object.package)) {
+      const used = versions.get(object.package);
+      if (!used) {
         ctx.addIssue({
           code: "custom",
           path: ["objects", i, "package"],
           message: `'${object.package}' is not one of the document's packages (<ecosystem>:<name>)`,
+        });
+        return;
+      }
+      const version = objectVersion(object, used);
+      if (!version.ok) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["objects", i, "version"],
+          message:
+            version.reason === "not-used"
+              ? `'${object.version}' is not a version of ${object.package} the document lists (${used.join(", ")})`
+              : `${object.package} is listed at several versions (${used.join(", ")}): say which one the object belongs to`,
         });
       }
     });

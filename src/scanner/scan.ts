@@ -28,8 +28,10 @@ import {
   ScanInputError,
 } from "./inventory.ts";
 import { mavenReader } from "./maven/reader.ts";
+import { chooseLockfiles, lockfileOption } from "./npm/lockfile-choice.ts";
 import { npmReader } from "./npm/reader.ts";
 import { sbomReader } from "./sbom/reader.ts";
+import { widerScope } from "./scope.ts";
 import { walkFiles } from "./walk.ts";
 
 /** Every input reader of `imaging scan`, in one place. */
@@ -39,12 +41,17 @@ type ScanContext = Omit<ReaderContext, "root">;
 
 interface ScanOptions extends ScanContext {
   readers: readonly InputReader[];
+  /** `--lockfile`: the npm, pnpm or yarn lockfile to read in its folder (npm/lockfile-choice.ts). */
+  lockfile?: string | undefined;
 }
 
 export interface ScanResult {
   /** Inputs read, relative to the scanned path, with the reader that read each. */
   inputs: { reader: string; file: string }[];
-  /** Deduplicated by ecosystem, name and version: dev only when dev everywhere, direct when direct anywhere. */
+  /**
+   * Deduplicated by ecosystem, name and version: dev only when dev everywhere, direct when direct anywhere,
+   * the widest scope (scope.ts).
+   */
   packages: InventoryPackage[];
   warnings: InventoryWarning[];
   /** External objects the application's code refers to, and the references to them (code extractors). */
@@ -80,8 +87,22 @@ export async function scanPath(path: string, options: ScanOptions): Promise<Scan
     );
   }
   const root = isDirectory ? absolute : dirname(absolute);
+  if (options.lockfile !== undefined && !isDirectory) {
+    throw new ScanInputError(
+      options.lockfile,
+      "--lockfile chooses among the lockfiles of a scanned directory",
+    );
+  }
   options.progress(`looking for inputs in ${path}`);
-  const files = isDirectory ? walkFiles(absolute, path) : [basename(absolute)];
+  // One lockfile per project, the one its package manager reads: the others are not inputs at all.
+  const lockfiles = isDirectory
+    ? chooseLockfiles(
+        absolute,
+        walkFiles(absolute, path),
+        options.lockfile === undefined ? undefined : lockfileOption(options.lockfile, absolute),
+      )
+    : { files: [basename(absolute)], warnings: [] };
+  const files = lockfiles.files;
   const claimed = new Map<InputReader, string[]>();
   const inputs: ScanResult["inputs"] = [];
   for (const file of files) {
@@ -108,9 +129,9 @@ export async function scanPath(path: string, options: ScanOptions): Promise<Scan
     `found ${inputs.length} input${inputs.length === 1 ? "" : "s"}: ` +
       [...claimed].map(([reader, list]) => `${reader.name} ${list.length}`).join(", "),
   );
-  const { readers: _, ...context } = options;
+  const { readers: _, lockfile: __, ...context } = options;
   const found: InventoryPackage[] = [];
-  const warnings: InventoryWarning[] = [];
+  const warnings: InventoryWarning[] = [...lockfiles.warnings];
   for (const [reader, list] of claimed) {
     const inventory = await reader.read(list, { ...context, root, singleFile: !isDirectory });
     found.push(...inventory.packages);
@@ -155,6 +176,7 @@ function dedupe(found: readonly InventoryPackage[]): InventoryPackage[] {
     else {
       seen.dev &&= p.dev;
       seen.direct ||= p.direct;
+      seen.scope = widerScope(seen.scope, p.scope);
     }
   }
   return [...byKey.values()].sort(
@@ -170,7 +192,12 @@ export function analysisDocument(
   analyzedAt: string,
   scan: ScanResult,
 ): AnalysisDocument {
-  const packages = scan.packages.map(({ ecosystem, name, version }) => ({ ecosystem, name, version }));
+  const packages = scan.packages.map(({ ecosystem, name, version, scope }) => ({
+    ecosystem,
+    name,
+    version,
+    ...(scope === null ? {} : { scope }),
+  }));
   return analysisDocumentOf(
     application,
     { analyzedAt, packages, objects: scan.objects, references: scan.references },

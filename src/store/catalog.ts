@@ -40,7 +40,7 @@ export async function loadPublishedVersions(
     (
       await db
         .selectFrom("package_versions")
-        .select(["id", "version", "released_at", "published"])
+        .select(["id", "version", "released_at", "released_at_source", "published"])
         .where("package_id", "=", packageId)
         .execute()
     ).map((row) => [row.version, row]),
@@ -54,6 +54,7 @@ export async function loadPublishedVersions(
           package_id: packageId,
           version: v.version,
           released_at: v.releasedAt,
+          released_at_source: v.releasedAt === null ? null : (v.releasedAtSource ?? null),
           published: 1,
           prerelease: 0,
           rank: 0,
@@ -64,10 +65,14 @@ export async function loadPublishedVersions(
   }
   for (const v of versions) {
     const row = known.get(v.version);
-    if (row && (row.published !== 1 || row.released_at !== v.releasedAt)) {
+    const source = v.releasedAt === null ? null : (v.releasedAtSource ?? null);
+    if (
+      row &&
+      (row.published !== 1 || row.released_at !== v.releasedAt || row.released_at_source !== source)
+    ) {
       await db
         .updateTable("package_versions")
-        .set({ published: 1, released_at: v.releasedAt })
+        .set({ published: 1, released_at: v.releasedAt, released_at_source: source })
         .where("id", "=", row.id)
         .execute();
     }

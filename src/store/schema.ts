@@ -42,6 +42,8 @@ interface PackageVersionsTable {
   /** Position in the package's version order. */
   rank: number;
   safer_closest_version: string | null;
+  /** Where released_at comes from (RELEASE_DATE_SOURCES); null: recorded before sources were (021). */
+  released_at_source: string | null;
 }
 
 interface VulnerabilitiesTable {
@@ -103,6 +105,8 @@ interface ApplicationPackagesTable {
   /** The package's name and ecosystem (packages.name, .ecosystem): the packages list walks them in order. */
   package_name: string;
   package_ecosystem: string;
+  /** The version's scope in the application (PACKAGE_SCOPES); null: unknown (migration 021). */
+  scope: string | null;
   from_seq: number;
   to_seq: number;
 }
@@ -111,6 +115,8 @@ export interface ExternalObjectsTable {
   id: Generated<number>;
   application_id: number;
   package_id: number;
+  /** The version of the package the referring code loads (migration 021): the object belongs to it. */
+  package_version_id: number;
   object_id: string;
   name: string;
   full_name: string;
@@ -155,17 +161,20 @@ interface CveOccurrencesTable {
   version: string;
   package_version_id: number;
   package_id: number;
+  /** The version's scope in that interval (application_packages.scope; migration 021). */
+  scope: string | null;
   from_seq: number;
   to_seq: number;
 }
 
 /**
  * Read model of the occurrences page: an external object over the analyses where it exists unchanged
- * and is referred to, keyed in page order, with its JSON (the API's ExternalObject) ready to parse.
+ * and is referred to, keyed by its package version then in page order, with its JSON (the API's
+ * ExternalObject) ready to parse.
  */
 interface OccurrenceObjectsTable {
   application_id: number;
-  package_id: number;
+  package_version_id: number;
   full_name: string;
   object_id: string;
   from_seq: number;
@@ -174,14 +183,14 @@ interface OccurrenceObjectsTable {
 }
 
 /**
- * A package's referred objects as one JSON array (the occurrence_objects rows live in [from_seq, to_seq),
- * in key order), one row per run of analyses in which that list is unchanged (migration 015 on
- * PostgreSQL, 020 on SQLite). `docs` is the text on PostgreSQL, the deflated text on SQLite
+ * A package version's referred objects as one JSON array (the occurrence_objects rows live in
+ * [from_seq, to_seq), in key order), one row per run of analyses in which that list is unchanged
+ * (migration 015 on PostgreSQL, 020 on SQLite; keyed by version since 021). `docs` is the text on PostgreSQL, the deflated text on SQLite
  * (occurrence-model.ts, objectListText).
  */
 interface OccurrenceObjectListsTable {
   application_id: number;
-  package_id: number;
+  package_version_id: number;
   from_seq: number;
   to_seq: number;
   docs: string | Uint8Array;
@@ -229,10 +238,12 @@ export interface ReferenceChangesTable {
   target_object_id: string;
   source_full_name: string;
   source_object_id: string;
-  package_id: number;
+  /** The target's package version (migration 021): a reference to another version is another identity. */
+  package_version_id: number;
   seq: number;
   sign: number;
   package_name: string;
+  version: string;
 }
 
 /** How many identities each analysis's log adds and removes (the totals of an adjacent comparison). */

@@ -103,10 +103,11 @@ describe("contracts: a field added to a zod shape reaches every copy", () => {
       ecosystem: "maven",
       maxSeverity: "HIGH",
       name: "g:a",
-      releaseDate: { dateTime: "2024-01-01T00:00:00Z" },
+      releaseDate: { dateTime: "2024-01-01T00:00:00Z", source: "signature" },
       releasesPerYear: 3,
       saferClosestVersion: "1.1",
       safestVersion: "2.0",
+      scope: "compile",
       version: "1.0",
       vulnerabilities: ["CVE-2099-1"],
     };

@@ -26,6 +26,7 @@ interface ScanCliOptions {
   output?: string;
   server?: string;
   progress?: boolean;
+  lockfile?: string;
 }
 
 /** As the REST API reads `date`: an ISO 8601 date-time, UTC when it has no offset. */
@@ -45,6 +46,10 @@ export function registerScan(program: Command): void {
     .option("--output <file>", "write the analysis document to FILE instead of recording it here")
     .option("--server <url>", "send the analysis to this platform (admin API key in IMAGING_API_KEY)")
     .option("--progress", "print progress on stderr even when it is not a terminal")
+    .option(
+      "--lockfile <path>",
+      "the npm/pnpm/yarn lockfile to read where a folder has several (default: the package manager's)",
+    )
     .action(async (path: string, options: ScanCliOptions) => {
       const summary = await scan(path, options);
       emit(Boolean(options.json), summary, () => describe(summary, options));
@@ -89,7 +94,7 @@ async function scan(path: string, options: ScanCliOptions): Promise<ScanSummary>
     mavenLocalRepository: settings.mavenLocalRepository ?? join(homedir(), ".m2", "repository"),
     progress,
   };
-  const result = await scanPath(path, { ...context, readers: INPUT_READERS });
+  const result = await scanPath(path, { ...context, readers: INPUT_READERS, lockfile: options.lockfile });
   const document = analysisDocument(application, analyzedAt, result);
   if (options.output !== undefined) {
     try {

@@ -10,7 +10,12 @@ import { displayPath, isObject, parseJson, readText } from "../input-files.ts";
 export interface Manifest {
   /** Folder of the package.json, relative to the lockfile's folder (`""` for the root, `packages/a`...). */
   folder: string;
+  /** dependencies, optionalDependencies and peerDependencies: what a production install may bring. */
   production: Record<string, string>;
+  /** Each field alone (peer dependencies are installed by npm 7+, pnpm and yarn alike). */
+  dependencies: Record<string, string>;
+  optional: Record<string, string>;
+  peer: Record<string, string>;
   dev: Record<string, string>;
   workspaces: string[];
 }
@@ -28,7 +33,8 @@ export function readManifest(lockDir: string, folder: string, root: string): Man
   if (!existsSync(file)) return undefined;
   const shown = displayPath(root, file);
   const json = parseJson(readText(file, shown), shown);
-  if (!isObject(json)) return { folder, production: {}, dev: {}, workspaces: [] };
+  if (!isObject(json))
+    return { folder, production: {}, dependencies: {}, optional: {}, peer: {}, dev: {}, workspaces: [] };
   const workspaces = Array.isArray(json.workspaces)
     ? json.workspaces
     : isObject(json.workspaces) && Array.isArray(json.workspaces.packages)
@@ -41,6 +47,9 @@ export function readManifest(lockDir: string, folder: string, root: string): Man
       ...stringMap(json.peerDependencies),
       ...stringMap(json.dependencies),
     },
+    dependencies: stringMap(json.dependencies),
+    optional: stringMap(json.optionalDependencies),
+    peer: stringMap(json.peerDependencies),
     dev: stringMap(json.devDependencies),
     workspaces: workspaces.filter((w): w is string => typeof w === "string"),
   };

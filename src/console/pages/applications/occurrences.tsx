@@ -1,19 +1,9 @@
-import type { CvePackage } from "../../../contracts/resources.ts";
+import type { CvePackage, CveReference } from "../../../contracts/resources.ts";
 import { PageTitle } from "../../ui/page-title.tsx";
 import { useApiGet } from "../../ui/use-api.ts";
 import { dateOfDay, intParam, useAppPage } from "./page-state.ts";
 import { appPath } from "./paths.ts";
-import { AppNav, AsOfPicker, formatDateTime, PagedTable } from "./widgets.tsx";
-
-interface CveReference {
-  affectedFunctions: string[];
-  ecosystem: string;
-  package: string;
-  reachesAffectedFunction: boolean | null;
-  reachedFunctions: string[];
-  source: { fullName: string; id: string; name: string; type: string };
-  target: { fullName: string; id: string; name: string; type: string };
-}
+import { AppNav, AsOfPicker, formatDateTime, PagedTable, ScopeBadge } from "./widgets.tsx";
 
 const LIMIT = 20;
 const REFERENCE_LIMIT = 50;
@@ -66,7 +56,7 @@ export function CveOccurrences() {
         row={(p) => (
           <tr key={`${p.name}@${p.version}`}>
             <th scope="row">
-              <a href={appPath(name, "packages", p.name)}>{p.name}</a>
+              <a href={appPath(name, "packages", p.name)}>{p.name}</a> <ScopeBadge scope={p.scope} />
             </th>
             <td>{p.version}</td>
             <td>{p.releaseDate ? formatDateTime(p.releaseDate.dateTime).slice(0, 10) : "unknown"}</td>
@@ -99,11 +89,13 @@ export function CveOccurrences() {
         tableClass="references"
         headers={["External object", "Package", "Referred to by", "Affected function?"]}
         row={(r) => (
-          <tr key={`${r.target.id}<-${r.source.id}`}>
+          <tr key={`${r.version}:${r.target.id}<-${r.source.id}`}>
             <td>
               <code>{r.target.fullName}</code>
             </td>
-            <td>{r.package}</td>
+            <td>
+              {r.package} {r.version}
+            </td>
             <td>
               <code>{r.source.fullName}</code> <span class="type">{r.source.type}</span>
             </td>
