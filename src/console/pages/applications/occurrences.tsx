@@ -47,6 +47,7 @@ export function CveOccurrences() {
         headers={[
           "Package",
           "Version",
+          "Scope",
           "Released",
           "Releases per year",
           "Safer closest version",
@@ -56,9 +57,12 @@ export function CveOccurrences() {
         row={(p) => (
           <tr key={`${p.name}@${p.version}`}>
             <th scope="row">
-              <a href={appPath(name, "packages", p.name)}>{p.name}</a> <ScopeBadge scope={p.scope} />
+              <a href={appPath(name, "packages", p.name)}>{p.name}</a>
             </th>
             <td>{p.version}</td>
+            <td>
+              <ScopeBadge scope={p.scope} />
+            </td>
             <td>{p.releaseDate ? formatDateTime(p.releaseDate.dateTime).slice(0, 10) : "unknown"}</td>
             <td class="numeric">{p.releasesPerYear ?? "–"}</td>
             <td>{p.saferClosestVersion ?? "none"}</td>
