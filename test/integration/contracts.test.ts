@@ -61,6 +61,7 @@ describe("contracts: a field added to a zod shape reaches every copy", () => {
           releasesPerYear: null,
           saferClosestVersion: null,
           safestVersion: null,
+          scope: "production",
           version: "1.0.0",
           vulnerabilities: [],
           notInTheShape: "dropped",

@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { sql } from "kysely";
 import {
   ingestAnalysis,
   loadAdvisory,
@@ -9,7 +8,7 @@ import {
 } from "../../src/domain/package-facts.ts";
 import { applyOsvRecords } from "../../src/store/advisories.ts";
 import { findApplication, resolveAnalysis } from "../../src/store/applications.ts";
-import { migrateToLatest, openStore, type StoreHandle } from "../../src/store/database.ts";
+import { openStore, type StoreHandle } from "../../src/store/database.ts";
 import type { AnalysisInput, OsvRecordInput } from "../../src/store/input-records.ts";
 import {
   listCveInsights,

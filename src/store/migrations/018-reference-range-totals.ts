@@ -7,7 +7,7 @@ import type { StoreKind } from "../database.ts";
  * migration 021 from the change logs, analysis by analysis in order (each pair's totals derive from the
  * pair ending one analysis earlier); ingestion adds the pairs ending at each new analysis.
  */
-export function referenceRangeTotalsMigration(kind: StoreKind) {
+export function referenceRangeTotalsMigration(_kind: StoreKind) {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       await db.schema
