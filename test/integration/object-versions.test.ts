@@ -103,6 +103,47 @@ for (const kind of STORE_KINDS) {
       }
     });
 
+    it("REST packages, interactions, object search and CVE references: objects under 4.17.4 only", async () => {
+      const get = async <T>(path: string): Promise<T> => {
+        const response = await fetch(`${service.gatewayUrl}/rest/applications/repro${path}`, {
+          headers: { "x-api-key": admin },
+        });
+        assert.equal(response.status, 200, await response.clone().text());
+        return (await response.json()) as T;
+      };
+      const packages = await get<{ name: string; version: string; scope: string }[]>("/packages?limit=10");
+      assert.deepEqual(
+        packages.map((p) => [p.name, p.version, p.scope]),
+        [
+          ["lodash", "4.17.4", "production"],
+          ["lodash", "4.17.10", "dev"],
+          ["old-tool", "1.0.0", "dev"],
+        ],
+      );
+      const interactions = await get<{ version: string; target: { fullName: string } }[]>(
+        "/interactions?package=lodash&ecosystem=npm",
+      );
+      assert.deepEqual(
+        interactions.map((i) => [i.target.fullName, i.version]),
+        [
+          ["lodash", "4.17.4"],
+          ["lodash.merge", "4.17.4"],
+        ],
+      );
+      const objects = await get<{ fullName: string; version: string }[]>("/objects?q=merge");
+      assert.deepEqual(
+        objects.map((o) => [o.fullName, o.version]),
+        [["lodash.merge", "4.17.4"]],
+      );
+      const references = await get<{ version: string; reachesAffectedFunction: boolean | null }[]>(
+        "/insights/cve/CVE-2018-16487/references?reachesAffectedFunction=true",
+      );
+      assert.deepEqual(
+        references.map((r) => [r.version, r.reachesAffectedFunction]),
+        [["4.17.4", true]],
+      );
+    });
+
     it("imaging export cyclonedx: evidence and reachesAffectedFunction on the loaded version only", async () => {
       const result = await runCli(["export", "cyclonedx", "--app", "repro"], env());
       assert.equal(result.code, 0, result.stderr);
