@@ -3,6 +3,7 @@
  * between each reader and `imaging scan`, which merges their inventories into one analysis.
  */
 
+import { printable } from "../domain/printable-text.ts";
 import type { Ecosystem } from "../domain/versions/index.ts";
 import type { RegistryFetcher } from "./registry/cached-fetch.ts";
 
@@ -41,9 +42,11 @@ export class ScanInputError extends Error {
   readonly reason: string;
   readonly line: number | undefined;
   constructor(file: string, reason: string, line?: number) {
-    super(`${file}${line === undefined ? "" : `:${line}`}: ${reason}`);
+    // The reason often quotes the input (a key, a parser's excerpt): kept on one printable line.
+    const shown = printable(reason);
+    super(`${file}${line === undefined ? "" : `:${line}`}: ${shown}`);
     this.file = file;
-    this.reason = reason;
+    this.reason = shown;
     this.line = line;
   }
 }

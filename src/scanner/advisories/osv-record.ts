@@ -5,6 +5,7 @@
  */
 import cvss from "ae-cvss-calculator";
 import { z } from "zod";
+import { printable } from "../../domain/printable-text.ts";
 import type { AffectedRange, Ecosystem } from "../../domain/versions/index.ts";
 import { isAffected } from "../../domain/versions/index.ts";
 import { type OsvEvent, spansOfOsvRange } from "../../domain/versions/osv-range.ts";
@@ -12,6 +13,15 @@ import type { AdvisoryInput, OsvRecordInput } from "../../store/input-records.ts
 
 const text = z.string().trim().min(1);
 const instant = z.string().refine((s) => !Number.isNaN(Date.parse(s)), "expected an RFC 3339 date-time");
+
+/** The keys an event has, as a message quotes them: a few, each cut short (they are the input's text). */
+const gotKeys = (keys: string[]): string =>
+  keys.length === 0
+    ? "none"
+    : keys
+        .slice(0, 4)
+        .map((k) => JSON.stringify(k.length > 40 ? `${k.slice(0, 40)}…` : k))
+        .join(", ") + (keys.length > 4 ? `, and ${keys.length - 4} more` : "");
 
 const eventSchema = z
   .record(z.string(), z.unknown())
@@ -21,7 +31,7 @@ const eventSchema = z
     if (keys.length !== 1 || !known.includes(keys[0] as string)) {
       ctx.addIssue({
         code: "custom",
-        message: `expected exactly one of introduced, fixed, last_affected, limit (got ${keys.join(", ") || "none"})`,
+        message: `expected exactly one of introduced, fixed, last_affected, limit (got ${gotKeys(keys)})`,
       });
       return;
     }
@@ -113,7 +123,8 @@ export function readOsvRecord(json: unknown): ReadRecord {
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue ? fieldPath(issue.path) : "";
-    return { kind: "malformed", reason: `${where || "record"}: ${issue?.message ?? "not an OSV record"}` };
+    const reason = `${where || "record"}: ${issue?.message ?? "not an OSV record"}`;
+    return { kind: "malformed", reason: printable(reason) };
   }
   const osv = parsed.data;
   const withdrawn = osv.withdrawn !== undefined;
