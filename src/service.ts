@@ -19,7 +19,7 @@ import { loadConsoleBuild } from "./gateway/console/assets.ts";
 import { keycloakProxy } from "./gateway/keycloak-proxy.ts";
 import type { McpDirectEntry, McpResource } from "./gateway/mcp-resources.ts";
 import { keycloakAdministration, storeAdministration } from "./idp/administration.ts";
-import { connectKeycloakAdmin } from "./idp/keycloak/admin.ts";
+import { connectKeycloakAdmin, PROVISIONING_REQUEST_TIMEOUT_MS } from "./idp/keycloak/admin.ts";
 import { describeAdminFailure } from "./idp/keycloak/errors.ts";
 import { type ProvisionResult, provisionKeycloak } from "./idp/keycloak/provision.ts";
 import { keepRegisteredClients } from "./idp/keycloak/registered-clients-expiry.ts";
@@ -385,7 +385,7 @@ export async function startService(
  * start with a sentence naming the setting to check.
  */
 async function provisionKeycloakAtStart(config: RuntimeConfig): Promise<ProvisionResult> {
-  const admin = await connectKeycloakAdmin(config);
+  const admin = await connectKeycloakAdmin(config, { timeoutMs: PROVISIONING_REQUEST_TIMEOUT_MS });
   let result: ProvisionResult;
   try {
     result = await provisionKeycloak(admin, {
