@@ -18,6 +18,10 @@ export function openNodeSqliteDatabase(file: string): { database: SqliteDatabase
   raw.exec("PRAGMA busy_timeout = 10000");
   raw.exec("PRAGMA foreign_keys = ON");
   raw.exec("PRAGMA synchronous = NORMAL");
+  // A 64 MiB page cache for the one writer (readers keep SQLite's 2 MiB each): recording an analysis
+  // touches its tables and a dozen indexes at once, which overflowed the default and made one big
+  // transaction re-read its own pages (issue 37; docs/benchmarks.md, "Recording: the writer's page cache").
+  raw.exec("PRAGMA cache_size = -65536");
   // Kysely prepares every query it runs; preparing costs more than running the small statements of an
   // import (docs/benchmarks.md, advisory import). node:sqlite runs each statement to completion
   // synchronously and nothing here streams (iterate), so a prepared statement can be reused safely.
