@@ -89,7 +89,7 @@ const SERVER_FETCHED_URIS = new Set([
   "backchannel_logout_uri",
   "backchannel_client_notification_endpoint",
 ]);
-export const INFORMATIVE_URIS = new Set(["client_uri", "logo_uri", "policy_uri", "tos_uri"]);
+const INFORMATIVE_URIS = new Set(["client_uri", "logo_uri", "policy_uri", "tos_uri"]);
 /** A field this policy does not know that holds URIs, by its name's ending (RFC 7591's convention). */
 const URI_FIELD = /_(?:uri|uris|endpoint)$/;
 const baseName = (field: string) => field.split("#", 1)[0] as string;
@@ -155,7 +155,8 @@ function checkUriFields(
   const kept: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(metadata)) {
     const name = baseName(field);
-    if (INFORMATIVE_URIS.has(name)) continue;
+    // Informative URIs, and URI fields a client sends as null (an unset optional field), are not registered.
+    if (INFORMATIVE_URIS.has(name) || (value === null && URI_FIELD.test(name))) continue;
     if (name !== field && URI_FIELD.test(name)) {
       return refuseField(
         "invalid_client_metadata",

@@ -224,7 +224,7 @@ describe("registration policy: every URI of the metadata", () => {
     );
   });
 
-  it("registers none of the informative URIs (language-tagged ones too), on either provider", () => {
+  it("registers none of the informative URIs (language-tagged ones too) nor URI fields sent as null", () => {
     const verdict = checkRegistration(
       {
         ...mcpRemote,
@@ -234,10 +234,13 @@ describe("registration policy: every URI of the metadata", () => {
         "logo_uri#ja": "https://evil.example/logo-ja.png",
         policy_uri: "https://evil.example/policy",
         tos_uri: "https://evil.example/tos",
+        post_logout_redirect_uris: null,
+        initiate_login_uri: null,
+        jwks_uri: null,
       },
       loopback,
     );
-    assert.ok(verdict.ok);
+    assert.ok(verdict.ok, JSON.stringify(verdict));
     for (const registered of [verdict.metadata, verdict.request]) {
       assert.deepEqual(
         Object.keys(registered).filter((k) => k.includes("uri") && k !== "redirect_uris"),
