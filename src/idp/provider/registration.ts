@@ -32,8 +32,9 @@ const answer = (ctx: KoaContextWithOIDC, status: number, body: Record<string, st
 /**
  * The registration policy in front of oidc-provider's registration endpoint (whose own checks know
  * nothing of loopback-only or trusted hosts, and refuse the `mcp:*` scopes clients declare): rate
- * limit per sender, counted in the store (every replica counts the same registrations), then the policy; an accepted request reaches the provider rewritten to
- * what is registered, and the registration is recorded for `imaging clients` and expiry.
+ * limit per sender, counted in the store (every replica counts the same registrations), then the
+ * policy; an accepted request reaches the provider rewritten to what is registered, and the
+ * registration is recorded for `imaging clients` and expiry.
  */
 export function registrationPolicy(db: Kysely<Database>, options: RegistrationOptions) {
   const gate = createRegistrationGate({ counts: storeRegistrationCounts(db), ...options });
