@@ -9,6 +9,7 @@ describe("generated ids", () => {
     const ids = Array.from({ length: 20_000 }, () => alphanumericId());
     for (const id of ids) assert.match(id, /^[A-Za-z0-9]{22}$/);
     assert.equal(new Set(ids).size, ids.length, "no two alike");
+    assert.equal(new Set(ids.map((id) => id[0])).size, 62, "every letter and digit starts some id");
   });
 
   it("uses every letter and digit, none much more often than the others (no modulo bias)", () => {

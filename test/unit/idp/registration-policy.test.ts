@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { MCP_SCOPES } from "../../../src/auth/mcp-access.ts";
-import { alphanumericId } from "../../../src/domain/generated-ids.ts";
 import { createRegistrationGate } from "../../../src/idp/registration/gate.ts";
 import { checkRegistration, type RegistrationPolicy } from "../../../src/idp/registration/policy.ts";
 import { memoryRegistrationCounts, rateLimitKey } from "../../../src/idp/registration/rate-limit.ts";
@@ -283,15 +282,5 @@ describe("registration policy: nested metadata", () => {
       ruleOf(checkRegistration({ redirect_uris: ["http://localhost/cb"], software_data: [deep] }, loopback)),
       "metadata-too-deep",
     );
-  });
-});
-
-describe("generated ids", () => {
-  it("are letters and digits only, so none reads as an option", () => {
-    const ids = Array.from({ length: 20_000 }, () => alphanumericId());
-    for (const id of ids) assert.match(id, /^[A-Za-z0-9]{22}$/);
-    assert.equal(new Set(ids).size, ids.length);
-    const firsts = new Set(ids.map((id) => id[0]));
-    assert.equal(firsts.size, 62, "every letter and digit starts some id");
   });
 });
