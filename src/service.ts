@@ -43,6 +43,7 @@ import { drainListener, ShutdownSequence, type StopStep, trackConnections } from
 import { openStore, type StoreHandle } from "./store/database.ts";
 import { secureDataDirectory } from "./store/file-modes.ts";
 import { pingStore } from "./store/ping.ts";
+import { storeRegistrationCounts } from "./store/registration-counts.ts";
 import { VERSION } from "./version.ts";
 
 export const PARTS = ["gateway", "rest", "mcp-analysis", "mcp-gatekeeper"] as const;
@@ -271,7 +272,12 @@ export async function startService(
           registrationGate:
             config.dynamicClientRegistration === "off"
               ? undefined
-              : createRegistrationGate({ policy: registrationPolicyOf(config), ...hooks.idp?.registration }),
+              : createRegistrationGate({
+                  policy: registrationPolicyOf(config),
+                  // Counted in the store: every replica counts the same registrations.
+                  counts: storeRegistrationCounts(store.db),
+                  ...hooks.idp?.registration,
+                }),
           onRegistered: keeper?.onRegistered,
         });
       } else if (usesEmbeddedIdp(config)) {

@@ -57,6 +57,10 @@ export async function run(args: readonly string[], io: CliIo = processCliIo()): 
       await program.parseAsync(args, { from: "user" });
     } catch (error) {
       if (error instanceof CommanderError) {
+        const flag = /unknown option '([^']+)'/.exec(error.message)?.[1];
+        const hint =
+          flag && error.code === "commander.unknownOption" ? dashDashHint(program, args, flag) : undefined;
+        if (hint) io.stderr.write(`${hint}\n`);
         io.exitCode = error.exitCode;
       } else if (error instanceof CliError) {
         io.stderr.write(`imaging: ${error.message}\n`);
@@ -70,4 +74,21 @@ export async function run(args: readonly string[], io: CliIo = processCliIo()): 
     }
     return io.exitCode;
   });
+}
+
+/**
+ * For a command taking an argument (a client id, a key id, a user name), what to type when the value
+ * starts with `-` and was read as an option: the value after `--`, which ends the options.
+ */
+function dashDashHint(program: Command, args: readonly string[], value: string): string | undefined {
+  const words: string[] = [];
+  let command: Command | undefined = program;
+  for (const arg of args) {
+    const sub: Command | undefined = command.commands.find((c) => c.name() === arg);
+    if (!sub) break;
+    words.push(arg);
+    command = sub;
+  }
+  if (words.length === 0 || command.registeredArguments.length === 0) return undefined;
+  return `(a value that starts with '-' goes after '--', which ends the options: imaging ${words.join(" ")} [options] -- ${value})`;
 }

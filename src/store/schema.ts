@@ -368,6 +368,13 @@ export interface SignInFailuresTable {
   locked_until: number;
 }
 
+/** Rows of migration 021: registrations per sender in its current window. */
+export interface RegistrationCountsTable {
+  sender: string;
+  window_start: number;
+  count: number;
+}
+
 /** Rows of migration 013. */
 export interface ServiceSecretsTable {
   name: string;
@@ -440,6 +447,7 @@ export interface Database {
   console_sessions: ConsoleSessionsTable;
   registered_clients: RegisteredClientsTable;
   sign_in_failures: SignInFailuresTable;
+  registration_counts: RegistrationCountsTable;
   service_secrets: ServiceSecretsTable;
   affected_functions: AffectedFunctionsTable;
   oidc_payloads: OidcPayloadsTable;

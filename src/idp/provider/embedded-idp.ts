@@ -82,7 +82,7 @@ export async function createEmbeddedIdp(options: EmbeddedIdpOptions): Promise<Em
     up: (failures) => log("warn", `identity provider serves requests again (${failures} got 503 meanwhile)`),
   });
   const registration = options.registration?.policy.mode === "off" ? undefined : options.registration;
-  // One rate limit for the process, whatever the rebuilds of the provider (key rotation).
+  // One registration gate, whatever the rebuilds of the provider (key rotation).
   const registrationMiddleware = registration ? registrationPolicy(options.db, registration) : undefined;
 
   const loaded = await loadSigningKeys(options.vault, KEY_RETENTION_SECONDS, { importFrom: options.dataDir });
