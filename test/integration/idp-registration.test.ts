@@ -83,6 +83,13 @@ for (const kind of STORE_KINDS) {
     let endpoint: string;
     /** What the identity provider logged, by level. */
     const logged: { level: string; message: string }[] = [];
+    /** A client registered as mcp-remote registers, signing in at its loopback callback. */
+    const mcpRemoteSetup = (clientId: string): ClientSetup => ({
+      issuer: idp.issuer,
+      clientId,
+      redirectUri: "http://localhost:3334/oauth/callback",
+      resource: idp.mcp,
+    });
     before(async () => {
       store = await createTestStore(kind);
       idp = await startIdpService(store, {
@@ -123,12 +130,7 @@ for (const kind of STORE_KINDS) {
       assert.equal(registered.body.registration_access_token, undefined);
       const clientId = String(registered.body.client_id);
 
-      const setup: ClientSetup = {
-        issuer: idp.issuer,
-        clientId,
-        redirectUri: "http://localhost:3334/oauth/callback",
-        resource: idp.mcp,
-      };
+      const setup = mcpRemoteSetup(clientId);
       // Without PKCE: refused, as for every client.
       const noPkce = new URL(`${idp.issuer}/auth`);
       noPkce.search = new URLSearchParams({
@@ -220,12 +222,7 @@ for (const kind of STORE_KINDS) {
     it("expires registered clients that never complete a sign-in (24 h)", async () => {
       const unused = await register(endpoint, MCP_REMOTE_METADATA);
       const used = await register(endpoint, { ...MCP_REMOTE_METADATA, client_name: "used" });
-      const setup: ClientSetup = {
-        issuer: idp.issuer,
-        clientId: String(used.body.client_id),
-        redirectUri: "http://localhost:3334/oauth/callback",
-        resource: idp.mcp,
-      };
+      const setup = mcpRemoteSetup(String(used.body.client_id));
       await authorize(setup, { username: "alice", password: USERS.alice.password });
       const handle = await openStore({ databaseUrl: store.databaseUrl, sqliteFile: store.sqliteFile });
       try {
@@ -282,12 +279,7 @@ for (const kind of STORE_KINDS) {
         redirectUris: ["http://localhost:3334/oauth/callback"],
         sourceAddress: "127.0.0.1",
       });
-      const setup: ClientSetup = {
-        issuer: idp.issuer,
-        clientId: legacy,
-        redirectUri: "http://localhost:3334/oauth/callback",
-        resource: idp.mcp,
-      };
+      const setup = mcpRemoteSetup(legacy);
       const tokens = await authorize(setup, { username: "alice", password: USERS.alice.password });
       assert.ok(tokens.accessToken, "the provider still serves the client");
 
@@ -320,12 +312,7 @@ for (const kind of STORE_KINDS) {
       assert.equal(registered.status, 201, JSON.stringify(registered.body));
       assert.deepEqual(registered.body.post_logout_redirect_uris, ["http://localhost:3334/signed-out"]);
       const clientId = String(registered.body.client_id);
-      const setup: ClientSetup = {
-        issuer: idp.issuer,
-        clientId,
-        redirectUri: "http://localhost:3334/oauth/callback",
-        resource: idp.mcp,
-      };
+      const setup = mcpRemoteSetup(clientId);
       const { jar } = await authorize(setup, { username: "alice", password: USERS.alice.password });
       const signOut = async (postLogoutRedirectUri: string) => {
         const start = `${idp.issuer}/session/end?${new URLSearchParams({
