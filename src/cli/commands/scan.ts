@@ -87,6 +87,7 @@ async function scan(path: string, options: ScanCliOptions): Promise<ScanSummary>
     npmRegistryUrl: settings.npmRegistryUrl,
     mavenRepositoryUrl: settings.mavenRepositoryUrl,
     mavenLocalRepository: settings.mavenLocalRepository ?? join(homedir(), ".m2", "repository"),
+    mavenSearchUrl: settings.mavenSearchUrl,
     progress,
   };
   const result = await scanPath(path, { ...context, readers: INPUT_READERS });
