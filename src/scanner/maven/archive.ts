@@ -336,36 +336,44 @@ class Walk {
     }
   }
 
-  /** The jars without Maven metadata, identified once every other jar of the archive is known. */
+  /**
+   * The jars without Maven metadata, identified once every other jar of the archive is known; again with
+   * the ones a round identified (spring-jcl is found by spring-core's groupId once spring-core is).
+   */
   async identifyPending(): Promise<void> {
-    const siblings: Sibling[] = this.result.packages.map(({ groupId, artifactId }) => ({
-      groupId,
-      artifactId,
-    }));
-    const found: (ArchivePackage | string)[] = new Array(this.pending.length);
-    let next = 0;
     const context: IdentifyContext = { ...this.options.identify, warn: (m) => this.warnOnce(m) };
-    const worker = async () => {
-      while (next < this.pending.length) {
-        const i = next++;
-        const { facts, scope } = this.pending[i] as PendingJar;
-        const parts = /([^/]+?)-(\d[^/]*)\.(?:jar|war|rar)$/i.exec(facts.label);
-        const known = parts ? (scope.known.get(`${parts[1]}:${parts[2]}`) ?? []) : [];
-        const identified = await identifyJar(facts, known, siblings, context);
-        found[i] = identified
-          ? {
+    let pending = this.pending;
+    for (let round = 0; pending.length > 0 && round < 3; round++) {
+      const siblings: Sibling[] = this.result.packages.map(({ groupId, artifactId }) => ({ groupId, artifactId }));
+      const found: (ArchivePackage | undefined)[] = new Array(pending.length);
+      let next = 0;
+      const current = pending;
+      const worker = async () => {
+        while (next < current.length) {
+          const i = next++;
+          const { facts, scope } = current[i] as PendingJar;
+          const parts = /([^/]+?)-(\d[^/]*)\.(?:jar|war|rar)$/i.exec(facts.label);
+          const known = parts ? (scope.known.get(`${parts[1]}:${parts[2]}`) ?? []) : [];
+          const identified = await identifyJar(facts, known, siblings, context);
+          if (identified) {
+            found[i] = {
               ...identified.gav,
               location: facts.label,
               evidence: identified.evidence,
               direct: scope.declared.has(`${identified.gav.groupId}:${identified.gav.artifactId}`),
-            }
-          : `${facts.label}: not identified (no Maven metadata inside, and its SHA-1 matches no candidate coordinates in the repository${this.options.identify.search ? " nor any the search service knows" : ""})`;
-      }
-    };
-    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-    for (const f of found) {
-      if (typeof f === "string") this.warn(f);
-      else this.result.packages.push(f);
+            };
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+      for (const f of found) if (f) this.result.packages.push(f);
+      pending = current.filter((_, i) => !found[i]);
+      if (pending.length === current.length) break;
+    }
+    for (const { facts } of pending) {
+      this.warn(
+        `${facts.label}: not identified (no Maven metadata inside, and its SHA-1 matches no candidate coordinates in the repository${this.options.identify.search ? " nor any the search service knows" : ""})`,
+      );
     }
   }
 
@@ -377,7 +385,7 @@ class Walk {
   }
 
   /** What the POMs resolve to and no jar of the archive provides. */
-  addResolved(topLabel: string): void {
+  addResolved(): void {
     const present = new Set(this.result.packages.map((p) => `${p.groupId}:${p.artifactId}`));
     for (const set of this.resolved) {
       const added: ArchivePackage[] = [];
@@ -399,16 +407,6 @@ class Walk {
       this.result.packages.push(...added);
       // a fat jar shipping all it declares needs no word about its POM's parents
       if (!set.shipsLibraries || added.length > 0) for (const w of set.warnings) this.warn(w);
-      if (set.shipsLibraries && added.length > 0) {
-        this.warn(
-          `${topLabel}: ${added.length} dependenc${added.length === 1 ? "y" : "ies"} its POM declares ${added.length === 1 ? "is" : "are"} not among its nested jars (${added
-            .slice(0, 3)
-            .map((a) => `${a.groupId}:${a.artifactId}:${a.version}`)
-            .join(
-              ", ",
-            )}${added.length > 3 ? ", ..." : ""}): listed as the POM resolves ${added.length === 1 ? "it" : "them"}`,
-        );
-      }
     }
   }
 }
@@ -433,6 +431,6 @@ export async function readArchive(
     archive.close();
   }
   await walk.identifyPending();
-  walk.addResolved(label);
+  walk.addResolved();
   return walk.result;
 }

@@ -73,8 +73,11 @@ export function candidateGroupIds(
   ]) {
     const symbolic = name?.split(";")[0]?.trim();
     if (!symbolic) continue;
-    const parts = symbolic.split(".");
-    for (let n = parts.length; n >= 2; n--) add(parts.slice(0, n).join("."));
+    // `org.apache.tomcat-embed-core` also as `org.apache.tomcat.embed.core`
+    for (const form of [symbolic, symbolic.replaceAll("-", ".")]) {
+      const parts = form.split(".");
+      for (let n = parts.length; n >= 2; n--) add(parts.slice(0, n).join("."));
+    }
   }
   const title = facts.manifest.get("Implementation-Title");
   if (title?.includes(".")) add(title);
