@@ -96,6 +96,7 @@ describe("archives that would hurt the scanner end in a warning naming the entry
     ]);
     assert.ok(readFileSync(war).length < 2 * 1024 * 1024);
     const scan = await scanInChild(war);
+    assert.ok(scan.maxRssMb < RSS_LIMIT_MB, `peak memory ${scan.maxRssMb.toFixed(0)} MB`);
     assert.equal(scan.code, 0, scan.stderr);
     assert.deepEqual(scan.summary?.packages, 1, "log4j-api, read beside the bomb");
     const warning = scan.summary?.warnings.find((w) =>
@@ -119,6 +120,7 @@ describe("archives that would hurt the scanner end in a warning naming the entry
       { name: "WEB-INF/lib/log4j-api-2.14.1.jar", content: api },
     ]);
     const scan = await scanInChild(war);
+    assert.ok(scan.maxRssMb < RSS_LIMIT_MB, `peak memory ${scan.maxRssMb.toFixed(0)} MB`);
     assert.equal(scan.code, 0, scan.stderr);
     const named = (entry: string) =>
       scan.summary?.warnings.some(

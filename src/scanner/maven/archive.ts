@@ -341,10 +341,20 @@ class Walk {
    * the ones a round identified (spring-jcl is found by spring-core's groupId once spring-core is).
    */
   async identifyPending(): Promise<void> {
-    const context: IdentifyContext = { ...this.options.identify, warn: (m) => this.warnOnce(m) };
+    let searched = this.options.identify.search !== undefined;
+    const context: IdentifyContext = {
+      ...this.options.identify,
+      warn: (m) => {
+        searched = false;
+        this.warnOnce(m);
+      },
+    };
     let pending = this.pending;
     for (let round = 0; pending.length > 0 && round < 3; round++) {
-      const siblings: Sibling[] = this.result.packages.map(({ groupId, artifactId }) => ({ groupId, artifactId }));
+      const siblings: Sibling[] = this.result.packages.map(({ groupId, artifactId }) => ({
+        groupId,
+        artifactId,
+      }));
       const found: (ArchivePackage | undefined)[] = new Array(pending.length);
       let next = 0;
       const current = pending;
@@ -372,7 +382,7 @@ class Walk {
     }
     for (const { facts } of pending) {
       this.warn(
-        `${facts.label}: not identified (no Maven metadata inside, and its SHA-1 matches no candidate coordinates in the repository${this.options.identify.search ? " nor any the search service knows" : ""})`,
+        `${facts.label}: not identified (no Maven metadata inside, and its SHA-1 matches no candidate coordinates in the repository${searched ? " nor any the search service knows" : ""})`,
       );
     }
   }

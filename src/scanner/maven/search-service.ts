@@ -32,9 +32,10 @@ export function createArtifactSearch(fetcher: RegistryFetcher, url: string): Art
       query.searchParams.set("wt", "json");
       const outcome = await fetcher.get(query.toString());
       if (outcome.kind !== "ok") {
+        // said once for the scan: the service, not the query (whose checksum differs from jar to jar)
         down =
           outcome.kind === "failed"
-            ? outcome.reason
+            ? `${redactUrl(url)}: ${/reason: (.*)$/.exec(outcome.reason)?.[1] ?? outcome.reason.replace(/^\S+: /, "")}`
             : outcome.kind === "not-found"
               ? `${redactUrl(url)} answered HTTP ${outcome.status}`
               : "offline";
