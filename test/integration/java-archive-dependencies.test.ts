@@ -2,7 +2,8 @@
  * Java archives scanned as users ship them, checked against real Maven (`mvn dependency:list`, Maven
  * 3.8.7) on the same POMs: a library jar scanned on its own (log4j-web 2.14.1, whose POM takes log4j-core
  * from its parent through ${project.version}: the Log4Shell case; jackson-dataformat-yaml 2.13.0, a parent
- * chain importing jackson-bom), a thin war (WebGoat 7.0.1's without WEB-INF/lib), a Spring Boot fat jar
+ * chain importing jackson-bom), a thin war (WebGoat 7.0.1's without WEB-INF/lib) and a thin ear holding
+ * it, a Spring Boot fat jar
  * lacking one declared dependency, and a Spring Boot "fully executable" jar built here by Maven (a launch
  * script before the zip data). Recorded in both stores and answered by the occurrences operation.
  */
@@ -98,7 +99,7 @@ async function scanToDocument(path: string, extra: string[] = []) {
 }
 
 describe("a library jar scanned on its own: its POM's dependencies, resolved as Maven does", () => {
-  it("log4j-web 2.14.1: log4j-core 2.14.1 through ${project.version}, and the calls into it", async () => {
+  it("log4j-web 2.14.1: log4j-core 2.14.1 from its parent through project.version, and the calls into it", async () => {
     const jar = await centralFile(LOG4J_WEB, "jar");
     const inventory = await mavenReader.read([jar], context(join(jar, "..")));
     assertSameSet(
@@ -156,11 +157,17 @@ describe("a library jar scanned on its own: its POM's dependencies, resolved as 
 });
 
 describe("containers lacking jars their POM declares", () => {
-  it("a thin war (no WEB-INF/lib): everything mvn resolves at compile and runtime scope", async () => {
+  /** WebGoat 7.0.1's war from Maven Central, without WEB-INF/lib. */
+  async function thinWebGoat(): Promise<Uint8Array> {
     const war = unzipSync(new Uint8Array(readFileSync(await centralFile(WEBGOAT, "war"))));
-    const thin = Object.fromEntries(Object.entries(war).filter(([name]) => !name.startsWith("WEB-INF/lib/")));
+    return zipSync(
+      Object.fromEntries(Object.entries(war).filter(([name]) => !name.startsWith("WEB-INF/lib/"))),
+    );
+  }
+
+  it("a thin war (no WEB-INF/lib): everything mvn resolves at compile and runtime scope", async () => {
     const path = join(work, "webgoat-thin.war");
-    writeFileSync(path, zipSync(thin));
+    writeFileSync(path, await thinWebGoat());
     const inventory = await mavenReader.read([path], context(work));
     assertSameSet(inventory.packages.map(key), await oracle(WEBGOAT), "webgoat-thin.war");
     assert.ok(!inventory.packages.some((p) => p.name === "org.owasp.webgoat:webgoat-container"));
@@ -169,6 +176,46 @@ describe("containers lacking jars their POM declares", () => {
       "3.2.1",
       "webgoat-thin.war!/META-INF/maven/org.owasp.webgoat/webgoat-container/pom.xml",
     ]);
+  });
+
+  it("a thin ear holding a thin war: the war's POM resolved, the war's calls attributed to those jars", async () => {
+    const path = join(work, "webgoat-thin.ear");
+    writeFileSync(
+      path,
+      zipSync({
+        "META-INF/application.xml": new TextEncoder().encode(
+          "<application><module><web><web-uri>webgoat-container-7.0.1.war</web-uri>" +
+            "<context-root>/WebGoat</context-root></web></module></application>",
+        ),
+        "webgoat-container-7.0.1.war": [await thinWebGoat(), { level: 0 }],
+      }),
+    );
+    const { summary, document } = await scanToDocument(path);
+    assertSameSet(
+      document.packages.map((p) => key(p)),
+      await oracle(WEBGOAT),
+      "webgoat-thin.ear",
+    );
+    assert.equal(summary.code[0]?.precision, "bytecode");
+    // guava 18.0 and commons-lang3 3.4 come only from the war's POM: their classes from the repository
+    const fromNullable = document.objects.find(
+      (o) => o.fullName === "com.google.common.base.Optional.fromNullable",
+    );
+    assert.equal(fromNullable?.package, "maven:com.google.guava:guava");
+    assert.deepEqual(
+      document.references
+        .filter((r) => r.to === fromNullable?.id)
+        .map((r) => r.from.fullName)
+        .sort(),
+      [
+        "org.owasp.webgoat.plugins.Plugin.getLessonSolution",
+        "org.owasp.webgoat.plugins.Plugin.getLessonSource",
+      ],
+    );
+    const escapeHtml = document.objects.find(
+      (o) => o.fullName === "org.apache.commons.lang3.StringEscapeUtils.escapeHtml4",
+    );
+    assert.equal(escapeHtml?.package, "maven:org.apache.commons:commons-lang3");
   });
 
   it("a Spring Boot jar without commons-text in BOOT-INF/lib: listed from its POM, its calls attributed", async () => {
