@@ -144,6 +144,27 @@ describe("a library jar scanned on its own: its POM's dependencies, resolved as 
     assert.deepEqual(inventory.warnings, []);
   });
 
+  it("a jar without META-INF/maven and its .pom beside it (a repository's layout): named and resolved by it", async () => {
+    const dir = join(work, "pom-beside");
+    mkdirSync(dir);
+    const entries = unzipSync(new Uint8Array(readFileSync(await centralFile(LOG4J_WEB, "jar"))));
+    const stripped = Object.fromEntries(
+      Object.entries(entries).filter(([name]) => !name.startsWith("META-INF/maven/")),
+    );
+    const jar = join(dir, "log4j-web-2.14.1.jar");
+    writeFileSync(jar, zipSync(stripped));
+    writeFileSync(join(dir, "log4j-web-2.14.1.pom"), readFileSync(await centralFile(LOG4J_WEB, "pom")));
+    const inventory = await mavenReader.read([jar], context(dir));
+    assertSameSet(
+      inventory.packages.map(key),
+      [...(await oracle(LOG4J_WEB)), "org.apache.logging.log4j:log4j-web@2.14.1"],
+      "log4j-web-2.14.1.jar beside its .pom",
+    );
+    assert.deepEqual(inventory.warnings, [], "named by the POM beside it, not 'not identified'");
+    const core = inventory.packages.find((p) => p.name === "org.apache.logging.log4j:log4j-core");
+    assert.equal(core?.source, "log4j-web-2.14.1.pom");
+  });
+
   it("a jar among others in a scanned folder stays a library: its neighbours are its dependencies", async () => {
     const dir = join(work, "lib-folder");
     mkdirSync(dir);

@@ -158,6 +158,22 @@ function primaryIdentity(identities: Identity[], label: string): Identity | unde
   return named ?? (identities.length === 1 ? identities[0] : undefined);
 }
 
+/**
+ * The jar's own coordinates from the POM beside it (a repository's `<name>.pom`, a build's `pom.xml`): only
+ * when they are literal and the jar's file name carries them (`<artifactId>-<version>`), so an unrelated
+ * POM never names the jar.
+ */
+function besideIdentity(pom: ReadArchiveOptions["besidePom"], label: string): Gav | undefined {
+  if (!pom) return undefined;
+  const groupId = pom.raw.groupId ?? pom.raw.parent?.groupId;
+  const artifactId = pom.raw.artifactId;
+  const version = pom.raw.version ?? pom.raw.parent?.version;
+  if (!groupId || !artifactId || !version || `${groupId}${artifactId}${version}`.includes("${"))
+    return undefined;
+  const base = label.replace(/^.*[/!]/, "");
+  return base.startsWith(`${artifactId}-${version}`) ? { groupId, artifactId, version } : undefined;
+}
+
 function sha1Of(archive: ZipArchive): string {
   const hash = createHash("sha1");
   const { source } = archive;
@@ -272,7 +288,13 @@ class Walk {
           direct: isDeclared(identity.gav),
         });
       }
-      if (identities.length === 0) {
+      const beside =
+        identities.length === 0 && archive.depth === 0 && this.options.application
+          ? besideIdentity(this.options.besidePom, archive.label)
+          : undefined;
+      if (beside) {
+        this.result.packages.push({ ...beside, location: archive.label, evidence: "pom.xml", direct: false });
+      } else if (identities.length === 0) {
         const mf = files.get("META-INF/MANIFEST.MF");
         this.pending.push({
           facts: {
