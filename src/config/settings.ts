@@ -253,6 +253,14 @@ export const SETTINGS = {
     description: "local Maven repository, read before the remote one",
     defaultText: "~/.m2/repository",
   },
+  mavenSearchUrl: {
+    env: "MAVEN_SEARCH_URL",
+    schema: z
+      .union([z.url({ protocol: /^https?$/ }), z.literal("")])
+      .default("https://search.maven.org/solrsearch/select"),
+    description:
+      "SHA-1 search service (Maven Central's search API) naming jars that carry no Maven metadata; each answer is checked against the repository's `.sha1`; empty: none",
+  },
   osvMirrorUrl: {
     env: "OSV_MIRROR_URL",
     schema: z.url({ protocol: /^https?$/ }).default("https://osv-vulnerabilities.storage.googleapis.com"),

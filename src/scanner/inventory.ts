@@ -64,6 +64,8 @@ export interface ReaderContext {
   mavenRepositoryUrl: string;
   /** `~/.m2/repository` unless configured: read before the remote repository. */
   mavenLocalRepository: string;
+  /** A SHA-1 search service for jars without Maven metadata (Maven Central's by default); online only. */
+  mavenSearchUrl?: string;
   /** Progress for people (stderr); never parsed. */
   progress(message: string): void;
 }

@@ -123,7 +123,7 @@ export async function scanPath(path: string, options: ScanOptions): Promise<Scan
   const js = isDirectory
     ? await extractJavaScript(root, files, packages, { progress: options.progress })
     : { objects: [], references: [], warnings: [] };
-  const java = await extractJavaCode({ ...context, root, files, packages });
+  const java = await extractJavaCode({ ...context, root, files, packages, singleFile: !isDirectory });
   return {
     inputs,
     packages,

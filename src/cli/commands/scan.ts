@@ -26,6 +26,7 @@ interface ScanCliOptions {
   output?: string;
   server?: string;
   progress?: boolean;
+  allowEmpty?: boolean;
 }
 
 /** As the REST API reads `date`: an ISO 8601 date-time, UTC when it has no offset. */
@@ -45,6 +46,7 @@ export function registerScan(program: Command): void {
     .option("--output <file>", "write the analysis document to FILE instead of recording it here")
     .option("--server <url>", "send the analysis to this platform (admin API key in IMAGING_API_KEY)")
     .option("--progress", "print progress on stderr even when it is not a terminal")
+    .option("--allow-empty", "record (or write, or send) the analysis even when no package was found")
     .action(async (path: string, options: ScanCliOptions) => {
       const summary = await scan(path, options);
       emit(Boolean(options.json), summary, () => describe(summary, options));
@@ -87,9 +89,17 @@ async function scan(path: string, options: ScanCliOptions): Promise<ScanSummary>
     npmRegistryUrl: settings.npmRegistryUrl,
     mavenRepositoryUrl: settings.mavenRepositoryUrl,
     mavenLocalRepository: settings.mavenLocalRepository ?? join(homedir(), ".m2", "repository"),
+    mavenSearchUrl: settings.mavenSearchUrl,
     progress,
   };
   const result = await scanPath(path, { ...context, readers: INPUT_READERS });
+  // an empty analysis would replace the application's inventory with nothing: only when asked for
+  if (result.packages.length === 0 && !options.allowEmpty) {
+    const why = result.warnings[0];
+    throw new CliError(
+      `${path}: no package found, nothing recorded${why ? ` (${why.file}: ${why.message})` : ""}; --allow-empty records an empty analysis`,
+    );
+  }
   const document = analysisDocument(application, analyzedAt, result);
   if (options.output !== undefined) {
     try {

@@ -8,6 +8,8 @@ import { join } from "node:path";
 import type { RegistryFetcher } from "../registry/cached-fetch.ts";
 import { type Gav, gavText, repositoryPath } from "./coordinates.ts";
 
+export type Sha1Answer = { kind: "found"; digest: string } | { kind: "missing" } | { kind: "unknown" };
+
 type RepositoryAnswer = { kind: "found"; text: string; origin: string } | { kind: "missing"; reason: string };
 
 export interface MavenRepository {
@@ -15,8 +17,11 @@ export interface MavenRepository {
   pom(gav: Gav): Promise<RepositoryAnswer>;
   /** The versions `maven-metadata.xml` lists for groupId:artifactId (local metadata merged in). */
   versions(groupId: string, artifactId: string): Promise<string[]>;
-  /** The SHA-1 the remote repository publishes for an artifact file, lowercase hex; undefined if none. */
-  sha1(gav: Gav, extension: string, classifier?: string): Promise<string | undefined>;
+  /**
+   * The SHA-1 the repository publishes for an artifact file (lowercase hex): `missing` when the repository
+   * says there is none, `unknown` when it could not be asked (offline and not cached, a network failure).
+   */
+  sha1(gav: Gav, extension: string, classifier?: string): Promise<Sha1Answer>;
 }
 
 interface MavenRepositoryOptions {
@@ -31,7 +36,7 @@ export function createMavenRepository(options: MavenRepositoryOptions): MavenRep
   const localRepository = options.localRepository.replace(/^~(?=$|\/)/, homedir());
   const poms = new Map<string, Promise<RepositoryAnswer>>();
   const versionLists = new Map<string, Promise<string[]>>();
-  const sha1s = new Map<string, Promise<string | undefined>>();
+  const sha1s = new Map<string, Promise<Sha1Answer>>();
 
   async function readLocal(path: string): Promise<string | undefined> {
     try {
@@ -101,14 +106,16 @@ export function createMavenRepository(options: MavenRepositoryOptions): MavenRep
       if (!answer) {
         answer = (async () => {
           const local = await readLocal(path);
-          const text =
-            local ??
-            (await options.fetcher
-              .get(`${remote}/${path}`, { immutable: true })
-              .then((o) => (o.kind === "ok" ? o.body.toString("utf8") : undefined)));
+          let text = local;
+          if (text === undefined) {
+            const outcome = await options.fetcher.get(`${remote}/${path}`, { immutable: true });
+            if (outcome.kind === "not-found") return { kind: "missing" };
+            if (outcome.kind !== "ok") return { kind: "unknown" };
+            text = outcome.body.toString("utf8");
+          }
           // .sha1 files hold the hex digest, sometimes followed by the file name
-          const digest = text?.trim().split(/\s+/)[0]?.toLowerCase();
-          return digest && /^[0-9a-f]{40}$/.test(digest) ? digest : undefined;
+          const digest = text.trim().split(/\s+/)[0]?.toLowerCase();
+          return digest && /^[0-9a-f]{40}$/.test(digest) ? { kind: "found", digest } : { kind: "missing" };
         })();
         sha1s.set(path, answer);
       }

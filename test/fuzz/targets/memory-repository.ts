@@ -35,7 +35,7 @@ export function memoryRepository(poms: readonly string[]): MavenRepository {
       return versions.get(`${groupId}:${artifactId}`) ?? [];
     },
     async sha1() {
-      return undefined;
+      return { kind: "missing" } as const;
     },
   };
 }
