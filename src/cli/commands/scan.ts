@@ -103,7 +103,17 @@ async function scan(path: string, options: ScanCliOptions): Promise<ScanSummary>
     progress(`sending the analysis to ${redactUrl(options.server)}`);
     try {
       const answer = await uploadAnalysis(options.server, apiKey as string, document);
-      return { ...unrecordedSummary(document, result), ...answer } as ScanSummary;
+      // The platform's counts of what it recorded; the warnings are this scan's own, listed here.
+      return {
+        ...unrecordedSummary(document, result),
+        analyzedAt: answer.analyzedAt,
+        packages: answer.packages,
+        externalObjects: answer.externalObjects,
+        references: answer.references,
+        vulnerablePackages: answer.vulnerablePackages,
+        changes: answer.changes,
+        ...(answer.facts ? { factsMissing: answer.facts.missing } : {}),
+      };
     } catch (error) {
       if (error instanceof UploadError) throw new CliError(error.message);
       throw error;
