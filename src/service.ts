@@ -11,7 +11,7 @@ import {
   TokenExchangeUnavailableError,
 } from "./auth/token-exchange.ts";
 import { ConfigError } from "./config/load-config.ts";
-import { loggerOptions, redactText } from "./config/logging.ts";
+import { isPrettyLog, loggerOptions, redactText } from "./config/logging.ts";
 import type { RuntimeConfig } from "./config/runtime-config.ts";
 import { MCP_ROUTES, MCP_SERVER_NAMES, PLATFORM_AUDIENCE } from "./contracts/platform.ts";
 import { buildGateway } from "./gateway/app.ts";
@@ -137,6 +137,7 @@ export async function startService(
   }
   const started: StartedPart[] = [];
   const logger = config.logLevel === "silent" ? false : loggerOptions(config.logLevel, config.logFormat);
+  const quietHealthChecks = isPrettyLog(config.logFormat);
   const internal = (port: number) =>
     `http://${config.internalBindAddress === "0.0.0.0" ? "127.0.0.1" : config.internalBindAddress}:${port}`;
   try {
@@ -197,6 +198,7 @@ export async function startService(
         verifier: jwt,
         version: VERSION,
         logger,
+        quietHealthChecks,
         analyses: { maxBytes: config.analysisUploadMaxBytes, gatherFacts: factsGatherer(config, store) },
         identity:
           config.idp === "keycloak" && config.keycloakUrl
@@ -343,6 +345,7 @@ export async function startService(
           : undefined,
         readiness: { store: () => pingStore(store.db) },
         logger,
+        quietHealthChecks,
       });
       await listenOrExplain(gateway, config.bindAddress, config.port, "PORT (or --port)");
       started.push({ name: "gateway", stop: stopApp(gateway) });
