@@ -14,6 +14,7 @@ export const analysisUploadSummary = z
   .object({
     application: z.string(),
     analyzedAt: z.string().meta({ format: "date-time" }),
+    seq: integer().describe("The analysis's number in the application's history (1 for the first)"),
     packages: integer().describe("Packages in use in this analysis"),
     externalObjects: integer(),
     references: integer(),

@@ -114,6 +114,7 @@ async function scan(path: string, options: ScanCliOptions): Promise<ScanSummary>
       return {
         ...unrecordedSummary(document, result),
         analyzedAt: answer.analyzedAt,
+        seq: answer.seq,
         packages: answer.packages,
         externalObjects: answer.externalObjects,
         references: answer.references,
@@ -136,7 +137,7 @@ async function scan(path: string, options: ScanCliOptions): Promise<ScanSummary>
 
 function describe(summary: ScanSummary, options: ScanCliOptions): string {
   const where = options.server
-    ? `sent to ${redactUrl(options.server)}`
+    ? `sent to ${redactUrl(options.server)}, recorded there as analysis ${summary.seq}`
     : summary.seq !== undefined
       ? `recorded as analysis ${summary.seq}`
       : `written to ${options.output}, not recorded`;

@@ -128,6 +128,7 @@ export function analysisRoutes(app: FastifyInstance, deps: RestDeps, options: An
       const summary: AnalysisUploadSummary = {
         application: name,
         analyzedAt: toUtcSeconds(recorded.analyzedAt),
+        seq: recorded.seq,
         packages: counts.packages,
         externalObjects: counts.externalObjects,
         references: counts.references,
