@@ -29,6 +29,7 @@ import {
   startEmbeddedIdp,
   usesEmbeddedIdp,
 } from "./idp/provider/index.ts";
+import { refusalLog } from "./idp/refusal-log.ts";
 import { registrationEndpointOf, registrationPolicyOf } from "./idp/registration/endpoint.ts";
 import { createRegistrationGate } from "./idp/registration/gate.ts";
 import { secretVault } from "./idp/secrets-key.ts";
@@ -273,12 +274,21 @@ export async function startService(
           registrationGate:
             config.dynamicClientRegistration === "off"
               ? undefined
-              : createRegistrationGate({ policy: registrationPolicyOf(config), ...hooks.idp?.registration }),
+              : createRegistrationGate({
+                  policy: registrationPolicyOf(config),
+                  onRefused: refusalLog((message) => {
+                    if (logsInfo(config.logLevel))
+                      process.stderr.write(`[keycloak info] ${redactText(message)}\n`);
+                  }),
+                  ...hooks.idp?.registration,
+                }),
           onRegistered: keeper?.onRegistered,
         });
       } else if (usesEmbeddedIdp(config)) {
-        const log = (level: string, message: string) =>
+        const log = (level: string, message: string) => {
+          if (level === "info" && !logsInfo(config.logLevel)) return;
           process.stderr.write(`[idp ${level}] ${redactText(message)}\n`);
+        };
         const embedded = await startEmbeddedIdp(config, store.db, {
           ...(config.logLevel === "silent" ? {} : { log }),
           ...(config.idpExtraCaFile ? { cimdCa: readExtraCa(config.idpExtraCaFile) } : {}),
@@ -485,4 +495,9 @@ function listenUrl(app: FastifyInstance, scheme: string): string {
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const reachable = host === "0.0.0.0" ? "127.0.0.1" : host === "[::]" ? "[::1]" : host;
   return `${scheme}://${reachable}:${address.port}`;
+}
+
+/** Whether LOG_LEVEL lets info lines through (the identity provider's own lines go to stderr). */
+function logsInfo(level: string): boolean {
+  return level === "info" || level === "debug" || level === "trace";
 }
