@@ -11,7 +11,7 @@ import {
   TokenExchangeUnavailableError,
 } from "./auth/token-exchange.ts";
 import { ConfigError } from "./config/load-config.ts";
-import { loggerOptions, redactText } from "./config/logging.ts";
+import { isPrettyLog, loggerOptions, redactText } from "./config/logging.ts";
 import type { RuntimeConfig } from "./config/runtime-config.ts";
 import { MCP_ROUTES, MCP_SERVER_NAMES, PLATFORM_AUDIENCE } from "./contracts/platform.ts";
 import { buildGateway } from "./gateway/app.ts";
@@ -29,6 +29,7 @@ import {
   startEmbeddedIdp,
   usesEmbeddedIdp,
 } from "./idp/provider/index.ts";
+import { refusalLog } from "./idp/refusal-log.ts";
 import { registrationEndpointOf, registrationPolicyOf } from "./idp/registration/endpoint.ts";
 import { createRegistrationGate } from "./idp/registration/gate.ts";
 import { secretVault } from "./idp/secrets-key.ts";
@@ -138,6 +139,7 @@ export async function startService(
   }
   const started: StartedPart[] = [];
   const logger = config.logLevel === "silent" ? false : loggerOptions(config.logLevel, config.logFormat);
+  const quietHealthChecks = isPrettyLog(config.logFormat);
   const internal = (port: number) =>
     `http://${config.internalBindAddress === "0.0.0.0" ? "127.0.0.1" : config.internalBindAddress}:${port}`;
   try {
@@ -198,6 +200,7 @@ export async function startService(
         verifier: jwt,
         version: VERSION,
         logger,
+        quietHealthChecks,
         analyses: { maxBytes: config.analysisUploadMaxBytes, gatherFacts: factsGatherer(config, store) },
         identity:
           config.idp === "keycloak" && config.keycloakUrl
@@ -276,13 +279,19 @@ export async function startService(
                   policy: registrationPolicyOf(config),
                   // Counted in the store: every replica counts the same registrations.
                   counts: storeRegistrationCounts(store.db),
+                  onRefused: refusalLog((message) => {
+                    if (logsInfo(config.logLevel))
+                      process.stderr.write(`[keycloak info] ${redactText(message)}\n`);
+                  }),
                   ...hooks.idp?.registration,
                 }),
           onRegistered: keeper?.onRegistered,
         });
       } else if (usesEmbeddedIdp(config)) {
-        const log = (level: string, message: string) =>
+        const log = (level: string, message: string) => {
+          if (level === "info" && !logsInfo(config.logLevel)) return;
           process.stderr.write(`[idp ${level}] ${redactText(message)}\n`);
+        };
         const embedded = await startEmbeddedIdp(config, store.db, {
           ...(config.logLevel === "silent" ? {} : { log }),
           ...(config.idpExtraCaFile ? { cimdCa: readExtraCa(config.idpExtraCaFile) } : {}),
@@ -349,6 +358,7 @@ export async function startService(
           : undefined,
         readiness: { store: () => pingStore(store.db) },
         logger,
+        quietHealthChecks,
       });
       await listenOrExplain(gateway, config.bindAddress, config.port, "PORT (or --port)");
       started.push({ name: "gateway", stop: stopApp(gateway) });
@@ -488,4 +498,9 @@ function listenUrl(app: FastifyInstance, scheme: string): string {
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const reachable = host === "0.0.0.0" ? "127.0.0.1" : host === "[::]" ? "[::1]" : host;
   return `${scheme}://${reachable}:${address.port}`;
+}
+
+/** Whether LOG_LEVEL lets info lines through (the identity provider's own lines go to stderr). */
+function logsInfo(level: string): boolean {
+  return level === "info" || level === "debug" || level === "trace";
 }

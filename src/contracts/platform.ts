@@ -34,3 +34,9 @@ export const MCP_SERVER_NAMES = {
   analysis: "imaging",
   gatekeeper: "imaging-gatekeeper",
 } as const satisfies Record<McpServerKind, string>;
+
+/**
+ * The problem type of a vulnerability id no imported advisory names (REST 404). "Not known" is not "not
+ * affected": the operations about one CVE answer it instead of an empty list, and the MCP tools say it.
+ */
+export const UNKNOWN_VULNERABILITY_TYPE = "urn:imaging:problem:unknown-vulnerability";

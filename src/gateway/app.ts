@@ -8,6 +8,7 @@ import Fastify, {
 import { BoundedCache } from "../auth/bounded-cache.ts";
 import type { McpAccessVerifier } from "../auth/mcp-access.ts";
 import type { TokenExchanger } from "../auth/token-exchange.ts";
+import { accessLogController } from "../config/logging.ts";
 import { recordHttpMetrics } from "../observability/http-metrics.ts";
 import { requestIdOf, upstreamTraceparent } from "../observability/trace-context.ts";
 import { type ConsoleOptions, consoleRoutes } from "./console/index.ts";
@@ -53,12 +54,15 @@ export interface GatewayOptions {
   /** What `/readyz` checks besides the upstreams (the store...). */
   readiness?: Record<string, ReadinessCheck> | undefined;
   logger?: FastifyServerOptions["logger"];
+  /** Health checks' request lines at debug (a log read by a person: config/logging.ts). */
+  quietHealthChecks?: boolean;
 }
 
 /** The public listener: the one address users and AI clients reach. */
 export async function buildGateway(options: GatewayOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: options.logger ?? false,
+    logController: accessLogController({ pretty: Boolean(options.quietHealthChecks) }),
     ...(options.https ? { https: options.https } : {}),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 1024 },
     rewriteUrl: originFormTarget,

@@ -2,8 +2,13 @@ import type { FastifyReply } from "fastify";
 import type { Problem } from "../contracts/admin.ts";
 import { problemDetails } from "../contracts/problem-details.ts";
 
-/** What a validation refusal of the administration endpoints adds to a problem: the rule and the field. */
-type ProblemExtra = Pick<Problem, "rule" | "field">;
+/**
+ * What a refusal adds to a problem: its own type and title (else about:blank and the status's), the rule and
+ * field of an administration input, the members of an unknown vulnerability.
+ */
+type ProblemExtra = Partial<
+  Pick<Problem, "type" | "title" | "rule" | "field" | "vulnerability" | "advisoriesImportedAt">
+>;
 
 /**
  * A refusal a route throws: the one error handler of the REST app (app.ts) renders it as problem+json,

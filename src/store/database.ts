@@ -24,6 +24,7 @@ import { referenceRangeTotalsMigration } from "./migrations/018-reference-range-
 import { gateFindingsMigration } from "./migrations/019-gate-findings.ts";
 import { sqliteObjectListsMigration } from "./migrations/020-sqlite-object-lists.ts";
 import { registrationCountsMigration } from "./migrations/021-registration-counts.ts";
+import { advisoryProvenanceMigration } from "./migrations/022-advisory-provenance.ts";
 import { createNodeSqliteDialect, openNodeSqliteDatabase } from "./node-sqlite-dialect.ts";
 import { createPooledSqliteDialect } from "./pooled-sqlite-dialect.ts";
 import type { Database } from "./schema.ts";
@@ -155,6 +156,7 @@ export const migrationNames = [
   "019-gate-findings",
   "020-sqlite-object-lists",
   "021-registration-counts",
+  "022-advisory-provenance",
 ] as const;
 
 function inCodeMigrations(kind: StoreKind): MigrationProvider {
@@ -180,6 +182,7 @@ function inCodeMigrations(kind: StoreKind): MigrationProvider {
       [migrationNames[17]]: gateFindingsMigration(kind),
       [migrationNames[18]]: sqliteObjectListsMigration(kind),
       [migrationNames[19]]: registrationCountsMigration(),
+      [migrationNames[20]]: advisoryProvenanceMigration(),
     }),
   };
 }

@@ -68,6 +68,8 @@ export interface AdvisoryInput {
   cvssScore: number | null;
   summary: string;
   publishedAt: string | null;
+  /** The record's references (OSV `references`: advisory pages, fixes, reports), as it lists them. */
+  references?: AdvisoryReference[];
   affected: {
     ecosystem: Ecosystem;
     package: string;
@@ -75,6 +77,12 @@ export interface AdvisoryInput {
     /** Functions the advisory names as vulnerable (OSV `affected_functions`), as written in the record. */
     functions?: string[];
   }[];
+}
+
+export interface AdvisoryReference {
+  /** OSV reference type: ADVISORY, FIX, REPORT, WEB, PACKAGE, ARTICLE, ... */
+  type: string;
+  url: string;
 }
 
 /** One OSV record as `imaging advisories import` reads it (see scanner/advisories/osv-record.ts). */

@@ -88,6 +88,14 @@ interface AdvisoryRecordsTable {
   published_at: string | null;
   /** JSON array of the record's aliases. */
   aliases: string;
+  /** JSON array of the record's references ({type, url}); null when stored before migration 021. */
+  reference_urls: string | null;
+}
+
+/** When advisories were last imported (one row, id 1; migration 021). */
+interface AdvisoryImportStateTable {
+  id: number;
+  imported_at: string;
 }
 
 /** Derived from ranges and versions: which versions each vulnerability affects. */
@@ -422,6 +430,7 @@ export interface Database {
   vulnerability_aliases: VulnerabilityAliasesTable;
   vulnerability_ranges: VulnerabilityRangesTable;
   advisory_records: AdvisoryRecordsTable;
+  advisory_import_state: AdvisoryImportStateTable;
   version_vulnerabilities: VersionVulnerabilitiesTable;
   application_packages: ApplicationPackagesTable;
   external_objects: ExternalObjectsTable;

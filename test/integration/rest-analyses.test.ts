@@ -100,6 +100,7 @@ for (const kind of STORE_KINDS) {
       assert.deepEqual(await response.json(), {
         application: "billing",
         analyzedAt: "2024-01-15T10:00:00Z",
+        seq: 1,
         packages: 2,
         externalObjects: 1,
         references: 1,

@@ -12,7 +12,7 @@ import {
   unrecordedSummary,
 } from "../../scanner/scan.ts";
 import { UploadError, uploadAnalysis } from "../../scanner/upload.ts";
-import { settingsFrom, withStore } from "../context.ts";
+import { isUnusedDefaultStore, refuseUnusedDefaultStore, settingsFrom, withStore } from "../context.ts";
 import { cliIo } from "../io.ts";
 import { CliError, emit } from "../output.ts";
 
@@ -76,8 +76,15 @@ async function scan(path: string, options: ScanCliOptions): Promise<ScanSummary>
     if (!apiKey) throw new CliError("--server needs an admin API key in IMAGING_API_KEY");
   }
   const settings = settingsFrom(options);
+  // Before scanning: a scan that would be recorded in a store nobody uses stops here, saying so.
+  if (options.server === undefined && options.output === undefined)
+    refuseUnusedDefaultStore(options, settings);
+  // From a project folder (CI), the registry cache is the user's, not a ./data left in the project.
+  const cacheDir = isUnusedDefaultStore(options, settings)
+    ? join(cliIo().env.XDG_CACHE_HOME || join(homedir(), ".cache"), "imaging-services", "http")
+    : join(settings.dataDir, "cache", "http");
   const offline = Boolean(options.offline);
-  const fetcher = createRegistryFetcher({ cacheDir: join(settings.dataDir, "cache", "http"), offline });
+  const fetcher = createRegistryFetcher({ cacheDir, offline });
   // Progress is for people at a terminal; scripts and CI logs get the summary and one-line errors.
   const showProgress = Boolean(options.progress) || cliIo().stderr.isTTY;
   const progress = (message: string) => {
@@ -113,7 +120,18 @@ async function scan(path: string, options: ScanCliOptions): Promise<ScanSummary>
     progress(`sending the analysis to ${redactUrl(options.server)}`);
     try {
       const answer = await uploadAnalysis(options.server, apiKey as string, document);
-      return { ...unrecordedSummary(document, result), ...answer } as ScanSummary;
+      // The platform's counts of what it recorded; the warnings are this scan's own, listed here.
+      return {
+        ...unrecordedSummary(document, result),
+        analyzedAt: answer.analyzedAt,
+        seq: answer.seq,
+        packages: answer.packages,
+        externalObjects: answer.externalObjects,
+        references: answer.references,
+        vulnerablePackages: answer.vulnerablePackages,
+        changes: answer.changes,
+        ...(answer.facts ? { factsMissing: answer.facts.missing } : {}),
+      };
     } catch (error) {
       if (error instanceof UploadError) throw new CliError(error.message);
       throw error;
@@ -129,7 +147,7 @@ async function scan(path: string, options: ScanCliOptions): Promise<ScanSummary>
 
 function describe(summary: ScanSummary, options: ScanCliOptions): string {
   const where = options.server
-    ? `sent to ${redactUrl(options.server)}`
+    ? `sent to ${redactUrl(options.server)}, recorded there as analysis ${summary.seq}`
     : summary.seq !== undefined
       ? `recorded as analysis ${summary.seq}`
       : `written to ${options.output}, not recorded`;

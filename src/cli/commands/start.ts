@@ -75,6 +75,7 @@ export function registerStart(program: Command): void {
         {
           baseUrl: config.baseUrl,
           gateway: service.gatewayUrl,
+          ...(service.gatewayUrl ? { console: `${config.baseUrl}/` } : {}),
           rest: service.restUrl,
           mcp: service.mcpUrls,
           store: service.store.location,
@@ -89,6 +90,9 @@ export function registerStart(program: Command): void {
         () =>
           [
             `imaging-services ${config.baseUrl} is up`,
+            ...(service.gatewayUrl
+              ? [`  console   ${config.baseUrl}/ (web console: open it in a browser and sign in)`]
+              : []),
             `  gateway   ${service.gatewayUrl} (healthcheck: ${config.baseUrl}/mcp/healthcheck)`,
             `  REST API  ${service.restUrl} (internal), ${config.baseUrl}/rest/openapi.json`,
             `  MCP       ${config.baseUrl}/mcp (analysis, internal ${service.mcpUrls.analysis}), ${config.baseUrl}/mcp/gatekeeper (internal ${service.mcpUrls.gatekeeper})`,

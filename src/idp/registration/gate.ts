@@ -1,3 +1,4 @@
+import { type RefusalReporter, ruleOf } from "../refusal-log.ts";
 import { checkRegistration, REGISTRATION_LIMITS, type RegistrationPolicy } from "./policy.ts";
 import { memoryRegistrationCounts, type RegistrationCounts, rateLimitKey } from "./rate-limit.ts";
 
@@ -17,6 +18,8 @@ export interface RegistrationGateOptions {
   now?: () => number;
   /** Where the counters live: the store's, shared by every replica (service.ts), else this process's. */
   counts?: RegistrationCounts;
+  /** Told of each refusal (the service logs them, rate-limited). */
+  onRefused?: RefusalReporter;
 }
 
 /**
@@ -31,14 +34,28 @@ export function createRegistrationGate(options: RegistrationGateOptions) {
   const windowMs = options.windowMs ?? REGISTRATION_LIMITS.windowMs;
   const now = options.now ?? Date.now;
   const counts = options.counts ?? memoryRegistrationCounts();
-  const refuse = (status: number, error: string, description: string, headers: Record<string, string> = {}) =>
-    ({ ok: false, status, headers, body: { error, error_description: description } }) as const;
 
   return async (
     address: string,
     contentType: string | undefined,
     raw: Buffer | undefined,
   ): Promise<GateAnswer> => {
+    const refuse = (
+      status: number,
+      error: string,
+      description: string,
+      headers: Record<string, string> = {},
+    ) => {
+      if (options.onRefused) {
+        const named = clientNameOf(raw);
+        options.onRefused({
+          kind: "registration",
+          client: named ? `"${named}" from ${address}` : `from ${address}`,
+          ...ruleOf(description),
+        });
+      }
+      return { ok: false, status, headers, body: { error, error_description: description } } as const;
+    };
     if (!(contentType ?? "").toLowerCase().startsWith("application/json")) {
       return refuse(
         400,
@@ -80,3 +97,14 @@ export function createRegistrationGate(options: RegistrationGateOptions) {
 }
 
 export type RegistrationGate = ReturnType<typeof createRegistrationGate>;
+
+/** The client_name of a registration request, for the log (at most 80 printable characters). */
+function clientNameOf(raw: Buffer | undefined): string | undefined {
+  if (!raw || raw.length > REGISTRATION_LIMITS.maxMetadataBytes * 2) return undefined;
+  try {
+    const name = (JSON.parse(raw.toString("utf8")) as { client_name?: unknown }).client_name;
+    return typeof name === "string" ? name.replace(/[^\x20-\x7e]/g, "?").slice(0, 80) : undefined;
+  } catch {
+    return undefined;
+  }
+}

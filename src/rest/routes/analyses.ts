@@ -1,4 +1,6 @@
 import type { FastifyError, FastifyInstance } from "fastify";
+import { type AnalysisUploadSummary, analysisUploadSummary } from "../../contracts/analysis-upload.ts";
+import { resourceJsonSchema } from "../../contracts/json-schema.ts";
 import { ingestAnalysis } from "../../domain/package-facts.ts";
 import {
   analysisDocumentJsonSchema,
@@ -26,48 +28,8 @@ export interface AnalysisUploadOptions {
   gatherFacts?: GatherFacts;
 }
 
-const change = {
-  type: "object",
-  properties: { added: { type: "integer" }, removed: { type: "integer" } },
-} as const;
-
-const summarySchema = {
-  type: "object",
-  description: "The analysis recorded",
-  properties: {
-    application: { type: "string" },
-    analyzedAt: { type: "string", format: "date-time" },
-    packages: { type: "integer", description: "Packages in use in this analysis" },
-    externalObjects: { type: "integer" },
-    references: { type: "integer" },
-    vulnerablePackages: { type: "integer", description: "Packages affected by at least one known advisory" },
-    warnings: { type: "integer", description: "Warnings the scanner reported" },
-    changes: {
-      type: "object",
-      description: "What changed since the previous analysis (rows added and removed)",
-      properties: { packages: change, externalObjects: change, references: change },
-    },
-    facts: {
-      type: "object",
-      description: "Package facts gathered from the registries for packages new to the platform",
-      properties: {
-        withFacts: { type: "integer" },
-        missing: {
-          type: "array",
-          items: {
-            type: "object",
-            properties: {
-              ecosystem: { type: "string" },
-              name: { type: "string" },
-              reason: { type: "string" },
-            },
-          },
-        },
-      },
-    },
-  },
-  required: ["application", "analyzedAt", "packages", "externalObjects", "references", "vulnerablePackages"],
-} as const;
+/** The 201 answer, from the contract `imaging scan --server` reads it with. */
+const summarySchema = resourceJsonSchema(analysisUploadSummary);
 
 // The JSON Schema dialect is the OpenAPI 3.1 document's own: no "$schema" inside it.
 const { $schema: _dialect, ...documentSchema } = analysisDocumentJsonSchema;
@@ -163,9 +125,10 @@ export function analysisRoutes(app: FastifyInstance, deps: RestDeps, options: An
       }
       const application = await findApplication(deps.db, name);
       const counts = await countAnalysis(deps.db, application?.id ?? 0, recorded.seq);
-      return reply.code(201).send({
+      const summary: AnalysisUploadSummary = {
         application: name,
         analyzedAt: toUtcSeconds(recorded.analyzedAt),
+        seq: recorded.seq,
         packages: counts.packages,
         externalObjects: counts.externalObjects,
         references: counts.references,
@@ -177,7 +140,8 @@ export function analysisRoutes(app: FastifyInstance, deps: RestDeps, options: An
           references: recorded.references,
         },
         ...(facts ? { facts } : {}),
-      });
+      };
+      return reply.code(201).send(summary);
     },
   );
 }

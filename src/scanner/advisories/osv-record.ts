@@ -9,7 +9,7 @@ import { printable } from "../../domain/printable-text.ts";
 import type { AffectedRange, Ecosystem } from "../../domain/versions/index.ts";
 import { isAffected } from "../../domain/versions/index.ts";
 import { type OsvEvent, spansOfOsvRange } from "../../domain/versions/osv-range.ts";
-import type { AdvisoryInput, OsvRecordInput } from "../../store/input-records.ts";
+import type { AdvisoryInput, AdvisoryReference, OsvRecordInput } from "../../store/input-records.ts";
 
 const text = z.string().trim().min(1);
 const instant = z.string().refine((s) => !Number.isNaN(Date.parse(s)), "expected an RFC 3339 date-time");
@@ -89,6 +89,8 @@ const osvRecordSchema = z.object({
   details: z.string().optional(),
   severity: z.array(z.object({ type: z.string(), score: z.string() })).optional(),
   affected: z.array(affectedSchema).optional(),
+  // Read leniently: a reference without an http(s) URL is left out, never a reason to refuse the record.
+  references: z.array(z.unknown()).optional(),
   database_specific: z
     .object({ severity: z.string().optional(), cvss_score: z.number().min(0).max(10).optional() })
     .loose()
@@ -142,12 +144,28 @@ export function readOsvRecord(json: unknown): ReadRecord {
     cvssScore: score,
     summary: (osv.summary ?? "").trim() || firstLine(osv.details ?? ""),
     publishedAt: osv.published ? isoSeconds(osv.published) : null,
+    references: referencesOf(osv.references ?? []),
     affected,
   };
   return {
     kind: "record",
     record: { osvId: osv.id, modified: isoSeconds(osv.modified), withdrawn, advisory },
   };
+}
+
+/** OSV references with an http(s) URL, at most 50, each type upper-cased (WEB when it has none). */
+function referencesOf(list: readonly unknown[]): AdvisoryReference[] {
+  const references: AdvisoryReference[] = [];
+  for (const item of list) {
+    const { type, url } = (item ?? {}) as { type?: unknown; url?: unknown };
+    if (typeof url !== "string" || !/^https?:\/\/\S+$/i.test(url) || url.length > 2048) continue;
+    references.push({
+      type: typeof type === "string" && type ? type.toUpperCase().slice(0, 40) : "WEB",
+      url,
+    });
+    if (references.length === 50) break;
+  }
+  return references;
 }
 
 /** ISO 8601 UTC, without milliseconds when they are zero (as the records write them). */
