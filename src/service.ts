@@ -128,6 +128,11 @@ export async function startService(
     // are short lookups (users, OIDC records, CIMD policies) and each worker would cost ~18 MB of resident
     // memory for nothing (docs/benchmarks.md, "Memory of the gateway with the embedded identity provider").
     readWorkers: config.storeReadWorkers ?? (parts.has("rest") ? undefined : 0),
+    waitTimeoutMs: config.storeWaitTimeout * 1000,
+    statementTimeoutMs: config.storeStatementTimeout * 1000,
+    notify: (line) => {
+      if (config.logLevel !== "silent") process.stderr.write(`[store] ${line}\n`);
+    },
   });
   if (config.logLevel !== "silent") {
     for (const notice of [...tightened, ...store.notices]) process.stderr.write(`[store] ${notice}\n`);
@@ -341,7 +346,13 @@ export async function startService(
               key: readFileSync(config.tlsKeyFile as string),
             }
           : undefined,
-        readiness: { store: () => pingStore(store.db) },
+        readiness: {
+          store: () => {
+            const state = store.availability();
+            return state.available ? pingStore(store.db) : state.reason;
+          },
+        },
+        storeAvailability: () => store.availability(),
         logger,
       });
       await listenOrExplain(gateway, config.bindAddress, config.port, "PORT (or --port)");

@@ -10,6 +10,7 @@ import type { McpAccessVerifier } from "../auth/mcp-access.ts";
 import type { TokenExchanger } from "../auth/token-exchange.ts";
 import { recordHttpMetrics } from "../observability/http-metrics.ts";
 import { requestIdOf, upstreamTraceparent } from "../observability/trace-context.ts";
+import { asStoreUnavailable } from "../store/store-errors.ts";
 import { type ConsoleOptions, consoleRoutes } from "./console/index.ts";
 import { guardCredentialHeaders } from "./credential-guard.ts";
 import { exchangeRefusalLog } from "./exchange-refusals.ts";
@@ -52,6 +53,11 @@ export interface GatewayOptions {
   console?: Omit<ConsoleOptions, "baseUrl" | "version" | "restUpstreamUrl"> | undefined;
   /** What `/readyz` checks besides the upstreams (the store...). */
   readiness?: Record<string, ReadinessCheck> | undefined;
+  /**
+   * Whether the store is taken as available: while it is not, an MCP `tools/call` (whose tools read it)
+   * is answered 503 with Retry-After and a JSON-RPC error at once; what needs no store goes on.
+   */
+  storeAvailability?: (() => { available: true } | { available: false; reason: string }) | undefined;
   logger?: FastifyServerOptions["logger"];
 }
 
@@ -75,6 +81,21 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
   } as FastifyServerOptions);
 
   recordHttpMetrics(app, "gateway");
+  // A store that cannot serve (database down, restarting, out of connections) is a 503 to retry, on
+  // every route of the gateway (the console's sessions, the identity provider's own are answered there).
+  app.setErrorHandler((error, _request, reply) => {
+    const unavailable = asStoreUnavailable(error);
+    if (!unavailable) throw error;
+    return reply
+      .code(503)
+      .header("retry-after", String(unavailable.retryAfterSeconds))
+      .header("cache-control", "no-store")
+      .type("application/json")
+      .send({
+        error: "temporarily_unavailable",
+        error_description: `The store is unavailable (${unavailable.message}): retry in ${unavailable.retryAfterSeconds} s`,
+      });
+  });
   const health: UpstreamHealth = watchUpstreams(
     {
       rest: `${options.restUpstreamUrl}/rest/health`,
@@ -134,6 +155,7 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
         sessions,
         logRefusal,
         health,
+        storeAvailability: options.storeAvailability,
       }),
     );
   }
