@@ -274,6 +274,12 @@ export const SETTINGS = {
     description:
       "seconds `imaging start` has, after SIGTERM or SIGINT, to drain and exit (see [Running it as a service](#running-it-as-a-service))",
   },
+  shutdownDrain: {
+    env: "SHUTDOWN_DRAIN",
+    schema: z.coerce.number().min(0).max(600).default(3),
+    description:
+      "seconds `imaging start` keeps serving after SIGTERM while `/readyz` answers 503, each answer closing its connection, so that a load balancer takes the replica out before it stops listening (the shipped HAProxy configuration needs at most 1.5 s); then SHUTDOWN_TIMEOUT applies; SIGINT skips it (see [Running it as a service](#running-it-as-a-service))",
+  },
   storeWaitTimeout: {
     env: "STORE_WAIT_TIMEOUT",
     schema: z.coerce.number().positive().max(600).default(5),

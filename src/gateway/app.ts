@@ -9,6 +9,7 @@ import { BoundedCache } from "../auth/bounded-cache.ts";
 import type { McpAccessVerifier } from "../auth/mcp-access.ts";
 import type { TokenExchanger } from "../auth/token-exchange.ts";
 import { recordHttpMetrics } from "../observability/http-metrics.ts";
+import { drainRequests } from "../observability/metrics.ts";
 import { requestIdOf, upstreamTraceparent } from "../observability/trace-context.ts";
 import { asStoreUnavailable } from "../store/store-errors.ts";
 import { type ConsoleOptions, consoleRoutes } from "./console/index.ts";
@@ -54,6 +55,11 @@ export interface GatewayOptions {
   /** What `/readyz` checks besides the upstreams (the store...). */
   readiness?: Record<string, ReadinessCheck> | undefined;
   /**
+   * Whether the process drains before stopping (SIGTERM): `/readyz` then fails, so the load balancer
+   * takes this replica out, while every request is still served, each answer closing its connection.
+   */
+  draining?: (() => boolean) | undefined;
+  /**
    * Whether the store is taken as available: while it is not, an MCP `tools/call` (whose tools read it)
    * is answered 503 with Retry-After and a JSON-RPC error at once; what needs no store goes on.
    */
@@ -81,6 +87,18 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
   } as FastifyServerOptions);
 
   recordHttpMetrics(app, "gateway");
+  // Draining: every answer closes its connection, so no idle keep-alive connection is left for the load
+  // balancer to reuse once it has taken this replica out. Not a `Connection` header, which the in-process
+  // MCP and REST hand-offs drop as hop-by-hop: without keep-alive, Node writes `Connection: close` and
+  // ends the connection once the answer is out, whoever writes it.
+  const draining = options.draining;
+  if (draining) {
+    app.server.prependListener("request", (_request, response) => {
+      if (!draining()) return;
+      response.shouldKeepAlive = false;
+      drainRequests.inc();
+    });
+  }
   // A store that cannot serve (database down, restarting, out of connections) is a 503 to retry, on
   // every route of the gateway (the console's sessions, the identity provider's own are answered there).
   app.setErrorHandler((error, _request, reply) => {
@@ -130,6 +148,7 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
       ),
     },
     log: app.log,
+    draining: options.draining,
   });
 
   guardCredentialHeaders(app, { baseUrl: options.baseUrl, resources: options.mcp.resources });

@@ -9,14 +9,20 @@ export type ReadinessCheck = () => Promise<string | undefined> | string | undefi
 export interface ProbeOptions {
   checks: Record<string, ReadinessCheck>;
   log?: FastifyBaseLogger | undefined;
+  /** True once the process drains before stopping: not ready, whatever the checks say. */
+  draining?: (() => boolean) | undefined;
 }
+
+/** The reason `/readyz` gives while the process drains. */
+export const DRAINING_REASON = "the process is stopping (SIGTERM): draining, then exiting";
 
 /**
  * Liveness and readiness, for load balancers and Kubernetes. `/livez` only says the process answers
  * (restarting it would not mend a store or an upstream, so none is checked); `/readyz` says whether this
  * replica should get traffic: 200 when every check passes, 503 otherwise, naming each check UP or DOWN
- * and, under `reasons`, why each DOWN one is. While the service stops, Fastify answers 503 on
- * open connections and refuses new ones.
+ * and, under `reasons`, why each DOWN one is. From SIGTERM the process drains: `/readyz` answers 503
+ * (check `shutdown`) while requests are still served, so the load balancer takes the replica out before
+ * it stops listening.
  */
 export function probeRoutes(app: FastifyInstance, options: ProbeOptions): void {
   const last = new Map<string, string | undefined>();
@@ -24,6 +30,12 @@ export function probeRoutes(app: FastifyInstance, options: ProbeOptions): void {
     reply.header("cache-control", "no-store").send({ status: "UP" }),
   );
   app.get("/readyz", async (_request, reply) => {
+    if (options.draining?.()) {
+      return reply
+        .code(503)
+        .header("cache-control", "no-store")
+        .send({ status: "DOWN", checks: { shutdown: "DOWN" }, reasons: { shutdown: DRAINING_REASON } });
+    }
     const results = await Promise.all(
       Object.entries(options.checks).map(async ([name, check]) => {
         let reason: string | undefined;

@@ -132,6 +132,20 @@ export const storeUp = new Gauge({
   registers: [registry],
 });
 
+export const draining = new Gauge({
+  name: "imaging_draining",
+  help: "1 while the process drains after SIGTERM (readiness fails, requests are still served, each answer closes its connection), else 0",
+  registers: [registry],
+});
+
+draining.set(0);
+
+export const drainRequests = new Counter({
+  name: "imaging_drain_requests_total",
+  help: "Requests answered while the process drained or stopped (each with Connection: close)",
+  registers: [registry],
+});
+
 export const signIns = new Counter({
   name: "imaging_sign_ins_total",
   help: "Password sign-ins at the embedded identity provider: success, failure (wrong credentials), throttled",
