@@ -23,6 +23,8 @@ import { connectKeycloakAdmin, PROVISIONING_REQUEST_TIMEOUT_MS } from "./idp/key
 import { describeAdminFailure } from "./idp/keycloak/errors.ts";
 import { type ProvisionResult, provisionKeycloak } from "./idp/keycloak/provision.ts";
 import { keepRegisteredClients } from "./idp/keycloak/registered-clients-expiry.ts";
+import { inProcessProviderFetch } from "./idp/provider/backchannel.ts";
+import type { EmbeddedIdp } from "./idp/provider/embedded-idp.ts";
 import {
   type EmbeddedIdpStartOptions,
   identityProviderRoutes,
@@ -35,6 +37,7 @@ import { createRegistrationGate } from "./idp/registration/gate.ts";
 import { secretVault } from "./idp/secrets-key.ts";
 import { readStoredSecret } from "./idp/stored-secrets.ts";
 import { startMcpService } from "./mcp/http-service.ts";
+import { draining as drainingGauge } from "./observability/metrics.ts";
 import { createMetricsServer } from "./observability/metrics-listener.ts";
 import { buildRestApp } from "./rest/app.ts";
 import type { GatherFacts } from "./rest/routes/analyses.ts";
@@ -73,6 +76,12 @@ export interface RunningService {
   stop(timeoutMs?: number): Promise<void>;
   /** How long each step of the stop took (filled as it runs). */
   stopDurations: readonly { name: string; ms: number }[];
+  /**
+   * The drain before a stop (SIGTERM): from now on `/readyz` answers 503 and every answer closes its
+   * connection, while requests are still served; resolves after `ms`, when the load balancer has taken
+   * the replica out. `stop()` follows.
+   */
+  drain(ms: number): Promise<void>;
 }
 
 /**
@@ -130,7 +139,13 @@ export async function startService(
     // are short lookups (users, OIDC records, CIMD policies) and each worker would cost ~18 MB of resident
     // memory for nothing (docs/benchmarks.md, "Memory of the gateway with the embedded identity provider").
     readWorkers: config.storeReadWorkers ?? (parts.has("rest") ? undefined : 0),
+    waitTimeoutMs: config.storeWaitTimeout * 1000,
+    statementTimeoutMs: config.storeStatementTimeout * 1000,
+    notify: (line) => {
+      if (config.logLevel !== "silent") process.stderr.write(`[store] ${line}\n`);
+    },
   });
+  let draining = false;
   if (config.logLevel !== "silent") {
     for (const notice of [...tightened, ...store.notices]) process.stderr.write(`[store] ${notice}\n`);
     if (store.migrated.length > 0) {
@@ -145,20 +160,19 @@ export async function startService(
   try {
     await hooks.beforeListen?.(store);
     // With Keycloak, the gateway reaches the issuer's endpoints at KEYCLOAK_URL, not through itself.
-    // The embedded provider runs in this process's gateway: its keys and token endpoint are fetched
-    // from the gateway's own listening address, not through base_url, which behind a load balancer
-    // would queue the key fetch behind the very requests waiting for it (and reach another replica).
-    let ownGatewayUrl = "";
+    // The embedded provider runs in this process's gateway: its keys and token endpoint are reached in
+    // this process (idp/provider/backchannel.ts), not through base_url, which behind a load balancer
+    // would queue the key fetch behind the very requests waiting for it (and reach another replica), nor
+    // through the gateway's own listener, which a graceful stop closes while requests still need them.
+    let ownIdp: EmbeddedIdp | undefined;
     const ownProvider: typeof fetch = (input, init) =>
-      ownGatewayUrl
-        ? backchannelFetch(`${config.baseUrl}/auth`, `${ownGatewayUrl}/auth`)(input, init)
-        : fetch(input, init);
+      ownIdp ? inProcessProviderFetch(`${config.baseUrl}/auth`, ownIdp)(input, init) : fetch(input, init);
     const metadata = issuerMetadata(
       config.issuer,
       undefined,
       config.idp === "keycloak" && config.keycloakUrl
         ? backchannelFetch(`${config.baseUrl}/auth`, config.keycloakUrl)
-        : usesEmbeddedIdp(config) && parts.has("gateway") && !config.https
+        : usesEmbeddedIdp(config) && parts.has("gateway")
           ? ownProvider
           : fetch,
     );
@@ -298,6 +312,7 @@ export async function startService(
           ...hooks.idp,
         });
         started.push({ name: "identity provider", stop: () => embedded.idp.close() });
+        ownIdp = embedded.idp;
         identityProvider = identityProviderRoutes(embedded.idp);
         admin = embedded.admin;
         exchangeSecret = embedded.exchangeClientSecret;
@@ -356,14 +371,20 @@ export async function startService(
               key: readFileSync(config.tlsKeyFile as string),
             }
           : undefined,
-        readiness: { store: () => pingStore(store.db) },
+        readiness: {
+          store: () => {
+            const state = store.availability();
+            return state.available ? pingStore(store.db) : state.reason;
+          },
+        },
+        storeAvailability: () => store.availability(),
+        draining: () => draining,
         logger,
         quietHealthChecks,
       });
       await listenOrExplain(gateway, config.bindAddress, config.port, "PORT (or --port)");
       started.push({ name: "gateway", stop: stopApp(gateway) });
       gatewayUrl = listenUrl(gateway, config.https ? "https" : "http");
-      ownGatewayUrl = gatewayUrl;
     }
 
     // The stop order: the gateway first (it calls the others), then the identity provider, the MCP servers
@@ -387,6 +408,11 @@ export async function startService(
       keycloak,
       stop,
       stopDurations: shutdown.durations,
+      async drain(ms) {
+        draining = true;
+        drainingGauge.set(1);
+        await new Promise((resolve) => setTimeout(resolve, ms));
+      },
     };
   } catch (error) {
     for (const part of started.reverse()) await part.stop(Date.now());

@@ -70,6 +70,8 @@ export async function withStore<T>(
     databaseUrl: settings.databaseUrl,
     sqliteFile: sqliteFileIn(settings.dataDir),
     readWorkers: 0,
+    // A command waits as long as the service for a lock or a connection; its statements have no limit.
+    waitTimeoutMs: settings.storeWaitTimeout * 1000,
   });
   try {
     return await work(store);

@@ -1,4 +1,5 @@
 import { Command, CommanderError } from "commander";
+import { causeText, StoreUnavailableError } from "../store/store-errors.ts";
 import { VERSION } from "../version.ts";
 import { type CliIo, processCliIo, withCliIo } from "./io.ts";
 import { CliError } from "./output.ts";
@@ -65,6 +66,11 @@ export async function run(args: readonly string[], io: CliIo = processCliIo()): 
       } else if (error instanceof CliError) {
         io.stderr.write(`imaging: ${error.message}\n`);
         io.exitCode = error.exitCode;
+      } else if (error instanceof StoreUnavailableError) {
+        // The operator runs the command: the server's own reason ("password authentication failed for user
+        // …", a refused host) says what to fix. Driver messages never carry the URL's password.
+        io.stderr.write(`imaging: ${error.message}: ${causeText(error)}\n`);
+        io.exitCode = 1;
       } else {
         // Configuration, ingest and scan-input errors carry a message written for the user, as do the others.
         const message = error instanceof Error ? error.message : String(error);

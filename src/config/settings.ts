@@ -282,6 +282,24 @@ export const SETTINGS = {
     description:
       "seconds `imaging start` has, after SIGTERM or SIGINT, to drain and exit (see [Running it as a service](#running-it-as-a-service))",
   },
+  shutdownDrain: {
+    env: "SHUTDOWN_DRAIN",
+    schema: z.coerce.number().min(0).max(600).default(3),
+    description:
+      "seconds `imaging start` keeps serving after SIGTERM while `/readyz` answers 503, each answer closing its connection, so that a load balancer takes the replica out before it stops listening (the shipped HAProxy configuration needs at most 1.5 s); then SHUTDOWN_TIMEOUT applies; SIGINT skips it (see [Running it as a service](#running-it-as-a-service))",
+  },
+  storeWaitTimeout: {
+    env: "STORE_WAIT_TIMEOUT",
+    schema: z.coerce.number().positive().max(600).default(5),
+    description:
+      "seconds a request waits for the store before a 503 with Retry-After: PostgreSQL, to connect or for a free connection of the pool (10 per process); SQLite, for the write lock another process holds",
+  },
+  storeStatementTimeout: {
+    env: "STORE_STATEMENT_TIMEOUT",
+    schema: z.coerce.number().positive().max(3600).default(30),
+    description:
+      "PostgreSQL: seconds a statement of the service may run (the server's `statement_timeout`); a server that gives no answer 5 s past it (paused, cut off) has the connection dropped and the request answered 503; migrations and the `imaging` commands have no limit",
+  },
   storeReadWorkers: {
     env: "STORE_READ_WORKERS",
     schema: z.coerce.number().int().min(0).max(64).optional(),

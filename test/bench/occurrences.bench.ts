@@ -379,7 +379,15 @@ function openSqliteAsIs(
     dialect: new SqliteDialect({ database }),
     log: (event) => onQuery?.(event.query.sql, event.query.parameters),
   });
-  return { db, kind: "sqlite", location: file, notices: [], migrated: [], close: () => db.destroy() };
+  return {
+    db,
+    kind: "sqlite",
+    location: file,
+    notices: [],
+    migrated: [],
+    availability: () => ({ available: true }),
+    close: () => db.destroy(),
+  };
 }
 
 /** EXPLAIN QUERY PLAN of the statements that read the page (wide CVE, limit 50), by method. */

@@ -9,6 +9,8 @@ import { startTcpRelay, type TcpRelay } from "../support/tcp-relay.ts";
 interface Readiness {
   status: string;
   checks: Record<string, string>;
+  /** Why each DOWN check is down (only when not ready). */
+  reasons?: Record<string, string>;
 }
 
 const readiness = async (gateway: string) => {
@@ -75,6 +77,9 @@ describe("gateway: liveness and readiness", () => {
     assert.equal(down.status, "DOWN");
     assert.equal(down.checks.store, "DOWN");
     assert.equal(down.checks["upstream rest"], "UP");
+    // It says why, in words for an operator.
+    assert.deepEqual(Object.keys(down.reasons ?? {}), ["store"]);
+    assert.match(down.reasons?.store ?? "", /database|store/);
     // The answer names no host, port or driver message.
     assert.doesNotMatch(JSON.stringify(down), /127\.0\.0\.1|ECONNREFUSED|postgres/i);
     assert.equal((await fetch(`${service.gatewayUrl}/livez`)).status, 200);

@@ -167,14 +167,22 @@ export async function createEmbeddedIdp(options: EmbeddedIdpOptions): Promise<Em
   // A rotation on any replica (or by `imaging idp rotate-keys`) bumps the stored keys' version: one
   // indexed read per interval tells every replica, so all publish and sign alike within that delay.
   let polling = false;
+  // A store outage fails every poll: said once when it starts (and if its reason changes), and once when over.
+  let pollFailure: string | undefined;
   const pollKeys = async () => {
     if (polling) return;
     polling = true;
     try {
       const version = await serviceSecretVersion(options.db, SIGNING_KEYS_SECRET);
       if (version !== undefined && version !== keysVersion) await reloadKeys();
+      if (pollFailure !== undefined) log("warn", "signing keys polled from the store again");
+      pollFailure = undefined;
     } catch (error) {
-      log("warn", `signing keys not reloaded from the store: ${(error as Error).message}`);
+      const reason = (error as Error).message;
+      if (reason !== pollFailure) {
+        log("warn", `signing keys not polled from the store (the current ones stay in use): ${reason}`);
+      }
+      pollFailure = reason;
     } finally {
       polling = false;
     }
