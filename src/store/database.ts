@@ -23,6 +23,7 @@ import { compareAndGateModelsMigration } from "./migrations/017-compare-and-gate
 import { referenceRangeTotalsMigration } from "./migrations/018-reference-range-totals.ts";
 import { gateFindingsMigration } from "./migrations/019-gate-findings.ts";
 import { sqliteObjectListsMigration } from "./migrations/020-sqlite-object-lists.ts";
+import { packageSourcesAndFactsQueueMigration } from "./migrations/024-package-sources-and-facts-queue.ts";
 import { createNodeSqliteDialect, openNodeSqliteDatabase } from "./node-sqlite-dialect.ts";
 import { createPooledSqliteDialect } from "./pooled-sqlite-dialect.ts";
 import type { Database } from "./schema.ts";
@@ -153,6 +154,7 @@ export const migrationNames = [
   "018-reference-range-totals",
   "019-gate-findings",
   "020-sqlite-object-lists",
+  "024-package-sources-and-facts-queue",
 ] as const;
 
 function inCodeMigrations(kind: StoreKind): MigrationProvider {
@@ -177,6 +179,7 @@ function inCodeMigrations(kind: StoreKind): MigrationProvider {
       [migrationNames[16]]: referenceRangeTotalsMigration(kind),
       [migrationNames[17]]: gateFindingsMigration(kind),
       [migrationNames[18]]: sqliteObjectListsMigration(kind),
+      [migrationNames[19]]: packageSourcesAndFactsQueueMigration(kind),
     }),
   };
 }

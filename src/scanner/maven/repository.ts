@@ -6,7 +6,14 @@ import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { RegistryFetcher } from "../registry/cached-fetch.ts";
-import { type Gav, gavText, repositoryPath } from "./coordinates.ts";
+import {
+  artifactFileUrl,
+  type Gav,
+  gavText,
+  InvalidCoordinatesError,
+  repositoryPath,
+  repositoryUrl,
+} from "./coordinates.ts";
 
 type RepositoryAnswer = { kind: "found"; text: string; origin: string } | { kind: "missing"; reason: string };
 
@@ -42,10 +49,17 @@ export function createMavenRepository(options: MavenRepositoryOptions): MavenRep
   }
 
   async function fetchPom(gav: Gav): Promise<RepositoryAnswer> {
-    const path = repositoryPath(gav, "pom");
+    let path: string;
+    let url: string;
+    try {
+      path = repositoryPath(gav, "pom");
+      url = repositoryUrl(remote, gav, "pom");
+    } catch (error) {
+      if (!(error instanceof InvalidCoordinatesError)) throw error;
+      return { kind: "missing", reason: `not valid Maven coordinates: ${error.message}` };
+    }
     const local = await readLocal(path);
     if (local !== undefined) return { kind: "found", text: local, origin: join(localRepository, path) };
-    const url = `${remote}/${path}`;
     const outcome = await options.fetcher.get(url, { immutable: !gav.version.endsWith("-SNAPSHOT") });
     switch (outcome.kind) {
       case "ok":
@@ -66,12 +80,20 @@ export function createMavenRepository(options: MavenRepositoryOptions): MavenRep
   }
 
   async function fetchVersions(groupId: string, artifactId: string): Promise<string[]> {
-    const dir = `${groupId.replaceAll(".", "/")}/${artifactId}`;
     const found = new Set<string>();
-    for (const name of ["maven-metadata-local.xml", "maven-metadata-central.xml"]) {
-      for (const v of metadataVersions((await readLocal(`${dir}/${name}`)) ?? "")) found.add(v);
+    try {
+      artifactFileUrl("", groupId, artifactId, "maven-metadata.xml");
+    } catch (error) {
+      if (error instanceof InvalidCoordinatesError) return [];
+      throw error;
     }
-    const outcome = await options.fetcher.get(`${remote}/${dir}/maven-metadata.xml`);
+    for (const name of ["maven-metadata-local.xml", "maven-metadata-central.xml"]) {
+      const path = artifactFileUrl("", groupId, artifactId, name);
+      for (const v of metadataVersions((await readLocal(path)) ?? "")) found.add(v);
+    }
+    const outcome = await options.fetcher.get(
+      artifactFileUrl(remote, groupId, artifactId, "maven-metadata.xml"),
+    );
     if (outcome.kind === "ok") for (const v of metadataVersions(outcome.body.toString("utf8"))) found.add(v);
     return [...found];
   }
@@ -96,7 +118,15 @@ export function createMavenRepository(options: MavenRepositoryOptions): MavenRep
       return answer;
     },
     sha1(gav, extension, classifier = "") {
-      const path = `${repositoryPath(gav, extension, classifier)}.sha1`;
+      let path: string;
+      let url: string;
+      try {
+        path = `${repositoryPath(gav, extension, classifier)}.sha1`;
+        url = `${repositoryUrl(remote, gav, extension, classifier)}.sha1`;
+      } catch (error) {
+        if (error instanceof InvalidCoordinatesError) return Promise.resolve(undefined);
+        throw error;
+      }
       let answer = sha1s.get(path);
       if (!answer) {
         answer = (async () => {
@@ -104,7 +134,7 @@ export function createMavenRepository(options: MavenRepositoryOptions): MavenRep
           const text =
             local ??
             (await options.fetcher
-              .get(`${remote}/${path}`, { immutable: true })
+              .get(url, { immutable: true })
               .then((o) => (o.kind === "ok" ? o.body.toString("utf8") : undefined)));
           // .sha1 files hold the hex digest, sometimes followed by the file name
           const digest = text?.trim().split(/\s+/)[0]?.toLowerCase();

@@ -10,7 +10,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { unzipSync } from "fflate";
 import type { InventoryPackage, InventoryWarning } from "../../inventory.ts";
-import { repositoryPath } from "../../maven/coordinates.ts";
+import { repositoryPath, repositoryUrl } from "../../maven/coordinates.ts";
 import type { RegistryFetcher } from "../../registry/cached-fetch.ts";
 
 export interface JarSource {
@@ -112,7 +112,8 @@ async function repositoryJar(
   } catch {
     // not in the local repository: the remote one
   }
-  const outcome = await source.fetcher.get(`${source.mavenRepositoryUrl.replace(/\/+$/, "")}/${path}`, {
+  const url = repositoryUrl(source.mavenRepositoryUrl, { groupId, artifactId, version: p.version }, "jar");
+  const outcome = await source.fetcher.get(url, {
     immutable: !p.version.endsWith("-SNAPSHOT"),
   });
   switch (outcome.kind) {
