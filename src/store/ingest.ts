@@ -16,6 +16,7 @@ import {
   openOccurrencePackages,
 } from "./occurrence-model.ts";
 import type { PackageFactsRule } from "./package-facts.ts";
+import { lockPackageWrites, queueMissingFacts } from "./package-facts-queue.ts";
 import {
   type ApplicationObjectsTable,
   type Database,
@@ -50,6 +51,12 @@ export interface IngestResult {
 export interface IngestOptions {
   description?: string;
   demo?: boolean;
+  /**
+   * Queue the packages without published versions for a background lookup of their registry facts
+   * (package-facts-queue.ts), in the analysis's own transaction: uploads do, so that a restart between
+   * the answer and the lookups loses nothing.
+   */
+  queueMissingFacts?: boolean;
 }
 
 /**
@@ -65,6 +72,7 @@ export async function ingestAnalysis(
 ): Promise<IngestResult> {
   const analyzedAt = validateAnalysis(applicationName, input);
   const result = await db.transaction().execute(async (trx) => {
+    await lockPackageWrites(trx, "shared");
     const applicationId = await ensureApplication(trx, applicationName, options);
     const last = await trx
       .selectFrom("analyses")
@@ -87,6 +95,7 @@ export async function ingestAnalysis(
       .execute();
 
     const packageIds = await resolvePackages(trx, input);
+    if (options.queueMissingFacts) await queueMissingFacts(trx, packageIds.values(), Date.now());
     const packages = await diffPackages(trx, applicationId, seq, input, packageIds, rule);
     const external = await diffExternalObjects(trx, applicationId, seq, input.objects, packageIds);
     const sources = await diffApplicationObjects(trx, applicationId, seq, input);
