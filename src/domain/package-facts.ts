@@ -5,7 +5,11 @@
  */
 import type { Kysely, Transaction } from "kysely";
 import { recomputeTouched as storeRecompute } from "../store/advisories.ts";
-import { loadAdvisory as storeAdvisory, loadPublishedVersions as storeVersions } from "../store/catalog.ts";
+import {
+  loadAdvisory as storeAdvisory,
+  loadPublishedVersions as storeVersions,
+  loadPublishedVersionsOfPackages as storeVersionsOfPackages,
+} from "../store/catalog.ts";
 import {
   IngestError,
   type IngestOptions,
@@ -51,6 +55,14 @@ export function loadPublishedVersions(
   versions: readonly PublishedVersionInput[],
 ): ReturnType<typeof storeVersions> {
   return storeVersions(db, ecosystem, name, versions, PACKAGE_FACTS);
+}
+
+/** Records the published versions of several packages (by id) and recomputes their facts. */
+export function loadPublishedVersionsOfPackages(
+  db: Db,
+  items: readonly { packageId: number; versions: readonly PublishedVersionInput[] }[],
+): Promise<void> {
+  return storeVersionsOfPackages(db, items, PACKAGE_FACTS);
 }
 
 /** Records one advisory and recomputes the facts of the packages it names. */

@@ -118,9 +118,11 @@ export async function claimPackages(
   }));
 }
 
-/** The package's facts are stored (or there are none to get): it leaves the queue. */
-export async function finishPackage(db: Db, packageId: number): Promise<void> {
-  await db.deleteFrom("package_facts_queue").where("package_id", "=", packageId).execute();
+/** The packages' facts are stored (or there are none to get): they leave the queue. */
+export async function finishPackages(db: Db, packageIds: readonly number[]): Promise<void> {
+  for (const batch of chunks(packageIds, 400)) {
+    await db.deleteFrom("package_facts_queue").where("package_id", "in", batch).execute();
+  }
 }
 
 /** The lookup failed: released until `retryAt` (epoch ms), the attempt and its reason kept. */

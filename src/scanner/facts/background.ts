@@ -8,11 +8,12 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { Kysely } from "kysely";
-import { loadPublishedVersions } from "../../domain/package-facts.ts";
+import { loadPublishedVersionsOfPackages } from "../../domain/package-facts.ts";
+import type { PublishedVersionInput } from "../../store/input-records.ts";
 import {
   type ClaimedPackage,
   claimPackages,
-  finishPackage,
+  finishPackages,
   lockPackageWrites,
   postponePackage,
   releaseClaims,
@@ -29,7 +30,7 @@ interface FactsWorkerOptions {
   pollMs?: number;
   /** How long a claim holds (a crashed claimer's packages are claimed again after it). */
   leaseMs?: number;
-  /** Packages claimed at once, and looked up concurrently. */
+  /** Packages claimed (and stored) at once, and how many are looked up concurrently. */
   batch?: number;
   concurrency?: number;
   /** One line per failure, for the service's log. */
@@ -54,7 +55,7 @@ const retryDelayMs = (attempts: number) => Math.min(30_000 * 2 ** attempts, 3_60
 export function startFactsWorker(db: Kysely<Database>, options: FactsWorkerOptions): FactsWorker {
   const claimer = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
   const pollMs = options.pollMs ?? 5_000;
-  const leaseMs = options.leaseMs ?? 300_000;
+  const leaseMs = options.leaseMs ?? 600_000;
   let stopped = false;
   let wakeUp: (() => void) | undefined;
   let woken = false;
@@ -84,50 +85,54 @@ export function startFactsWorker(db: Kysely<Database>, options: FactsWorkerOptio
       ? (await import("./npm.ts")).npmVersions(options.fetcher, options.npmRegistryUrl, p.name)
       : (await import("./maven.ts")).mavenVersions(options.fetcher, options.mavenRepositoryUrl, p.name);
 
-  const settle = async (p: ClaimedPackage) => {
-    const lookup = await lookUp(p);
-    if (lookup.kind === "ok" && lookup.versions.length > 0) {
-      await db.transaction().execute(async (trx) => {
-        await lockPackageWrites(trx, "exclusive");
-        await loadPublishedVersions(trx, p.ecosystem, p.name, lookup.versions);
-        await finishPackage(trx, p.packageId);
-      });
-      return;
-    }
-    if (lookup.kind === "ok" || lookup.kind === "not-found") {
-      // Not on the registry (a private package) or no version listed: nothing will come, stop waiting.
-      await finishPackage(db, p.packageId);
-      return;
-    }
-    const reason = lookup.kind === "failed" ? lookup.reason : "not cached";
-    if (p.attempts + 1 >= MAX_ATTEMPTS) {
-      options.log?.(`facts of ${p.ecosystem}:${p.name} given up after ${MAX_ATTEMPTS} attempts: ${reason}`);
-      await finishPackage(db, p.packageId);
-    } else {
-      await postponePackage(db, p.packageId, Date.now() + retryDelayMs(p.attempts), reason);
-    }
+  /** Looks up a claimed batch (bounded concurrency), then stores what came in one transaction. */
+  const settle = async (claimed: readonly ClaimedPackage[]) => {
+    const found: { packageId: number; versions: PublishedVersionInput[] }[] = [];
+    const nothing: number[] = [];
+    const queue = [...claimed];
+    const work = async () => {
+      for (let p = queue.shift(); p !== undefined; p = queue.shift()) {
+        let lookup: VersionsLookup;
+        try {
+          lookup = await lookUp(p);
+        } catch (error) {
+          lookup = { kind: "failed", reason: (error as Error).message };
+        }
+        if (lookup.kind === "ok" && lookup.versions.length > 0) {
+          found.push({ packageId: p.packageId, versions: lookup.versions });
+        } else if (lookup.kind === "ok" || lookup.kind === "not-found") {
+          // Not on the registry (a private package) or no version listed: nothing will come.
+          nothing.push(p.packageId);
+        } else {
+          const reason = lookup.kind === "failed" ? lookup.reason : "not cached";
+          if (p.attempts + 1 >= MAX_ATTEMPTS) {
+            options.log?.(
+              `facts of ${p.ecosystem}:${p.name} given up after ${MAX_ATTEMPTS} attempts: ${reason}`,
+            );
+            nothing.push(p.packageId);
+          } else {
+            await postponePackage(db, p.packageId, Date.now() + retryDelayMs(p.attempts), reason);
+          }
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(options.concurrency ?? 16, queue.length) }, work));
+    await db.transaction().execute(async (trx) => {
+      await lockPackageWrites(trx, "exclusive");
+      await loadPublishedVersionsOfPackages(trx, found);
+      await finishPackages(trx, [...found.map((f) => f.packageId), ...nothing]);
+    });
   };
 
   const loop = (async () => {
     while (!stopped) {
       let claimed: ClaimedPackage[] = [];
       try {
-        claimed = await claimPackages(db, claimer, options.batch ?? 16, Date.now(), leaseMs);
-        if (claimed.length > 0) {
-          const queue = [...claimed];
-          const work = async () => {
-            for (let p = queue.shift(); p !== undefined; p = queue.shift()) {
-              try {
-                await settle(p);
-              } catch (error) {
-                options.log?.(`facts of ${p.ecosystem}:${p.name}: ${(error as Error).message}`);
-                await postponePackage(db, p.packageId, Date.now() + retryDelayMs(p.attempts), String(error));
-              }
-            }
-          };
-          await Promise.all(Array.from({ length: Math.min(options.concurrency ?? 8, queue.length) }, work));
-        }
+        claimed = await claimPackages(db, claimer, options.batch ?? 64, Date.now(), leaseMs);
+        if (claimed.length > 0) await settle(claimed);
       } catch (error) {
+        // The claims lapse and the packages are looked up again (a store that went away, a write that
+        // failed): nothing is lost.
         if (!stopped) options.log?.(`package facts queue: ${(error as Error).message}`);
       }
       if (claimed.length === 0) {
