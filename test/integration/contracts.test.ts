@@ -54,6 +54,7 @@ describe("contracts: a field added to a zod shape reaches every copy", () => {
       async () => [
         {
           ecosystem: "npm",
+          factsPending: false,
           maxSeverity: null,
           name: "left-pad",
           plantedField: "reached",
@@ -61,6 +62,7 @@ describe("contracts: a field added to a zod shape reaches every copy", () => {
           releasesPerYear: null,
           saferClosestVersion: null,
           safestVersion: null,
+          sources: ["package-lock.json"],
           version: "1.0.0",
           vulnerabilities: [],
           notInTheShape: "dropped",
