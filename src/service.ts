@@ -40,7 +40,7 @@ import { startMcpService } from "./mcp/http-service.ts";
 import { draining as drainingGauge } from "./observability/metrics.ts";
 import { createMetricsServer } from "./observability/metrics-listener.ts";
 import { buildRestApp } from "./rest/app.ts";
-import type { GatherFacts } from "./rest/routes/analyses.ts";
+import type { FactsWorker } from "./scanner/facts/background.ts";
 import { createRegistryFetcher } from "./scanner/registry/cached-fetch.ts";
 import { statusSources } from "./service-status.ts";
 import { drainListener, ShutdownSequence, type StopStep, trackConnections } from "./shutdown.ts";
@@ -86,21 +86,18 @@ export interface RunningService {
 
 /**
  * Uploaded analyses name packages the platform may know nothing about: their facts are looked up in the
- * configured registries (through the on-disk cache under `<data dir>/cache/http`).
+ * configured registries (through the on-disk cache under `<data dir>/cache/http`), in the background
+ * (scanner/facts/background.ts), from the queue the uploads fill in the store.
  */
-function factsGatherer(config: RuntimeConfig, store: StoreHandle): GatherFacts {
-  const fetcher = createRegistryFetcher({ cacheDir: join(config.dataDir, "cache", "http"), offline: false });
-  return async (packages) => {
-    // The registries' readers (Maven XML, npm) are loaded by the first upload that needs them, not at start.
-    const { gatherPackageFacts } = await import("./scanner/facts/index.ts");
-    return gatherPackageFacts(store.db, packages, {
-      fetcher,
-      npmRegistryUrl: config.npmRegistryUrl,
-      mavenRepositoryUrl: config.mavenRepositoryUrl,
-      offline: false,
-      onlyMissing: true,
-    });
-  };
+async function startFactsLookups(config: RuntimeConfig, store: StoreHandle): Promise<FactsWorker> {
+  // The registries' readers (Maven XML, npm) load here, with the REST API, not with every command.
+  const { startFactsWorker } = await import("./scanner/facts/background.ts");
+  return startFactsWorker(store.db, {
+    fetcher: createRegistryFetcher({ cacheDir: join(config.dataDir, "cache", "http"), offline: false }),
+    npmRegistryUrl: config.npmRegistryUrl,
+    mavenRepositoryUrl: config.mavenRepositoryUrl,
+    log: config.logLevel === "silent" ? undefined : (message) => process.stderr.write(`[facts] ${message}\n`),
+  });
 }
 
 /** A running part and how it stops. */
@@ -209,13 +206,15 @@ export async function startService(
     let knownExchangeSecret: string | undefined;
     let restApp: FastifyInstance | undefined;
     if (parts.has("rest")) {
+      const facts = await startFactsLookups(config, store);
+      started.push({ name: "package facts lookups", stop: () => facts.stop() });
       const rest = await buildRestApp({
         db: store.db,
         verifier: jwt,
         version: VERSION,
         logger,
         quietHealthChecks,
-        analyses: { maxBytes: config.analysisUploadMaxBytes, gatherFacts: factsGatherer(config, store) },
+        analyses: { maxBytes: config.analysisUploadMaxBytes, onFactsQueued: () => facts.wake() },
         identity:
           config.idp === "keycloak" && config.keycloakUrl
             ? keycloakAdministration({ ...config, keycloakUrl: config.keycloakUrl })

@@ -132,12 +132,24 @@ export type CveInsight = z.infer<typeof cveInsight>;
 
 export const packageUse = object({
   ecosystem,
+  factsPending: z
+    .boolean()
+    .describe(
+      "True while the platform is still looking up the package's published versions and release dates in its " +
+        "registry (after an upload that named it first): releaseDate, releasesPerYear and the safer versions follow",
+    ),
   maxSeverity: z
     .string()
     .nullable()
     .describe("Most severe severity among the CVEs affecting this version (null when none does)"),
   name: z.string().describe("Package name; Maven packages as groupId:artifactId"),
   ...packageFacts,
+  sources: z
+    .array(z.string())
+    .describe(
+      "The manifests or lockfiles this version was read from (package-lock.json, pom.xml, gradle.lockfile, an " +
+        "archive, an SBOM), relative to the scanned folder; empty when the analysis document did not say",
+    ),
   vulnerabilities: z.array(z.string()).describe("CVE ids affecting this version, sorted"),
 }).describe("A package version the application uses, with its facts and the CVEs affecting it.");
 export type PackageUse = z.infer<typeof packageUse>;

@@ -5,45 +5,100 @@
  * upload, types the code, and its JSON Schema is the request body of the OpenAPI document.
  */
 import { z } from "zod";
+import { applicationNameProblem } from "../domain/application-names.ts";
+import { packageNameProblem, versionProblem } from "../domain/package-names.ts";
 import type { AnalysisInput } from "../store/input-records.ts";
 
 /**
- * A required text: the pattern states in the JSON Schema (so in the OpenAPI document) what the trim
- * enforces, that whitespace alone is no value; without it the published schema accepted "\t".
+ * No control characters (C0, DEL, C1) in any stored text: they would reach terminals and pages as they
+ * are. Written as ranges, not `\p{Cc}`, so that the published JSON Schema reads the same without the
+ * `u` flag.
  */
-const text = (max: number) => z.string().regex(/\S/, "must not be blank").trim().min(1).max(max);
+const CONTROL = "\\u0000-\\u001f\\u007f-\\u009f";
+const NO_CONTROL = new RegExp(`^[^${CONTROL}]*$`);
+const noControl = (max: number) =>
+  z.string().max(max).regex(NO_CONTROL, "must not contain control characters");
+
+/**
+ * A required text: the pattern states in the JSON Schema (so in the OpenAPI document) what the trim
+ * enforces, that whitespace alone is no value (without it the published schema accepted "\t"), and that
+ * no control character is.
+ */
+const text = (max: number) =>
+  z
+    .string()
+    .regex(
+      new RegExp(`^[^${CONTROL}]*[^\\s${CONTROL}][^${CONTROL}]*$`),
+      "must not be blank nor contain control characters",
+    )
+    .trim()
+    .min(1)
+    .max(max);
 
 const name = text(1024);
 
-const packageRef = z.object({
-  ecosystem: z.enum(["npm", "maven"]),
-  name: name.describe("npm name as published; Maven groupId:artifactId"),
-  version: text(256),
-});
+/** A rule of one field's own value (bad input, 400), not a cross-reference between fields (409). */
+const INVALID = { code: "custom", params: { invalid: true } } as const;
+
+/** How long a package's list of inputs may be, and each input's path. */
+const MAX_SOURCES = 1000;
+
+const packageRef = z
+  .object({
+    ecosystem: z.enum(["npm", "maven"]),
+    name: name.describe(
+      "npm name as published (npm's naming rules); Maven groupId:artifactId (Maven's coordinate rules)",
+    ),
+    version: text(256).describe(
+      'A semver version for npm; a Maven version without \\ / : " < > | ? * or spaces',
+    ),
+    sources: z
+      .array(text(1024))
+      .max(MAX_SOURCES)
+      .optional()
+      .describe(
+        "The inputs this version was read from (lockfiles, POMs, Gradle lockfiles, archives, SBOMs), relative to the scanned folder",
+      ),
+  })
+  .superRefine((p, ctx) => {
+    const nameProblem = packageNameProblem(p.ecosystem, p.name);
+    if (nameProblem) {
+      ctx.addIssue({ ...INVALID, path: ["name"], message: `${JSON.stringify(p.name)} ${nameProblem}` });
+    }
+    const problem = versionProblem(p.ecosystem, p.version);
+    if (problem) {
+      ctx.addIssue({ ...INVALID, path: ["version"], message: `${JSON.stringify(p.version)} ${problem}` });
+    }
+  });
 
 const externalObject = z.object({
   id: name,
   package: name.describe("<ecosystem>:<name> of a package of this analysis, e.g. npm:lodash"),
-  name: z.string().max(4096),
-  fullName: z.string().max(4096),
-  mangling: z.string().max(4096),
-  type: z.string().max(256),
-  typeId: z.string().max(256),
+  name: noControl(4096),
+  fullName: noControl(4096),
+  mangling: noControl(4096),
+  type: noControl(256),
+  typeId: noControl(256),
 });
 
 const applicationObject = z.object({
   id: name,
-  name: z.string().max(4096),
-  fullName: z.string().max(4096),
-  type: z.string().max(256),
-  typeId: z.string().max(256),
+  name: noControl(4096),
+  fullName: noControl(4096),
+  type: noControl(256),
+  typeId: noControl(256),
 });
 
 const analysisDocumentSchema = z
   .object({
-    application: text(256).describe(
-      "The application analyzed; must be the {name} of the URL when sent to the REST API",
-    ),
+    application: text(256)
+      .superRefine((value, ctx) => {
+        const problem = applicationNameProblem(value);
+        if (problem) ctx.addIssue({ ...INVALID, message: problem });
+      })
+      .describe(
+        "The application analyzed; must be the {name} of the URL when sent to the REST API. Not `.` or `..`, no `/`, back-quote or control character",
+      ),
     analyzedAt: z.iso
       .datetime({ offset: true })
       .describe("When the analysis was made (ISO 8601), later than the application's latest analysis"),
@@ -137,7 +192,9 @@ export function parseAnalysisDocument(
   const parsed = analysisDocumentSchema.safeParse(value);
   if (parsed.success) return { ok: true, document: parsed.data };
   const issue = parsed.error.issues[0];
-  const inconsistent = parsed.error.issues.every((i) => i.code === "custom");
+  const inconsistent = parsed.error.issues.every(
+    (i) => i.code === "custom" && (i.params as { invalid?: boolean } | undefined)?.invalid !== true,
+  );
   const path = (issue?.path ?? [])
     .map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`))
     .join("");

@@ -11,6 +11,7 @@ import { statSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import type { Kysely } from "kysely";
 import { ingestAnalysis } from "../domain/package-facts.ts";
+import { packageNameProblem, versionProblem } from "../domain/package-names.ts";
 import { countVulnerablePackages, latestAnalysisAt } from "../store/analysis-summary.ts";
 import { type ChangeCount, IngestError } from "../store/ingest.ts";
 import type { ExternalObjectInput, ReferenceInput } from "../store/input-records.ts";
@@ -29,6 +30,7 @@ import {
 } from "./inventory.ts";
 import { mavenReader } from "./maven/reader.ts";
 import { npmReader } from "./npm/reader.ts";
+import { type SkippedProject, selectApplication } from "./projects.ts";
 import { sbomReader } from "./sbom/reader.ts";
 import { walkFiles } from "./walk.ts";
 
@@ -39,14 +41,27 @@ type ScanContext = Omit<ReaderContext, "root">;
 
 interface ScanOptions extends ScanContext {
   readers: readonly InputReader[];
+  /**
+   * Read every project of the scanned tree (templates, examples, fixtures...), not only the application
+   * (`--all-projects`; see projects.ts).
+   */
+  allProjects?: boolean;
+}
+
+/** A package of the scan: found in one or more inputs. */
+export interface ScannedPackage extends InventoryPackage {
+  /** Every input it was read from, relative to the scanned path, sorted. */
+  sources: string[];
 }
 
 export interface ScanResult {
   /** Inputs read, relative to the scanned path, with the reader that read each. */
   inputs: { reader: string; file: string }[];
   /** Deduplicated by ecosystem, name and version: dev only when dev everywhere, direct when direct anywhere. */
-  packages: InventoryPackage[];
+  packages: ScannedPackage[];
   warnings: InventoryWarning[];
+  /** Projects found below the application and not read (see projects.ts), with the reason. */
+  skippedProjects: SkippedProject[];
   /** External objects the application's code refers to, and the references to them (code extractors). */
   objects: ExternalObjectInput[];
   references: ReferenceInput[];
@@ -81,7 +96,13 @@ export async function scanPath(path: string, options: ScanOptions): Promise<Scan
   }
   const root = isDirectory ? absolute : dirname(absolute);
   options.progress(`looking for inputs in ${path}`);
-  const files = isDirectory ? walkFiles(absolute, path) : [basename(absolute)];
+  const walked = isDirectory ? walkFiles(absolute, path, { includeSamples: true }) : [basename(absolute)];
+  // A file named by itself is the whole input; a directory is one application unless asked otherwise.
+  const selection = isDirectory
+    ? selectApplication(absolute, walked, { allProjects: options.allProjects ?? false })
+    : { files: walked, skipped: [], warnings: [] };
+  const files = selection.files;
+  for (const s of selection.skipped) options.progress(`skipped ${s.path}: ${s.reason}`);
   const claimed = new Map<InputReader, string[]>();
   const inputs: ScanResult["inputs"] = [];
   for (const file of files) {
@@ -90,17 +111,21 @@ export async function scanPath(path: string, options: ScanOptions): Promise<Scan
     claimed.set(reader, [...(claimed.get(reader) ?? []), resolve(root, file)]);
     inputs.push({ reader: reader.name, file });
   }
+  const skippedNote =
+    selection.skipped.length === 0
+      ? ""
+      : `; ${selection.skipped.length} other project${selection.skipped.length === 1 ? "" : "s"} below it skipped (--all-projects reads them)`;
   if (inputs.length === 0 && files.includes("package.json")) {
     throw new ScanInputError(
       isDirectory ? `${path.replace(/\/+$/, "")}/package.json` : path,
-      "no lockfile beside it to give exact versions (run npm install --package-lock-only, or your package manager's equivalent)",
+      `no lockfile beside it to give exact versions (run npm install --package-lock-only, or your package manager's equivalent)${skippedNote}`,
     );
   }
   if (inputs.length === 0) {
     throw new ScanInputError(
       path,
       isDirectory
-        ? "no supported input found (npm/yarn/pnpm lockfiles, pom.xml, gradle.lockfile, jar/war/ear, SBOMs named *.cdx.json, *.spdx.json or bom.json)"
+        ? `no supported input found (npm/yarn/pnpm lockfiles, pom.xml, gradle.lockfile, jar/war/ear, SBOMs named *.cdx.json, *.spdx.json or bom.json)${skippedNote}`
         : "not a supported input (a lockfile, pom.xml, gradle.lockfile, jar/war/ear, or an SBOM named *.cdx.json, *.spdx.json or bom.json)",
     );
   }
@@ -108,15 +133,16 @@ export async function scanPath(path: string, options: ScanOptions): Promise<Scan
     `found ${inputs.length} input${inputs.length === 1 ? "" : "s"}: ` +
       [...claimed].map(([reader, list]) => `${reader.name} ${list.length}`).join(", "),
   );
-  const { readers: _, ...context } = options;
+  const { readers: _, allProjects: __, ...context } = options;
   const found: InventoryPackage[] = [];
-  const warnings: InventoryWarning[] = [];
+  const warnings: InventoryWarning[] = [...selection.warnings];
   for (const [reader, list] of claimed) {
     const inventory = await reader.read(list, { ...context, root, singleFile: !isDirectory });
-    found.push(...inventory.packages);
-    warnings.push(...inventory.warnings);
+    // One at a time: spreading a 150,000-package inventory into push() overflows the call stack.
+    for (const p of inventory.packages) found.push(p);
+    for (const w of inventory.warnings) warnings.push(w);
   }
-  const packages = dedupe(found);
+  const packages = withValidNames(dedupe(found), warnings);
   options.progress(`${packages.length} packages (${packages.filter((p) => p.dev).length} dev only)`);
   // The JavaScript extractor reads source code only in a scanned directory (a lone lockfile has none
   // beside it); the Java extractor also reads a scanned archive's own classes.
@@ -127,6 +153,7 @@ export async function scanPath(path: string, options: ScanOptions): Promise<Scan
   return {
     inputs,
     packages,
+    skippedProjects: selection.skipped,
     warnings: [...warnings, ...js.warnings, ...java.warnings],
     objects: [...js.objects, ...java.objects],
     references: [...js.references, ...java.references],
@@ -146,17 +173,19 @@ export async function scanPath(path: string, options: ScanOptions): Promise<Scan
   };
 }
 
-function dedupe(found: readonly InventoryPackage[]): InventoryPackage[] {
-  const byKey = new Map<string, InventoryPackage>();
+function dedupe(found: readonly InventoryPackage[]): ScannedPackage[] {
+  const byKey = new Map<string, ScannedPackage>();
   for (const p of found) {
     const key = `${p.ecosystem}:${p.name}@${p.version}`;
     const seen = byKey.get(key);
-    if (!seen) byKey.set(key, { ...p });
+    if (!seen) byKey.set(key, { ...p, sources: [p.source] });
     else {
       seen.dev &&= p.dev;
       seen.direct ||= p.direct;
+      if (!seen.sources.includes(p.source)) seen.sources.push(p.source);
     }
   }
+  for (const p of byKey.values()) p.sources.sort();
   return [...byKey.values()].sort(
     (a, b) =>
       a.ecosystem.localeCompare(b.ecosystem) ||
@@ -165,12 +194,35 @@ function dedupe(found: readonly InventoryPackage[]): InventoryPackage[] {
   );
 }
 
+/**
+ * Packages whose name or version the ecosystem's rules refuse (package-names.ts) are left out, each with a
+ * warning naming the input it came from: they would never be found on a registry, and `../` or `?` in a
+ * name would choose another path there.
+ */
+function withValidNames(packages: ScannedPackage[], warnings: InventoryWarning[]): ScannedPackage[] {
+  return packages.filter((p) => {
+    const nameProblem = packageNameProblem(p.ecosystem, p.name);
+    const problem = nameProblem
+      ? `package name ${JSON.stringify(p.name)} ${nameProblem}`
+      : versionProblem(p.ecosystem, p.version) &&
+        `${JSON.stringify(p.name)}: version ${JSON.stringify(p.version)} ${versionProblem(p.ecosystem, p.version)}`;
+    if (!problem) return true;
+    for (const file of p.sources) warnings.push({ file, message: `${problem}: skipped` });
+    return false;
+  });
+}
+
 export function analysisDocument(
   application: string,
   analyzedAt: string,
   scan: ScanResult,
 ): AnalysisDocument {
-  const packages = scan.packages.map(({ ecosystem, name, version }) => ({ ecosystem, name, version }));
+  const packages = scan.packages.map(({ ecosystem, name, version, sources }) => ({
+    ecosystem,
+    name,
+    version,
+    sources,
+  }));
   return analysisDocumentOf(
     application,
     { analyzedAt, packages, objects: scan.objects, references: scan.references },
@@ -190,6 +242,8 @@ export interface ScanSummary {
   vulnerablePackages: number | null;
   warnings: InventoryWarning[];
   inputs: string[];
+  /** Projects below the application that were not read, each with why (`--all-projects` reads them). */
+  skippedProjects: SkippedProject[];
   /**
    * The code read per language and the precision of its objects: "bytecode" (members, from class files)
    * or "source, class level" (classes only, from sources when nothing was compiled).
@@ -214,6 +268,7 @@ export function unrecordedSummary(document: AnalysisDocument, scan: ScanResult):
     vulnerablePackages: null,
     warnings: scan.warnings,
     inputs: scan.inputs.map((i) => i.file),
+    skippedProjects: scan.skippedProjects,
     code: scan.code,
   };
 }

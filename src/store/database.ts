@@ -25,6 +25,7 @@ import { gateFindingsMigration } from "./migrations/019-gate-findings.ts";
 import { sqliteObjectListsMigration } from "./migrations/020-sqlite-object-lists.ts";
 import { registrationCountsMigration } from "./migrations/021-registration-counts.ts";
 import { advisoryProvenanceMigration } from "./migrations/022-advisory-provenance.ts";
+import { packageSourcesAndFactsQueueMigration } from "./migrations/023-package-sources-and-facts-queue.ts";
 import { createNodeSqliteDialect, openNodeSqliteDatabase } from "./node-sqlite-dialect.ts";
 import { createPooledSqliteDialect } from "./pooled-sqlite-dialect.ts";
 import { createGuardedPool, type GuardedPool, parsePostgresUrl } from "./postgres-pool.ts";
@@ -250,6 +251,7 @@ export const MIGRATIONS: readonly (readonly [name: string, migration: (kind: Sto
   ["020-sqlite-object-lists", sqliteObjectListsMigration],
   ["021-registration-counts", registrationCountsMigration],
   ["022-advisory-provenance", advisoryProvenanceMigration],
+  ["023-package-sources-and-facts-queue", packageSourcesAndFactsQueueMigration],
 ];
 
 /** The migrations' names, in order. */

@@ -24,6 +24,12 @@ export interface PackageRef {
   version: string;
 }
 
+/** A package version of an analysis. */
+export interface AnalysisPackage extends PackageRef {
+  /** The inputs it was read from (lockfiles, POMs, archives, SBOMs), relative to the scanned path. */
+  sources?: string[] | undefined;
+}
+
 export interface ExternalObjectInput {
   id: string;
   /** `<ecosystem>:<name>` of the package the object belongs to. */
@@ -51,7 +57,7 @@ export interface ReferenceInput {
 
 export interface AnalysisInput {
   analyzedAt: string;
-  packages: PackageRef[];
+  packages: AnalysisPackage[];
   objects: ExternalObjectInput[];
   references: ReferenceInput[];
 }

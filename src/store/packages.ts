@@ -131,6 +131,7 @@ export async function listPackages(
     .where((eb) => eb.and(kept))
     .select([
       "pv.id as version_id",
+      "p.id as package_id",
       "ap.package_ecosystem as ecosystem",
       "ap.package_name as name",
       "pv.version",
@@ -160,21 +161,70 @@ export async function listPackages(
     db,
     rows.map((r) => r.version_id),
   );
+  const sources = await sourcesOfVersions(
+    db,
+    query.applicationId,
+    query.seq,
+    rows.map((r) => r.version_id),
+  );
+  const pending = await factsPending(
+    db,
+    rows.map((r) => r.package_id),
+  );
   return rows.map((r) => {
     const found = vulnerabilities.get(r.version_id) ?? [];
     return {
       // A text column; the store writes only the contract's ecosystems.
       ecosystem: r.ecosystem as PackageRecord["ecosystem"],
+      factsPending: pending.has(r.package_id),
       maxSeverity: maxSeverity(found.map((v) => v.severity)),
       name: r.name,
       releaseDate: r.released_at ? { dateTime: toUtcSeconds(r.released_at) } : null,
       releasesPerYear: r.releases_per_year,
       saferClosestVersion: r.safer_closest_version,
       safestVersion: r.safest_version,
+      sources: sources.get(r.version_id) ?? [],
       version: r.version,
       vulnerabilities: found.map((v) => v.cve),
     };
   });
+}
+
+/** The inputs each package version of analysis `seq` was read from (package_sources, migration 024). */
+export async function sourcesOfVersions(
+  db: Db,
+  applicationId: number,
+  seq: number,
+  versionIds: readonly number[],
+): Promise<Map<number, string[]>> {
+  const byVersion = new Map<number, string[]>();
+  const ids = [...new Set(versionIds)];
+  for (let i = 0; i < ids.length; i += 500) {
+    const rows = await db
+      .selectFrom("package_sources as ps")
+      .select(["ps.package_version_id", "ps.sources"])
+      .where("ps.application_id", "=", applicationId)
+      .where("ps.package_version_id", "in", ids.slice(i, i + 500))
+      .where(liveAt("ps", seq))
+      .execute();
+    for (const r of rows) byVersion.set(r.package_version_id, JSON.parse(r.sources) as string[]);
+  }
+  return byVersion;
+}
+
+/** Packages whose registry facts are still being looked up (package_facts_queue, migration 024). */
+export async function factsPending(db: Db, packageIds: readonly number[]): Promise<Set<number>> {
+  const pending = new Set<number>();
+  const ids = [...new Set(packageIds)];
+  for (let i = 0; i < ids.length; i += 500) {
+    const rows = await db
+      .selectFrom("package_facts_queue")
+      .select("package_id")
+      .where("package_id", "in", ids.slice(i, i + 500))
+      .execute();
+    for (const r of rows) pending.add(r.package_id);
+  }
+  return pending;
 }
 
 /** CVEs affecting each package version, ordered by CVE id. */

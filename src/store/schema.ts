@@ -195,6 +195,29 @@ interface OccurrenceObjectListsTable {
   docs: string | Uint8Array;
 }
 
+/** The inputs a package version of an analysis was read from (migration 024): a JSON array of paths. */
+interface PackageSourcesTable {
+  id: Generated<number>;
+  application_id: number;
+  package_version_id: number;
+  sources: string;
+  from_seq: number;
+  to_seq: number;
+}
+
+/** Packages whose registry facts an upload left to look up in the background (migration 024). */
+interface PackageFactsQueueTable {
+  package_id: number;
+  /** Epoch ms. */
+  enqueued_at: number;
+  attempts: number;
+  /** The process that holds the claim (for logs), null when unclaimed. */
+  claimed_by: string | null;
+  /** Epoch ms until which `claimed_by` works on it; 0 when unclaimed. */
+  claimed_until: number;
+  last_error: string | null;
+}
+
 interface ApiKeysTable {
   id: string;
   secret_hash: string;
@@ -433,6 +456,8 @@ export interface Database {
   advisory_import_state: AdvisoryImportStateTable;
   version_vulnerabilities: VersionVulnerabilitiesTable;
   application_packages: ApplicationPackagesTable;
+  package_sources: PackageSourcesTable;
+  package_facts_queue: PackageFactsQueueTable;
   external_objects: ExternalObjectsTable;
   application_objects: ApplicationObjectsTable;
   object_references: ObjectReferencesTable;

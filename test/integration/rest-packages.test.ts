@@ -10,12 +10,14 @@ const FEBRUARY = "date=2024-02-15T00:00:00Z";
 
 const churn = (version: string, releasedAt: string) => ({
   ecosystem: "npm",
+  factsPending: false,
   maxSeverity: null,
   name: "churn",
   releaseDate: { dateTime: releasedAt },
   releasesPerYear: 14,
   saferClosestVersion: "1.15.0",
   safestVersion: "1.15.0",
+  sources: [],
   version,
   vulnerabilities: [],
 });
@@ -88,23 +90,27 @@ for (const kind of STORE_KINDS) {
             churn("1.15.0", "2021-04-01T00:00:00Z"),
             {
               ecosystem: "npm",
+              factsPending: false,
               maxSeverity: null,
               name: "quiet-lib",
               releaseDate: { dateTime: "2023-07-01T00:00:00Z" },
               releasesPerYear: 2,
               saferClosestVersion: "1.1.0",
               safestVersion: "1.1.0",
+              sources: [],
               version: "1.1.0",
               vulnerabilities: [],
             },
             {
               ecosystem: "npm",
+              factsPending: false,
               maxSeverity: "HIGH",
               name: "unused-vuln",
               releaseDate: { dateTime: "2023-01-01T00:00:00Z" },
               releasesPerYear: 2,
               saferClosestVersion: "1.1.0",
               safestVersion: "1.1.0",
+              sources: [],
               version: "1.0.0",
               vulnerabilities: [PORTAL.cves.unused],
             },
@@ -125,12 +131,14 @@ for (const kind of STORE_KINDS) {
         );
         assert.deepEqual(packages[1], {
           ecosystem: "maven",
+          factsPending: false,
           maxSeverity: "CRITICAL",
           name: "org.example:core",
           releaseDate: { dateTime: "2022-01-01T00:00:00Z" },
           releasesPerYear: 2,
           saferClosestVersion: null,
           safestVersion: null,
+          sources: [],
           version: "1.1",
           vulnerabilities: [PORTAL.cves.coreCritical, PORTAL.cves.coreLow],
         });

@@ -2,6 +2,7 @@ import { writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { Command } from "commander";
+import { applicationNameProblem } from "../../domain/application-names.ts";
 import { createRegistryFetcher, redactUrl } from "../../scanner/registry/cached-fetch.ts";
 import {
   analysisDocument,
@@ -27,6 +28,7 @@ interface ScanCliOptions {
   server?: string;
   progress?: boolean;
   allowEmpty?: boolean;
+  allProjects?: boolean;
 }
 
 /** As the REST API reads `date`: an ISO 8601 date-time, UTC when it has no offset. */
@@ -47,6 +49,10 @@ export function registerScan(program: Command): void {
     .option("--server <url>", "send the analysis to this platform (admin API key in IMAGING_API_KEY)")
     .option("--progress", "print progress on stderr even when it is not a terminal")
     .option("--allow-empty", "record (or write, or send) the analysis even when no package was found")
+    .option(
+      "--all-projects",
+      "also read the projects found below the application (templates, examples, fixtures with their own lockfile or build)",
+    )
     .action(async (path: string, options: ScanCliOptions) => {
       const summary = await scan(path, options);
       emit(Boolean(options.json), summary, () => describe(summary, options));
@@ -55,8 +61,12 @@ export function registerScan(program: Command): void {
 
 async function scan(path: string, options: ScanCliOptions): Promise<ScanSummary> {
   const application = options.app.trim();
-  if (application === "" || application.includes("`")) {
-    throw new CliError(`--app "${options.app}" must be a non-empty name without back-quotes`);
+  const nameProblem = applicationNameProblem(application);
+  if (nameProblem) {
+    // JSON quoting: a control character in the name is shown escaped, never sent to the terminal
+    throw new CliError(
+      `--app ${JSON.stringify(options.app)} ${nameProblem}: an application name is one URL path segment`,
+    );
   }
   const withOffset = (text: string) => (/(Z|[+-]\d{2}:\d{2})$/.test(text) ? text : `${text}Z`);
   if (
@@ -99,7 +109,11 @@ async function scan(path: string, options: ScanCliOptions): Promise<ScanSummary>
     mavenSearchUrl: settings.mavenSearchUrl,
     progress,
   };
-  const result = await scanPath(path, { ...context, readers: INPUT_READERS });
+  const result = await scanPath(path, {
+    ...context,
+    readers: INPUT_READERS,
+    allProjects: Boolean(options.allProjects),
+  });
   // an empty analysis would replace the application's inventory with nothing: only when asked for
   if (result.packages.length === 0 && !options.allowEmpty) {
     const why = result.warnings[0];
@@ -174,5 +188,9 @@ function describe(summary: ScanSummary, options: ScanCliOptions): string {
   }
   for (const w of summary.warnings)
     lines.push(`  warning: ${w.file}${w.line ? `:${w.line}` : ""}: ${w.message}`);
+  for (const s of summary.skippedProjects ?? []) lines.push(`  skipped project: ${s.path}: ${s.reason}`);
+  if ((summary.skippedProjects ?? []).length > 0) {
+    lines.push("  (--all-projects reads the skipped projects too)");
+  }
   return lines.join("\n");
 }

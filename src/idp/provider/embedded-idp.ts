@@ -85,7 +85,7 @@ export async function createEmbeddedIdp(options: EmbeddedIdpOptions): Promise<Em
     up: (failures) => log("warn", `identity provider serves requests again (${failures} got 503 meanwhile)`),
   });
   const registration = options.registration?.policy.mode === "off" ? undefined : options.registration;
-  // One rate limit for the process, whatever the rebuilds of the provider (key rotation).
+  // One registration gate (and rate limit), whatever the rebuilds of the provider (key rotation).
   const registrationMiddleware = registration
     ? registrationPolicy(options.db, { onRefused, ...registration })
     : undefined;

@@ -277,7 +277,8 @@ const packages = defineTool({
   description:
     "List the packages (npm and Maven dependencies) an application uses, ordered by name, with the version in " +
     "use, the CVEs affecting that version and the most severe of them, its release date and releases per " +
-    "year, and the safer closest and safest versions to upgrade to. vulnerable=true keeps only affected " +
+    "year, the safer closest and safest versions to upgrade to, and the lockfiles or manifests it was read from " +
+    "(factsPending: its registry facts are still being gathered). vulnerable=true keeps only affected " +
     "versions; query keeps names containing the text (any case).",
   input: z.object({
     application: applicationInput,
@@ -329,6 +330,7 @@ const packages = defineTool({
                 "safer closest",
                 "safest",
                 "released",
+                "read from",
               ],
               list.map((p) => [
                 p.name,
@@ -340,7 +342,8 @@ const packages = defineTool({
                 p.maxSeverity,
                 p.saferClosestVersion,
                 p.safestVersion,
-                p.releaseDate?.slice(0, 10),
+                p.factsPending ? "(facts pending)" : p.releaseDate?.slice(0, 10),
+                clip(p.sources.join(", "), 60),
               ]),
             ),
             pageNote(page, "packages"),

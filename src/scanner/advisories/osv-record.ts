@@ -201,11 +201,13 @@ function affectedOf(osv: OsvRecord): AdvisoryInput["affected"] {
     const spans: AffectedRange[] = [];
     for (const range of entry.ranges ?? []) {
       if (range.type === "SEMVER" || range.type === "ECOSYSTEM") {
-        spans.push(...spansOfOsvRange(ecosystem, range.events));
+        for (const span of spansOfOsvRange(ecosystem, range.events)) spans.push(span);
       }
     }
     const listed = [...new Set(entry.versions ?? [])].filter((v) => !isAffected(ecosystem, v, spans));
-    target.ranges.push(...spans, ...listed.map((version) => ({ version })));
+    // One at a time: OSV records list up to hundreds of thousands of versions, too many to spread.
+    for (const span of spans) target.ranges.push(span);
+    for (const version of listed) target.ranges.push({ version });
     const functions = [
       ...(entry.ecosystem_specific?.affected_functions ?? []),
       ...(entry.database_specific?.affected_functions ?? []),

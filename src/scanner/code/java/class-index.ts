@@ -12,7 +12,7 @@ import { bufferSource } from "../../archive/byte-source.ts";
 import { ArchiveFormatError, ArchiveLimitError, InflateBudget } from "../../archive/limits.ts";
 import { ZipArchive } from "../../archive/zip.ts";
 import type { InventoryPackage, InventoryWarning } from "../../inventory.ts";
-import { repositoryPath } from "../../maven/coordinates.ts";
+import { repositoryPath, repositoryUrl } from "../../maven/coordinates.ts";
 import type { RegistryFetcher } from "../../registry/cached-fetch.ts";
 
 export interface JarSource {
@@ -118,7 +118,8 @@ async function repositoryJar(
   } catch {
     // not in the local repository: the remote one
   }
-  const outcome = await source.fetcher.get(`${source.mavenRepositoryUrl.replace(/\/+$/, "")}/${path}`, {
+  const url = repositoryUrl(source.mavenRepositoryUrl, { groupId, artifactId, version: p.version }, "jar");
+  const outcome = await source.fetcher.get(url, {
     immutable: !p.version.endsWith("-SNAPSHOT"),
   });
   switch (outcome.kind) {
