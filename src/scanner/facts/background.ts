@@ -33,7 +33,9 @@ interface FactsWorkerOptions {
   /** Packages claimed (and stored) at once, and how many are looked up concurrently. */
   batch?: number;
   concurrency?: number;
-  /** One line per failure, for the service's log. */
+  /** The wait before a failed lookup's first retry; each next one waits three times longer (up to 1 h). */
+  firstRetryMs?: number;
+  /** Lines for the service's log: postponed lookups (one line a batch), given-up packages, queue faults. */
   log?: (message: string) => void;
 }
 
@@ -50,12 +52,20 @@ export interface FactsWorker {
 const MAX_ATTEMPTS = 8;
 /** How long a stop waits for the lookups in flight. */
 const STOP_WAIT_MS = 2_000;
-const retryDelayMs = (attempts: number) => Math.min(30_000 * 2 ** attempts, 3_600_000);
+/**
+ * A registry that failed once (a timeout on a busy host, a 503) mostly answers seconds later: the first
+ * retry comes soon, so the packages' factsPending ends soon; the next ones back off (5 s, 15 s, 45 s, ...,
+ * at most an hour apart: about two hours in all before giving up) so a registry that is down is not hammered.
+ */
+const FIRST_RETRY_MS = 5_000;
+const MAX_RETRY_MS = 3_600_000;
 
 export function startFactsWorker(db: Kysely<Database>, options: FactsWorkerOptions): FactsWorker {
   const claimer = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
   const pollMs = options.pollMs ?? 5_000;
   const leaseMs = options.leaseMs ?? 600_000;
+  const firstRetryMs = options.firstRetryMs ?? FIRST_RETRY_MS;
+  const retryDelayMs = (attempts: number) => Math.min(firstRetryMs * 3 ** attempts, MAX_RETRY_MS);
   let stopped = false;
   let wakeUp: (() => void) | undefined;
   let woken = false;
@@ -89,6 +99,7 @@ export function startFactsWorker(db: Kysely<Database>, options: FactsWorkerOptio
   const settle = async (claimed: readonly ClaimedPackage[]) => {
     const found: { packageId: number; versions: PublishedVersionInput[] }[] = [];
     const nothing: number[] = [];
+    const postponed: string[] = [];
     const queue = [...claimed];
     const work = async () => {
       for (let p = queue.shift(); p !== undefined; p = queue.shift()) {
@@ -111,12 +122,22 @@ export function startFactsWorker(db: Kysely<Database>, options: FactsWorkerOptio
             );
             nothing.push(p.packageId);
           } else {
-            await postponePackage(db, p.packageId, Date.now() + retryDelayMs(p.attempts), reason);
+            const delay = retryDelayMs(p.attempts);
+            await postponePackage(db, p.packageId, Date.now() + delay, reason);
+            postponed.push(
+              `${p.ecosystem}:${p.name} (attempt ${p.attempts + 1}, next in ${Math.round(delay / 1000)} s): ${reason}`,
+            );
           }
         }
       }
     };
     await Promise.all(Array.from({ length: Math.min(options.concurrency ?? 16, queue.length) }, work));
+    // One line a batch: a registry that is down fails every package of it alike.
+    if (postponed.length > 0) {
+      options.log?.(
+        `facts of ${postponed.length} package(s) not looked up, retried later; first: ${postponed[0]}`,
+      );
+    }
     await db.transaction().execute(async (trx) => {
       await lockPackageWrites(trx, "exclusive");
       await loadPublishedVersionsOfPackages(trx, found);
