@@ -69,7 +69,7 @@ describe("registry URLs built from package names", () => {
       assert.equal(answer.kind, "missing", JSON.stringify(gav));
       assert.match((answer as { reason: string }).reason, /not valid Maven coordinates/);
       if (gav.version === "1") assert.deepEqual(await repository.versions(gav.groupId, gav.artifactId), []);
-      assert.equal(await repository.sha1(gav, "jar"), undefined);
+      assert.deepEqual(await repository.sha1(gav, "jar"), { kind: "missing" });
     }
     for (const name of ["../../etc:passwd", "org.example:a?b", "org..example:a", "org.example:.."]) {
       const lookup = await mavenVersions(fetcher, registry.mavenUrl, name);
