@@ -70,7 +70,11 @@ export const JAVA_CORPUS: readonly JavaCorpusSubject[] = [
     "io.netty:netty-handler:4.1.100.Final",
     "six netty siblings at project.version",
   ),
-  jar("jetty-server-11.0.18", "org.eclipse.jetty:jetty-server:11.0.18", "jetty BOM, servlet API"),
+  jar(
+    "micrometer-core-1.12.0",
+    "io.micrometer:micrometer-core:1.12.0",
+    "Gradle-published POM, runtime-scoped LatencyUtils",
+  ),
   jar("okhttp-4.12.0", "com.squareup.okhttp3:okhttp:4.12.0", "Gradle-published POM, Kotlin stdlib"),
   jar("guava-32.1.3", "com.google.guava:guava:32.1.3-jre", "several small annotation dependencies"),
   jar("kafka-clients-3.6.0", "org.apache.kafka:kafka-clients:3.6.0", "runtime-scoped compression libraries"),
