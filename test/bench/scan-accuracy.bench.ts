@@ -76,6 +76,8 @@ export interface AccuracyOptions {
   /** Subject ids to run (all when undefined). */
   subjects?: readonly string[];
   peers: readonly ("cdxgen" | "syft")[];
+  /** Called as each subject is done (a long run shows its progress). */
+  onSubject?: (result: SubjectResult) => void;
 }
 
 const score = (expected: Set<string>, found: Set<string>): Score => ({
@@ -211,6 +213,7 @@ export async function benchScanAccuracy(options: AccuracyOptions): Promise<Accur
       const ours = await runOurs(join(dir, "app"), "npm", work, own);
       const peerRuns = await runPeers(options, join(dir, "app"), "npm", work, own, syftBin);
       subjects.push(result(s.id, "npm", "npm application", oracle, ours, peerRuns));
+      options.onSubject?.(subjects.at(-1) as SubjectResult);
     } finally {
       rmSync(work, { recursive: true, force: true });
     }
@@ -232,6 +235,7 @@ export async function benchScanAccuracy(options: AccuracyOptions): Promise<Accur
         r.objects = { all: score(expected, found), methods: score(methods(expected), methods(found)) };
       }
       subjects.push(r);
+      options.onSubject?.(r);
     } finally {
       rmSync(work, { recursive: true, force: true });
     }
@@ -356,6 +360,7 @@ if (process.argv[1] === SELF) {
   const report = await benchScanAccuracy({
     ...(subjects ? { subjects } : {}),
     peers: peerList.filter((p): p is "cdxgen" | "syft" => p === "cdxgen" || p === "syft"),
+    onSubject: (s) => process.stderr.write(`${JSON.stringify(s)}\n`),
   });
   process.stdout.write(`${reportMarkdown(report)}\n`);
   if (process.env.BENCH_ACCURACY_JSON) {

@@ -38,7 +38,7 @@ export interface JavaCorpusSubject {
   /** File extension on Central, and classifier (Spring Boot `exec` jars). */
   extension?: "jar" | "war";
   classifier?: string;
-  /** Compare external objects with javap (small enough jars only: javap runs on every class). */
+  /** Compare external objects with javap (jars up to about 1,000 classes: javap runs on every class). */
   javap: boolean;
   why: string;
 }
@@ -58,7 +58,11 @@ export const JAVA_CORPUS: readonly JavaCorpusSubject[] = [
     "org.apache.httpcomponents:httpclient:4.5.14",
     "versions from the parent's dependencyManagement",
   ),
-  jar("logback-classic-1.4.14", "ch.qos.logback:logback-classic:1.4.14", "sibling version from project.version"),
+  jar(
+    "logback-classic-1.4.14",
+    "ch.qos.logback:logback-classic:1.4.14",
+    "sibling version from project.version",
+  ),
   jar("tika-core-2.9.1", "org.apache.tika:tika-core:2.9.1", "deep parent chain (tika-parent, apache)"),
   jar(
     "hibernate-validator-8.0.1",
@@ -76,9 +80,14 @@ export const JAVA_CORPUS: readonly JavaCorpusSubject[] = [
     "Gradle-published POM, runtime-scoped LatencyUtils",
   ),
   jar("okhttp-4.12.0", "com.squareup.okhttp3:okhttp:4.12.0", "Gradle-published POM, Kotlin stdlib"),
-  jar("guava-32.1.3", "com.google.guava:guava:32.1.3-jre", "several small annotation dependencies"),
-  jar("kafka-clients-3.6.0", "org.apache.kafka:kafka-clients:3.6.0", "runtime-scoped compression libraries"),
-  jar("poi-5.2.5", "org.apache.poi:poi:5.2.5", "Gradle-published POM, commons-*"),
+  jar("guava-32.1.3", "com.google.guava:guava:32.1.3-jre", "several small annotation dependencies", false),
+  jar(
+    "kafka-clients-3.6.0",
+    "org.apache.kafka:kafka-clients:3.6.0",
+    "runtime-scoped compression libraries",
+    false,
+  ),
+  jar("poi-5.2.5", "org.apache.poi:poi:5.2.5", "Gradle-published POM, commons-*", false),
   jar("jsoup-1.17.1", "org.jsoup:jsoup:1.17.1", "no runtime dependency at all (only optional/provided)"),
   jar("httpclient5-5.2.1", "org.apache.httpcomponents.client5:httpclient5:5.2.1", "core5 siblings"),
   {
