@@ -89,6 +89,9 @@ const score = (expected: Set<string>, found: Set<string>): Score => ({
 export const precision = (s: Score) => (s.found === 0 ? (s.expected === 0 ? 1 : 0) : s.both / s.found);
 export const recall = (s: Score) => (s.expected === 0 ? 1 : s.both / s.expected);
 
+/** The subject itself: `name@version` (npm), or any version of its `groupId:artifactId` (Maven modules). */
+const isOwn = (own: Set<string>, id: string) => own.has(id) || own.has(id.slice(0, id.lastIndexOf("@")));
+
 const diff = (a: Set<string>, b: Set<string>) => [...a].filter((x) => !b.has(x)).slice(0, 5);
 
 function tool(run: PeerRun, oracle: Set<string>): ToolResult {
@@ -128,7 +131,7 @@ async function runOurs(
     document.packages
       .filter((p) => p.ecosystem === ecosystem)
       .map((p) => `${p.name}@${p.version}`)
-      .filter((id) => !own.has(id.slice(0, id.lastIndexOf("@")))),
+      .filter((id) => !isOwn(own, id)),
   );
   return { ms: r.ms, packages, document };
 }
@@ -143,7 +146,7 @@ async function runPeers(
 ): Promise<Record<string, PeerRun>> {
   const peers: Record<string, PeerRun> = {};
   const drop = (run: PeerRun) => {
-    for (const id of run.packages) if (own.has(id.slice(0, id.lastIndexOf("@")))) run.packages.delete(id);
+    for (const id of run.packages) if (isOwn(own, id)) run.packages.delete(id);
     return run;
   };
   if (options.peers.includes("cdxgen"))
@@ -206,8 +209,12 @@ export async function benchScanAccuracy(options: AccuracyOptions): Promise<Accur
   for (const s of NPM_CORPUS.filter((x) => wanted(x.id))) {
     const dir = npmCorpusSubject(s);
     const oracle = npmOracle(dir).all;
-    const manifest = JSON.parse(readFileSync(join(dir, "app", "package.json"), "utf8")) as { name: string };
-    const own = new Set([manifest.name]);
+    const manifest = JSON.parse(readFileSync(join(dir, "app", "package.json"), "utf8")) as {
+      name: string;
+      version: string;
+    };
+    // the application at its own version only: eslint's tree holds another eslint (a plugin's peer)
+    const own = new Set([`${manifest.name}@${manifest.version}`]);
     const work = mkdtempSync(join(runs, `${s.id}-`));
     try {
       const ours = await runOurs(join(dir, "app"), "npm", work, own);

@@ -118,17 +118,18 @@ export function purlPackage(purl: string | undefined, ecosystem: "npm" | "maven"
   return slash < 0 ? undefined : `${path.slice(0, slash)}:${path.slice(slash + 1)}@${version}`;
 }
 
-/** cdxgen on an input: `-t js` or `-t java`, no network look-ups of licences. */
+/**
+ * cdxgen on an input, no network look-ups of licences: `-t js` for npm, `-t java` for a Maven project,
+ * `-t jar` for an artifact alone (`-t java` finds nothing without a build file: 0 packages on every jar,
+ * war and Spring Boot jar of the corpus).
+ */
 export async function runCdxgen(input: string, ecosystem: "npm" | "maven", out: string): Promise<PeerRun> {
-  const r = await timed(
-    process.execPath,
-    [cdxgen(), "-t", ecosystem === "npm" ? "js" : "java", "-o", out, input],
-    {
-      FETCH_LICENSE: "false",
-      CDXGEN_TELEMETRY: "false",
-      MVN_ARGS: "-B",
-    },
-  );
+  const type = ecosystem === "npm" ? "js" : existsSync(join(input, "pom.xml")) ? "java" : "jar";
+  const r = await timed(process.execPath, [cdxgen(), "-t", type, "-o", out, input], {
+    FETCH_LICENSE: "false",
+    CDXGEN_TELEMETRY: "false",
+    MVN_ARGS: "-B",
+  });
   if (!existsSync(out))
     return { ms: r.ms, packages: new Set(), error: `cdxgen exited ${r.code}: ${r.stderr.slice(-300)}` };
   return { ms: r.ms, packages: cyclonedxPackages(out, ecosystem) };
