@@ -2,13 +2,13 @@ import { z } from "zod";
 
 /**
  * How one setting is declared: everything else (validation, the environment and config-file names,
- * `config show`, secret masking, the README's configuration table) is derived from these declarations,
+ * `config show`, secret masking, the configuration table of docs/administrators.md) is derived from these declarations,
  * so a setting cannot be documented one way and validated another.
  */
 type SettingDeclaration = {
   /** Environment variable; the config-file key is the setting's key. */
   env: string;
-  /** A line of the README table (Markdown). */
+  /** A line of the configuration table in docs/administrators.md (Markdown). */
   description: string;
   /** A secret: never printed, nor repeated in an error message. */
   secret?: true;
@@ -352,7 +352,7 @@ export const settingsSchema = z.object(
 
 export type Settings = z.infer<typeof settingsSchema>;
 
-/** The declarations as a list, in declaration order (the README table's order). */
+/** The declarations as a list, in declaration order (the configuration table's order). */
 export const settingList: readonly (SettingDeclaration & { key: SettingKey })[] = Object.entries(
   SETTINGS,
 ).map(([key, setting]) => ({ key: key as SettingKey, ...(setting as SettingDeclaration) }));
