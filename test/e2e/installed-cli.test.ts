@@ -30,18 +30,36 @@ const ROOT = new URL("../..", import.meta.url).pathname;
 const ADVISORY = join(ROOT, "test/fixtures/osv/GHSA-p6mc-m468-83gw.json"); // lodash < 4.17.20
 const APP = "my-service";
 
-/** The documentation's CI command: the code line that runs `imaging scan` with `--server`. */
+/**
+ * The documentation's CI command: the code line that runs `imaging scan` with `--server`. The README shows
+ * it to newcomers and docs/developers-and-ci.md documents it: both must hold it, and every copy in the
+ * documentation must be the same command, so the one run here is the one users read.
+ */
 function documentedCiCommand(): string {
   const docs = ["README.md", ...readdirSync(join(ROOT, "docs")).map((f) => join("docs", f))].filter((f) =>
     f.endsWith(".md"),
   );
+  const found = new Map<string, string[]>();
   for (const file of docs) {
-    const line = readFileSync(join(ROOT, file), "utf8")
+    const lines = readFileSync(join(ROOT, file), "utf8")
       .split("\n")
-      .find((l) => /^IMAGING_API_KEY=\S+ imaging scan .*--server \S+/.test(l));
-    if (line) return line.replace(/\s+#.*$/, "");
+      .filter((l) => /^IMAGING_API_KEY=\S+ imaging scan .*--server \S+/.test(l))
+      .map((l) => l.replace(/\s+#.*$/, ""));
+    if (lines.length > 0) found.set(file, lines);
   }
-  throw new Error("no documented CI command (IMAGING_API_KEY=... imaging scan ... --server URL)");
+  for (const file of ["README.md", join("docs", "developers-and-ci.md")]) {
+    assert.ok(
+      found.has(file),
+      `${file} shows no CI command (IMAGING_API_KEY=... imaging scan ... --server URL)`,
+    );
+  }
+  const commands = new Set([...found.values()].flat());
+  assert.equal(
+    commands.size,
+    1,
+    `the documentation shows different CI commands: ${[...commands].join(" | ")}`,
+  );
+  return [...commands][0] as string;
 }
 
 /** What the image runs: its entrypoint and command, and the environment its ENV lines set. */
