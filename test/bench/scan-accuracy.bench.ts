@@ -231,7 +231,10 @@ export async function benchScanAccuracy(options: AccuracyOptions): Promise<Accur
     const own = new Set(s.coordinates.map((c) => c.split(":").slice(0, 2).join(":")));
     const work = mkdtempSync(join(runs, `${s.id}-`));
     try {
-      const ours = await runOurs(prepared.input, "maven", work, own);
+      // One artifact is scanned by itself, as a user scans a jar or war they downloaded (`imaging scan x.jar`):
+      // our scanner then resolves its POM as the application's. A folder holding a jar is a folder of
+      // libraries, each named, none resolved. The peers get the folder, as their documentation shows.
+      const ours = await runOurs(prepared.artifact ?? prepared.input, "maven", work, own);
       const peerRuns = await runPeers(options, prepared.input, "maven", work, own, syftBin);
       const r = result(s.id, "maven", s.kind, oracle, ours, peerRuns);
       if (s.javap && prepared.artifact) {
