@@ -38,6 +38,8 @@ const LOG4SHELL = new URL("../fixtures/osv/GHSA-jfh8-c2jp-5v3q.json", import.met
 const LOG4J_WEB = "org.apache.logging.log4j:log4j-web:2.14.1";
 const JACKSON_YAML = "com.fasterxml.jackson.dataformat:jackson-dataformat-yaml:2.13.0";
 const WEBGOAT = "org.owasp.webgoat:webgoat-container:7.0.1";
+// Published by Gradle: no META-INF/maven inside the jar.
+const KAFKA_CLIENTS = "org.apache.kafka:kafka-clients:3.6.0";
 
 let work: string;
 before(() => {
@@ -163,6 +165,25 @@ describe("a library jar scanned on its own: its POM's dependencies, resolved as 
     assert.deepEqual(inventory.warnings, [], "named by the POM beside it, not 'not identified'");
     const core = inventory.packages.find((p) => p.name === "org.apache.logging.log4j:log4j-core");
     assert.equal(core?.source, "log4j-web-2.14.1.pom");
+  });
+
+  it("a jar without Maven metadata (kafka-clients 3.6.0, built by Gradle): named by its checksum, its published POM resolved", async () => {
+    const jar = await centralFile(KAFKA_CLIENTS, "jar");
+    const entries = unzipSync(new Uint8Array(readFileSync(jar)));
+    assert.ok(!Object.keys(entries).some((name) => name.startsWith("META-INF/maven/")));
+    const dir = join(work, "gradle-jar");
+    mkdirSync(dir);
+    const alone = join(dir, "kafka-clients-3.6.0.jar");
+    writeFileSync(alone, readFileSync(jar));
+    const inventory = await mavenReader.read([alone], context(dir, { mavenSearchUrl: undefined }));
+    const expected = await oracle(KAFKA_CLIENTS);
+    assert.ok(expected.length >= 4, expected.join(", "));
+    assertSameSet(
+      inventory.packages.map(key),
+      [...expected, "org.apache.kafka:kafka-clients@3.6.0"],
+      "kafka-clients-3.6.0.jar alone",
+    );
+    assert.deepEqual(inventory.warnings, []);
   });
 
   it("a jar among others in a scanned folder stays a library: its neighbours are its dependencies", async () => {

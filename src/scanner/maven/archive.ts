@@ -209,6 +209,8 @@ interface Scope {
 interface PendingJar {
   facts: JarFacts;
   scope: Scope;
+  /** The application jar itself (scanned alone, no POM inside or beside it). */
+  application?: boolean;
 }
 
 interface ResolvedSet {
@@ -304,6 +306,7 @@ class Walk {
             classPackages: classPackages(archive),
           },
           scope,
+          application: archive.depth === 0 && this.options.application,
         });
       }
       if (archive.depth === 0 && this.options.application) {
@@ -399,6 +402,26 @@ class Walk {
       };
       await Promise.all(Array.from({ length: CONCURRENCY }, worker));
       for (const f of found) if (f) this.result.packages.push(f);
+      // A jar published without Maven metadata inside (Gradle builds: okhttp, micrometer, poi, kafka-clients)
+      // and scanned on its own: once its checksum names it, the POM the repository publishes for it is its
+      // POM, resolved as Maven would resolve the jar's dependencies.
+      for (const [i, f] of found.entries()) {
+        if (!f || !current[i]?.application) continue;
+        const gav = { groupId: f.groupId, artifactId: f.artifactId, version: f.version };
+        const pom = await context.repository.pom(gav);
+        const label = `${f.groupId}:${f.artifactId}:${f.version} (the repository's POM)`;
+        if (pom.kind !== "found") {
+          this.warn(
+            `${(current[i] as PendingJar).facts.label}: its dependencies are not listed (${pom.reason})`,
+          );
+          continue;
+        }
+        try {
+          await this.resolve({ raw: parsePom(pom.text) }, label, false);
+        } catch (error) {
+          this.warn(`${label}: ${(error as Error).message}`);
+        }
+      }
       pending = current.filter((_, i) => !found[i]);
       if (pending.length === current.length) break;
     }
