@@ -9,6 +9,16 @@ const CONTROL = /\p{Cc}/u;
 
 export const MAX_APPLICATION_NAME = 256;
 
+/**
+ * The rule below as a JSON Schema pattern, for the upload's published schema (a schema-valid upload is
+ * accepted): no `/`, `\\`, back-quote or control character, something besides whitespace, not `.` nor `..`.
+ * Ranges, not `\\p{Cc}`, so that it reads the same without the `u` flag.
+ */
+import { SPACES, WHITESPACE } from "./text-patterns.ts";
+
+const REFUSED = "/\\\\`\\u0000-\\u001f\\u007f-\\u009f";
+export const APPLICATION_NAME_PATTERN = `^[${SPACES}]*(?:[^${REFUSED}]*[^${REFUSED}.${WHITESPACE}][^${REFUSED}]*|\\.{3,}[^${REFUSED}]*|[^${REFUSED}]*\\.{3,})[${SPACES}]*$`;
+
 /** Why `name` cannot name an application, or undefined when it can. */
 export function applicationNameProblem(name: string): string | undefined {
   if (name.trim() === "") return "must not be blank";

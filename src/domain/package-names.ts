@@ -12,7 +12,28 @@
  */
 import semver from "semver";
 import validateNpmName from "validate-npm-package-name";
+import { WHITESPACE } from "./text-patterns.ts";
 import type { Ecosystem } from "./versions/index.ts";
+
+/**
+ * The same rules as JSON Schema patterns, for the OpenAPI document of an upload (a schema-valid request must
+ * be accepted, a schema-violating one refused): npm's URL-friendly names, scoped or not, not starting with
+ * `.`, `_` or `-` (nor a scoped name's package with `.`) (npm's two reserved names aside); npm's strict semver, numbers under 2^53 (15 digits); Maven's
+ * dot-separated groupId and its artifactId, neither `.` nor `..`; a Maven version as above. Ranges, not
+ * `\p{...}`, so that they read the same without the `u` flag (Python's `re`, Schemathesis).
+ */
+const URL_FRIENDLY = "A-Za-z0-9\\-_.!~*'()";
+export const NPM_NAME_PATTERN = `^(?:@[${URL_FRIENDLY}]+/[A-Za-z0-9\\-_!~*'()][${URL_FRIENDLY}]*|[A-Za-z0-9!~*'()][${URL_FRIENDLY}]*)$`;
+const SEMVER_NUMBER = "(?:0|[1-9]\\d{0,14})";
+const PRERELEASE_ID = "(?:0|[1-9]\\d*|\\d*[A-Za-z-][0-9A-Za-z-]*)";
+export const NPM_VERSION_PATTERN =
+  `^${SEMVER_NUMBER}\\.${SEMVER_NUMBER}\\.${SEMVER_NUMBER}` +
+  `(?:-${PRERELEASE_ID}(?:\\.${PRERELEASE_ID})*)?(?:\\+[0-9A-Za-z-]+(?:\\.[0-9A-Za-z-]+)*)?$`;
+const MAVEN_CHAR = "A-Za-z0-9_\\-";
+export const MAVEN_NAME_PATTERN = `^[${MAVEN_CHAR}]+(?:\\.[${MAVEN_CHAR}]+)*:(?:[${MAVEN_CHAR}.]*[${MAVEN_CHAR}][${MAVEN_CHAR}.]*|\\.{3,})$`;
+const MAVEN_VERSION_CHAR = `\\\\/:"<>|?*${WHITESPACE}\\u0000-\\u001f\\u007f-\\u009f`;
+export const MAVEN_VERSION_PATTERN = `^(?:[^${MAVEN_VERSION_CHAR}]*[^${MAVEN_VERSION_CHAR}.][^${MAVEN_VERSION_CHAR}]*|\\.{3,})$`;
+const NPM_VERSION = new RegExp(NPM_VERSION_PATTERN);
 
 const MAVEN_ID = /^[A-Za-z0-9_\-.]+$/;
 const MAVEN_VERSION_REFUSED = /[\\/:"<>|?*\s\p{Cc}]/u;
@@ -46,7 +67,7 @@ export function versionProblem(ecosystem: Ecosystem, version: string): string | 
   if (version === "") return "is empty";
   if (ecosystem === "npm") {
     // valid() also takes "v1.2.3" and "=1.2.3", which no registry version is written as
-    return semver.valid(version) !== null && /^\d/.test(version)
+    return semver.valid(version) !== null && NPM_VERSION.test(version)
       ? undefined
       : "is not a semver version (npm publishes no other)";
   }

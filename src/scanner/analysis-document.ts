@@ -5,8 +5,16 @@
  * upload, types the code, and its JSON Schema is the request body of the OpenAPI document.
  */
 import { z } from "zod";
-import { applicationNameProblem } from "../domain/application-names.ts";
-import { packageNameProblem, versionProblem } from "../domain/package-names.ts";
+import { APPLICATION_NAME_PATTERN, applicationNameProblem } from "../domain/application-names.ts";
+import {
+  MAVEN_NAME_PATTERN,
+  MAVEN_VERSION_PATTERN,
+  NPM_NAME_PATTERN,
+  NPM_VERSION_PATTERN,
+  packageNameProblem,
+  versionProblem,
+} from "../domain/package-names.ts";
+import { WHITESPACE } from "../domain/text-patterns.ts";
 import type { AnalysisInput } from "../store/input-records.ts";
 
 /**
@@ -28,7 +36,7 @@ const text = (max: number) =>
   z
     .string()
     .regex(
-      new RegExp(`^[^${CONTROL}]*[^\\s${CONTROL}][^${CONTROL}]*$`),
+      new RegExp(`^[^${CONTROL}]*[^${WHITESPACE}${CONTROL}][^${CONTROL}]*$`),
       "must not be blank nor contain control characters",
     )
     .trim()
@@ -43,23 +51,37 @@ const INVALID = { code: "custom", params: { invalid: true } } as const;
 /** How long a package's list of inputs may be, and each input's path. */
 const MAX_SOURCES = 1000;
 
+const sources = z
+  .array(text(1024))
+  .max(MAX_SOURCES)
+  .optional()
+  .describe(
+    "The inputs this version was read from (lockfiles, POMs, Gradle lockfiles, archives, SBOMs), relative to the scanned folder",
+  );
+
+/**
+ * One package of each ecosystem. The patterns state the naming rules in the published schema only (a
+ * schema-valid upload is accepted); the check itself is the refinement below, whose messages say which rule.
+ */
 const packageRef = z
-  .object({
-    ecosystem: z.enum(["npm", "maven"]),
-    name: name.describe(
-      "npm name as published (npm's naming rules); Maven groupId:artifactId (Maven's coordinate rules)",
-    ),
-    version: text(256).describe(
-      'A semver version for npm; a Maven version without \\ / : " < > | ? * or spaces',
-    ),
-    sources: z
-      .array(text(1024))
-      .max(MAX_SOURCES)
-      .optional()
-      .describe(
-        "The inputs this version was read from (lockfiles, POMs, Gradle lockfiles, archives, SBOMs), relative to the scanned folder",
-      ),
-  })
+  .discriminatedUnion("ecosystem", [
+    z.object({
+      ecosystem: z.literal("npm"),
+      name: name.meta({ pattern: NPM_NAME_PATTERN }).describe("npm name as published (npm's naming rules)"),
+      version: text(256).meta({ pattern: NPM_VERSION_PATTERN }).describe("A semver version"),
+      sources,
+    }),
+    z.object({
+      ecosystem: z.literal("maven"),
+      name: name
+        .meta({ pattern: MAVEN_NAME_PATTERN })
+        .describe("groupId:artifactId (Maven's coordinate rules)"),
+      version: text(256)
+        .meta({ pattern: MAVEN_VERSION_PATTERN })
+        .describe('A Maven version without \\ / : " < > | ? * or spaces'),
+      sources,
+    }),
+  ])
   .superRefine((p, ctx) => {
     const nameProblem = packageNameProblem(p.ecosystem, p.name);
     if (nameProblem) {
@@ -92,6 +114,7 @@ const applicationObject = z.object({
 const analysisDocumentSchema = z
   .object({
     application: text(256)
+      .meta({ pattern: APPLICATION_NAME_PATTERN })
       .superRefine((value, ctx) => {
         const problem = applicationNameProblem(value);
         if (problem) ctx.addIssue({ ...INVALID, message: problem });

@@ -268,7 +268,7 @@ for (const kind of STORE_KINDS) {
       const ahead = (ms: number) => new Date(Date.now() + ms).toISOString();
       const body = await problem(
         await post(document("dated", ahead(2 * 86_400_000), []), { name: "dated" }),
-        400,
+        409,
       );
       assert.match(
         body,

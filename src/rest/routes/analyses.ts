@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance } from "fastify";
 import { type AnalysisUploadSummary, analysisUploadSummary } from "../../contracts/analysis-upload.ts";
 import { resourceJsonSchema } from "../../contracts/json-schema.ts";
-import { applicationNameProblem } from "../../domain/application-names.ts";
+import { APPLICATION_NAME_PATTERN, applicationNameProblem } from "../../domain/application-names.ts";
 import { ingestAnalysis } from "../../domain/package-facts.ts";
 import {
   analysisDocumentJsonSchema,
@@ -84,7 +84,8 @@ export function analysisRoutes(app: FastifyInstance, deps: RestDeps, options: An
         params: {
           type: "object",
           properties: {
-            name: paramSchemas.applicationName,
+            // The application rules the upload applies to its name (applicationNameProblem), as a pattern.
+            name: { ...paramSchemas.applicationName, pattern: APPLICATION_NAME_PATTERN },
           },
           required: ["name"],
         },
@@ -96,7 +97,7 @@ export function analysisRoutes(app: FastifyInstance, deps: RestDeps, options: An
           403: { description: "The caller is not an administrator", $ref: "Problem#" },
           409: {
             description:
-              "Not later than the application's latest analysis, the document's `application` is not {name}, or its cross-references do not hold (an object naming a package the document does not list, a reference to an object it does not hold, an id twice)",
+              "Not later than the application's latest analysis, more than a day ahead of the server's clock, the document's `application` is not {name}, or its cross-references do not hold (an object naming a package the document does not list, a reference to an object it does not hold, an id twice)",
             $ref: "Problem#",
           },
           413: {
@@ -122,9 +123,11 @@ export function analysisRoutes(app: FastifyInstance, deps: RestDeps, options: An
       }
       const document = parsed.document;
       const ahead = Date.parse(document.analyzedAt) - Date.now();
+      // A well-formed date that contradicts this server's clock: a conflict with the platform's state (409,
+      // as a date not after the latest analysis), which no JSON Schema can state.
       if (ahead > MAX_FUTURE_MS) {
         return refuse(
-          400,
+          409,
           `Invalid analysis document: analyzedAt: ${toUtcSeconds(document.analyzedAt)} is more than a day ahead ` +
             `of this server's clock (${toUtcSeconds(new Date().toISOString())})`,
         );
