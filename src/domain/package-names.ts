@@ -18,9 +18,10 @@ import type { Ecosystem } from "./versions/index.ts";
 /**
  * The same rules as JSON Schema patterns, for the OpenAPI document of an upload (a schema-valid request must
  * be accepted, a schema-violating one refused): npm's URL-friendly names, scoped or not, not starting with
- * `.`, `_` or `-` (nor a scoped name's package with `.`) (npm's two reserved names aside); npm's strict semver, numbers under 2^53 (15 digits); Maven's
- * dot-separated groupId and its artifactId, neither `.` nor `..`; a Maven version as above. Ranges, not
- * `\p{...}`, so that they read the same without the `u` flag (Python's `re`, Schemathesis).
+ * `.`, `_` or `-` (nor a scoped name's package with `.`; npm's two reserved names aside); npm's strict
+ * semver, numbers under 2^53 (15 digits); Maven's dot-separated groupId and its artifactId, neither `.` nor
+ * `..`; a Maven version as above. Ranges, not `\p{...}`, so that they read the same without the `u` flag
+ * (Python's `re`, Schemathesis). test/unit/domain/package-name-patterns.test.ts holds them to the checks.
  */
 const URL_FRIENDLY = "A-Za-z0-9\\-_.!~*'()";
 export const NPM_NAME_PATTERN = `^(?:@[${URL_FRIENDLY}]+/[A-Za-z0-9\\-_!~*'()][${URL_FRIENDLY}]*|[A-Za-z0-9!~*'()][${URL_FRIENDLY}]*)$`;
