@@ -137,11 +137,12 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
     };
   });
 
-  // An upstream is ready once reached (a probe or a proxied request), and again after an outage.
+  // An upstream is ready once reached (a probe or a proxied request), and again after an outage; until
+  // then each readiness check probes it, so a replica is ready as soon as its upstreams answer.
   const upstreamReady =
     (name: string): ReadinessCheck =>
-    () => {
-      const state = health.snapshot()[name];
+    async () => {
+      const state = await health.current(name);
       return state === "UP" ? undefined : state === "DOWN" ? "cannot be reached" : "not reached yet";
     };
   probeRoutes(app, {

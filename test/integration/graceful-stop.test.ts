@@ -288,7 +288,9 @@ describe("graceful stop of imaging start (SIGTERM / SIGINT)", { timeout: 180_000
     try {
       const gateway = service.mcp.replace(/\/mcp$/, "");
       const token = await issuer.signMcp("alice", service.mcp);
-      assert.equal((await fetch(`${gateway}/readyz`)).status, 200);
+      // Ready at the first ask after start (readiness probes the upstreams it has not reached yet).
+      const before = await fetch(`${gateway}/readyz`);
+      assert.equal(before.status, 200, await before.text());
       const signalled = Date.now();
       service.child.kill("SIGTERM");
       while (!service.stderr().includes("SIGTERM received")) await settle();
