@@ -11,7 +11,7 @@ import {
   TokenExchangeUnavailableError,
 } from "./auth/token-exchange.ts";
 import { ConfigError } from "./config/load-config.ts";
-import { loggerOptions, redactText } from "./config/logging.ts";
+import { isPrettyLog, loggerOptions, redactText } from "./config/logging.ts";
 import type { RuntimeConfig } from "./config/runtime-config.ts";
 import { MCP_ROUTES, MCP_SERVER_NAMES, PLATFORM_AUDIENCE } from "./contracts/platform.ts";
 import { buildGateway } from "./gateway/app.ts";
@@ -19,30 +19,35 @@ import { loadConsoleBuild } from "./gateway/console/assets.ts";
 import { keycloakProxy } from "./gateway/keycloak-proxy.ts";
 import type { McpDirectEntry, McpResource } from "./gateway/mcp-resources.ts";
 import { keycloakAdministration, storeAdministration } from "./idp/administration.ts";
-import { connectKeycloakAdmin } from "./idp/keycloak/admin.ts";
+import { connectKeycloakAdmin, PROVISIONING_REQUEST_TIMEOUT_MS } from "./idp/keycloak/admin.ts";
 import { describeAdminFailure } from "./idp/keycloak/errors.ts";
 import { type ProvisionResult, provisionKeycloak } from "./idp/keycloak/provision.ts";
 import { keepRegisteredClients } from "./idp/keycloak/registered-clients-expiry.ts";
+import { inProcessProviderFetch } from "./idp/provider/backchannel.ts";
+import type { EmbeddedIdp } from "./idp/provider/embedded-idp.ts";
 import {
   type EmbeddedIdpStartOptions,
   identityProviderRoutes,
   startEmbeddedIdp,
   usesEmbeddedIdp,
 } from "./idp/provider/index.ts";
+import { refusalLog } from "./idp/refusal-log.ts";
 import { registrationEndpointOf, registrationPolicyOf } from "./idp/registration/endpoint.ts";
 import { createRegistrationGate } from "./idp/registration/gate.ts";
 import { secretVault } from "./idp/secrets-key.ts";
 import { readStoredSecret } from "./idp/stored-secrets.ts";
 import { startMcpService } from "./mcp/http-service.ts";
+import { draining as drainingGauge } from "./observability/metrics.ts";
 import { createMetricsServer } from "./observability/metrics-listener.ts";
 import { buildRestApp } from "./rest/app.ts";
-import type { GatherFacts } from "./rest/routes/analyses.ts";
+import type { FactsWorker } from "./scanner/facts/background.ts";
 import { createRegistryFetcher } from "./scanner/registry/cached-fetch.ts";
 import { statusSources } from "./service-status.ts";
 import { drainListener, ShutdownSequence, type StopStep, trackConnections } from "./shutdown.ts";
 import { openStore, type StoreHandle } from "./store/database.ts";
 import { secureDataDirectory } from "./store/file-modes.ts";
 import { pingStore } from "./store/ping.ts";
+import { storeRegistrationCounts } from "./store/registration-counts.ts";
 import { VERSION } from "./version.ts";
 
 export const PARTS = ["gateway", "rest", "mcp-analysis", "mcp-gatekeeper"] as const;
@@ -71,25 +76,28 @@ export interface RunningService {
   stop(timeoutMs?: number): Promise<void>;
   /** How long each step of the stop took (filled as it runs). */
   stopDurations: readonly { name: string; ms: number }[];
+  /**
+   * The drain before a stop (SIGTERM): from now on `/readyz` answers 503 and every answer closes its
+   * connection, while requests are still served; resolves after `ms`, when the load balancer has taken
+   * the replica out. `stop()` follows.
+   */
+  drain(ms: number): Promise<void>;
 }
 
 /**
  * Uploaded analyses name packages the platform may know nothing about: their facts are looked up in the
- * configured registries (through the on-disk cache under `<data dir>/cache/http`).
+ * configured registries (through the on-disk cache under `<data dir>/cache/http`), in the background
+ * (scanner/facts/background.ts), from the queue the uploads fill in the store.
  */
-function factsGatherer(config: RuntimeConfig, store: StoreHandle): GatherFacts {
-  const fetcher = createRegistryFetcher({ cacheDir: join(config.dataDir, "cache", "http"), offline: false });
-  return async (packages) => {
-    // The registries' readers (Maven XML, npm) are loaded by the first upload that needs them, not at start.
-    const { gatherPackageFacts } = await import("./scanner/facts/index.ts");
-    return gatherPackageFacts(store.db, packages, {
-      fetcher,
-      npmRegistryUrl: config.npmRegistryUrl,
-      mavenRepositoryUrl: config.mavenRepositoryUrl,
-      offline: false,
-      onlyMissing: true,
-    });
-  };
+async function startFactsLookups(config: RuntimeConfig, store: StoreHandle): Promise<FactsWorker> {
+  // The registries' readers (Maven XML, npm) load here, with the REST API, not with every command.
+  const { startFactsWorker } = await import("./scanner/facts/background.ts");
+  return startFactsWorker(store.db, {
+    fetcher: createRegistryFetcher({ cacheDir: join(config.dataDir, "cache", "http"), offline: false }),
+    npmRegistryUrl: config.npmRegistryUrl,
+    mavenRepositoryUrl: config.mavenRepositoryUrl,
+    log: config.logLevel === "silent" ? undefined : (message) => process.stderr.write(`[facts] ${message}\n`),
+  });
 }
 
 /** A running part and how it stops. */
@@ -128,7 +136,13 @@ export async function startService(
     // are short lookups (users, OIDC records, CIMD policies) and each worker would cost ~18 MB of resident
     // memory for nothing (docs/benchmarks.md, "Memory of the gateway with the embedded identity provider").
     readWorkers: config.storeReadWorkers ?? (parts.has("rest") ? undefined : 0),
+    waitTimeoutMs: config.storeWaitTimeout * 1000,
+    statementTimeoutMs: config.storeStatementTimeout * 1000,
+    notify: (line) => {
+      if (config.logLevel !== "silent") process.stderr.write(`[store] ${line}\n`);
+    },
   });
+  let draining = false;
   if (config.logLevel !== "silent") {
     for (const notice of [...tightened, ...store.notices]) process.stderr.write(`[store] ${notice}\n`);
     if (store.migrated.length > 0) {
@@ -137,25 +151,25 @@ export async function startService(
   }
   const started: StartedPart[] = [];
   const logger = config.logLevel === "silent" ? false : loggerOptions(config.logLevel, config.logFormat);
+  const quietHealthChecks = isPrettyLog(config.logFormat);
   const internal = (port: number) =>
     `http://${config.internalBindAddress === "0.0.0.0" ? "127.0.0.1" : config.internalBindAddress}:${port}`;
   try {
     await hooks.beforeListen?.(store);
     // With Keycloak, the gateway reaches the issuer's endpoints at KEYCLOAK_URL, not through itself.
-    // The embedded provider runs in this process's gateway: its keys and token endpoint are fetched
-    // from the gateway's own listening address, not through base_url, which behind a load balancer
-    // would queue the key fetch behind the very requests waiting for it (and reach another replica).
-    let ownGatewayUrl = "";
+    // The embedded provider runs in this process's gateway: its keys and token endpoint are reached in
+    // this process (idp/provider/backchannel.ts), not through base_url, which behind a load balancer
+    // would queue the key fetch behind the very requests waiting for it (and reach another replica), nor
+    // through the gateway's own listener, which a graceful stop closes while requests still need them.
+    let ownIdp: EmbeddedIdp | undefined;
     const ownProvider: typeof fetch = (input, init) =>
-      ownGatewayUrl
-        ? backchannelFetch(`${config.baseUrl}/auth`, `${ownGatewayUrl}/auth`)(input, init)
-        : fetch(input, init);
+      ownIdp ? inProcessProviderFetch(`${config.baseUrl}/auth`, ownIdp)(input, init) : fetch(input, init);
     const metadata = issuerMetadata(
       config.issuer,
       undefined,
       config.idp === "keycloak" && config.keycloakUrl
         ? backchannelFetch(`${config.baseUrl}/auth`, config.keycloakUrl)
-        : usesEmbeddedIdp(config) && parts.has("gateway") && !config.https
+        : usesEmbeddedIdp(config) && parts.has("gateway")
           ? ownProvider
           : fetch,
     );
@@ -192,12 +206,15 @@ export async function startService(
     let knownExchangeSecret: string | undefined;
     let restApp: FastifyInstance | undefined;
     if (parts.has("rest")) {
+      const facts = await startFactsLookups(config, store);
+      started.push({ name: "package facts lookups", stop: () => facts.stop() });
       const rest = await buildRestApp({
         db: store.db,
         verifier: jwt,
         version: VERSION,
         logger,
-        analyses: { maxBytes: config.analysisUploadMaxBytes, gatherFacts: factsGatherer(config, store) },
+        quietHealthChecks,
+        analyses: { maxBytes: config.analysisUploadMaxBytes, onFactsQueued: () => facts.wake() },
         identity:
           config.idp === "keycloak" && config.keycloakUrl
             ? keycloakAdministration({ ...config, keycloakUrl: config.keycloakUrl })
@@ -271,18 +288,30 @@ export async function startService(
           registrationGate:
             config.dynamicClientRegistration === "off"
               ? undefined
-              : createRegistrationGate({ policy: registrationPolicyOf(config), ...hooks.idp?.registration }),
+              : createRegistrationGate({
+                  policy: registrationPolicyOf(config),
+                  // Counted in the store: every replica counts the same registrations.
+                  counts: storeRegistrationCounts(store.db),
+                  onRefused: refusalLog((message) => {
+                    if (logsInfo(config.logLevel))
+                      process.stderr.write(`[keycloak info] ${redactText(message)}\n`);
+                  }),
+                  ...hooks.idp?.registration,
+                }),
           onRegistered: keeper?.onRegistered,
         });
       } else if (usesEmbeddedIdp(config)) {
-        const log = (level: string, message: string) =>
+        const log = (level: string, message: string) => {
+          if (level === "info" && !logsInfo(config.logLevel)) return;
           process.stderr.write(`[idp ${level}] ${redactText(message)}\n`);
+        };
         const embedded = await startEmbeddedIdp(config, store.db, {
           ...(config.logLevel === "silent" ? {} : { log }),
           ...(config.idpExtraCaFile ? { cimdCa: readExtraCa(config.idpExtraCaFile) } : {}),
           ...hooks.idp,
         });
         started.push({ name: "identity provider", stop: () => embedded.idp.close() });
+        ownIdp = embedded.idp;
         identityProvider = identityProviderRoutes(embedded.idp);
         admin = embedded.admin;
         exchangeSecret = embedded.exchangeClientSecret;
@@ -341,13 +370,20 @@ export async function startService(
               key: readFileSync(config.tlsKeyFile as string),
             }
           : undefined,
-        readiness: { store: () => pingStore(store.db) },
+        readiness: {
+          store: () => {
+            const state = store.availability();
+            return state.available ? pingStore(store.db) : state.reason;
+          },
+        },
+        storeAvailability: () => store.availability(),
+        draining: () => draining,
         logger,
+        quietHealthChecks,
       });
       await listenOrExplain(gateway, config.bindAddress, config.port, "PORT (or --port)");
       started.push({ name: "gateway", stop: stopApp(gateway) });
       gatewayUrl = listenUrl(gateway, config.https ? "https" : "http");
-      ownGatewayUrl = gatewayUrl;
     }
 
     // The stop order: the gateway first (it calls the others), then the identity provider, the MCP servers
@@ -371,6 +407,11 @@ export async function startService(
       keycloak,
       stop,
       stopDurations: shutdown.durations,
+      async drain(ms) {
+        draining = true;
+        drainingGauge.set(1);
+        await new Promise((resolve) => setTimeout(resolve, ms));
+      },
     };
   } catch (error) {
     for (const part of started.reverse()) await part.stop(Date.now());
@@ -385,7 +426,7 @@ export async function startService(
  * start with a sentence naming the setting to check.
  */
 async function provisionKeycloakAtStart(config: RuntimeConfig): Promise<ProvisionResult> {
-  const admin = await connectKeycloakAdmin(config);
+  const admin = await connectKeycloakAdmin(config, { timeoutMs: PROVISIONING_REQUEST_TIMEOUT_MS });
   let result: ProvisionResult;
   try {
     result = await provisionKeycloak(admin, {
@@ -482,4 +523,9 @@ function listenUrl(app: FastifyInstance, scheme: string): string {
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const reachable = host === "0.0.0.0" ? "127.0.0.1" : host === "[::]" ? "[::1]" : host;
   return `${scheme}://${reachable}:${address.port}`;
+}
+
+/** Whether LOG_LEVEL lets info lines through (the identity provider's own lines go to stderr). */
+function logsInfo(level: string): boolean {
+  return level === "info" || level === "debug" || level === "trace";
 }

@@ -1,9 +1,11 @@
+import { existsSync } from "node:fs";
 import type { Command } from "commander";
 import { loadSettings } from "../config/load-config.ts";
 import { type RuntimeConfig, resolveRuntimeConfig, sqliteFileIn } from "../config/runtime-config.ts";
 import type { Settings } from "../config/settings.ts";
 import { openStore, type StoreHandle } from "../store/database.ts";
 import { cliIo } from "./io.ts";
+import { CliError } from "./output.ts";
 
 export interface StoreOptions {
   dataDir?: string;
@@ -63,14 +65,43 @@ export async function withStore<T>(
   work: (store: StoreHandle) => Promise<T>,
 ): Promise<T> {
   const settings = settingsFrom(options);
+  refuseUnusedDefaultStore(options, settings);
   const store = await openStore({
     databaseUrl: settings.databaseUrl,
     sqliteFile: sqliteFileIn(settings.dataDir),
     readWorkers: 0,
+    // A command waits as long as the service for a lock or a connection; its statements have no limit.
+    waitTimeoutMs: settings.storeWaitTimeout * 1000,
   });
   try {
     return await work(store);
   } finally {
     await store.close();
   }
+}
+
+/**
+ * A command run outside the service's folder would otherwise create an empty store in ./data and
+ * answer from it (a scan "recorded" where no service reads it, 0 vulnerable packages). Only a store
+ * that was named (--data-dir, IMAGING_DATA_DIR, a config file, DATABASE_URL) or already exists is opened.
+ */
+export function refuseUnusedDefaultStore(options: StoreOptions, settings: Settings): void {
+  if (!isUnusedDefaultStore(options, settings)) return;
+  throw new CliError(
+    `no store here (${sqliteFileIn(settings.dataDir)} does not exist): run this where imaging-services runs, ` +
+      "or name the service's store with --data-dir DIR, IMAGING_DATA_DIR or DATABASE_URL; a scan can go " +
+      "to the running service with --server URL",
+  );
+}
+
+/** True when the store would be the implicit ./data and nothing is there yet. */
+export function isUnusedDefaultStore(options: StoreOptions, settings: Settings): boolean {
+  const env = cliIo().env;
+  const named =
+    options.dataDir !== undefined ||
+    Boolean(env.IMAGING_DATA_DIR) ||
+    options.config !== undefined ||
+    Boolean(env.IMAGING_CONFIG) ||
+    settings.databaseUrl !== undefined;
+  return !named && !existsSync(sqliteFileIn(settings.dataDir));
 }

@@ -1,4 +1,5 @@
 import { Command, CommanderError } from "commander";
+import { causeText, StoreUnavailableError } from "../store/store-errors.ts";
 import { VERSION } from "../version.ts";
 import { type CliIo, processCliIo, withCliIo } from "./io.ts";
 import { CliError } from "./output.ts";
@@ -57,10 +58,19 @@ export async function run(args: readonly string[], io: CliIo = processCliIo()): 
       await program.parseAsync(args, { from: "user" });
     } catch (error) {
       if (error instanceof CommanderError) {
+        const flag = /unknown option '([^']+)'/.exec(error.message)?.[1];
+        const hint =
+          flag && error.code === "commander.unknownOption" ? dashDashHint(program, args, flag) : undefined;
+        if (hint) io.stderr.write(`${hint}\n`);
         io.exitCode = error.exitCode;
       } else if (error instanceof CliError) {
         io.stderr.write(`imaging: ${error.message}\n`);
         io.exitCode = error.exitCode;
+      } else if (error instanceof StoreUnavailableError) {
+        // The operator runs the command: the server's own reason ("password authentication failed for user
+        // …", a refused host) says what to fix. Driver messages never carry the URL's password.
+        io.stderr.write(`imaging: ${error.message}: ${causeText(error)}\n`);
+        io.exitCode = 1;
       } else {
         // Configuration, ingest and scan-input errors carry a message written for the user, as do the others.
         const message = error instanceof Error ? error.message : String(error);
@@ -70,4 +80,21 @@ export async function run(args: readonly string[], io: CliIo = processCliIo()): 
     }
     return io.exitCode;
   });
+}
+
+/**
+ * For a command taking an argument (a client id, a key id, a user name), what to type when the value
+ * starts with `-` and was read as an option: the value after `--`, which ends the options.
+ */
+function dashDashHint(program: Command, args: readonly string[], value: string): string | undefined {
+  const words: string[] = [];
+  let command: Command | undefined = program;
+  for (const arg of args) {
+    const sub: Command | undefined = command.commands.find((c) => c.name() === arg);
+    if (!sub) break;
+    words.push(arg);
+    command = sub;
+  }
+  if (words.length === 0 || command.registeredArguments.length === 0) return undefined;
+  return `(a value that starts with '-' goes after '--', which ends the options: imaging ${words.join(" ")} [options] -- ${value})`;
 }

@@ -1,4 +1,4 @@
-import type { FastifyRequest, FastifyServerOptions } from "fastify";
+import { type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogController } from "fastify";
 import PinoPretty from "pino-pretty";
 
 /**
@@ -69,6 +69,50 @@ function serializeRequest(request: FastifyRequest) {
 /** `auto`: human-readable lines when stdout is a terminal, JSON lines otherwise (log collectors). */
 type LogFormat = "auto" | "json" | "pretty";
 
+/** Whether the log lines are for a person (pretty) rather than a log collector (JSON). */
+export function isPrettyLog(format: LogFormat = "json", isTty = Boolean(process.stdout.isTTY)): boolean {
+  return format === "pretty" || (format === "auto" && isTty);
+}
+
+/** Health checks: load balancers' and orchestrators' probes, and the gateway's own every 10 s. */
+const HEALTH_PATHS = new Set(["/rest/health", "/mcp/healthcheck", "/readyz"]);
+const isHealthCheck = (request: FastifyRequest) =>
+  request.method === "GET" && HEALTH_PATHS.has((request.url ?? "").split("?")[0] ?? "");
+
+/**
+ * A listener's request lines: each request's at info, except, in a log read by a person, successful
+ * health checks at debug (the probes every 10 s scrolled the one-time admin password out of sight).
+ * `skip`: requests that get no request lines at all (the REST API's in-process calls).
+ */
+export function accessLogController(options: {
+  pretty: boolean;
+  skip?: (request: FastifyRequest) => boolean;
+}): LogController {
+  const quiet = (request: FastifyRequest) => options.pretty && isHealthCheck(request);
+  class AccessLog extends LogController {
+    override incomingRequest(
+      request: FastifyRequest,
+      reply: FastifyReply,
+      metadata?: Record<string, unknown>,
+    ): void {
+      if (this.isLogDisabled(request)) return;
+      if (quiet(request)) request.log.debug({ req: request }, "incoming request");
+      else super.incomingRequest(request, reply, metadata);
+    }
+    override requestCompleted(
+      error: Error | null | undefined,
+      request: FastifyRequest,
+      reply: FastifyReply,
+      metadata?: Record<string, unknown>,
+    ): void {
+      if (!error && reply.statusCode < 400 && !this.isLogDisabled(request) && quiet(request)) {
+        reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, "request completed");
+      } else super.requestCompleted(error, request, reply, metadata);
+    }
+  }
+  return new AccessLog(options.skip ? { disableRequestLogging: options.skip } : {});
+}
+
 /**
  * Logger options of every Fastify listener (gateway, REST API): level, redacted URL, censored headers,
  * and the format. Pretty lines are formatted in this thread (pino-pretty as a stream, no worker).
@@ -78,7 +122,7 @@ export function loggerOptions(
   format: LogFormat = "json",
   isTty = Boolean(process.stdout.isTTY),
 ): Exclude<FastifyServerOptions["logger"], boolean | undefined> {
-  const pretty = format === "pretty" || (format === "auto" && isTty);
+  const pretty = isPrettyLog(format, isTty);
   const headerPaths = CREDENTIAL_HEADERS.flatMap((name) => [
     `req.headers["${name}"]`,
     `res.headers["${name}"]`,

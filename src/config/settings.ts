@@ -2,13 +2,13 @@ import { z } from "zod";
 
 /**
  * How one setting is declared: everything else (validation, the environment and config-file names,
- * `config show`, secret masking, the README's configuration table) is derived from these declarations,
+ * `config show`, secret masking, the configuration table of docs/administrators.md) is derived from these declarations,
  * so a setting cannot be documented one way and validated another.
  */
 type SettingDeclaration = {
   /** Environment variable; the config-file key is the setting's key. */
   env: string;
-  /** A line of the README table (Markdown). */
+  /** A line of the configuration table in docs/administrators.md (Markdown). */
   description: string;
   /** A secret: never printed, nor repeated in an error message. */
   secret?: true;
@@ -253,6 +253,14 @@ export const SETTINGS = {
     description: "local Maven repository, read before the remote one",
     defaultText: "~/.m2/repository",
   },
+  mavenSearchUrl: {
+    env: "MAVEN_SEARCH_URL",
+    schema: z
+      .union([z.url({ protocol: /^https?$/ }), z.literal("")])
+      .default("https://search.maven.org/solrsearch/select"),
+    description:
+      "SHA-1 search service (Maven Central's search API) naming jars that carry no Maven metadata; each answer is checked against the repository's `.sha1`; empty: none",
+  },
   osvMirrorUrl: {
     env: "OSV_MIRROR_URL",
     schema: z.url({ protocol: /^https?$/ }).default("https://osv-vulnerabilities.storage.googleapis.com"),
@@ -273,6 +281,24 @@ export const SETTINGS = {
     schema: z.coerce.number().positive().max(600).default(5),
     description:
       "seconds `imaging start` has, after SIGTERM or SIGINT, to drain and exit (see [Running it as a service](#running-it-as-a-service))",
+  },
+  shutdownDrain: {
+    env: "SHUTDOWN_DRAIN",
+    schema: z.coerce.number().min(0).max(600).default(3),
+    description:
+      "seconds `imaging start` keeps serving after SIGTERM while `/readyz` answers 503, each answer closing its connection, so that a load balancer takes the replica out before it stops listening (the shipped HAProxy configuration needs at most 1.5 s); then SHUTDOWN_TIMEOUT applies; SIGINT skips it (see [Running it as a service](#running-it-as-a-service))",
+  },
+  storeWaitTimeout: {
+    env: "STORE_WAIT_TIMEOUT",
+    schema: z.coerce.number().positive().max(600).default(5),
+    description:
+      "seconds a request waits for the store before a 503 with Retry-After: PostgreSQL, to connect or for a free connection of the pool (10 per process); SQLite, for the write lock another process holds",
+  },
+  storeStatementTimeout: {
+    env: "STORE_STATEMENT_TIMEOUT",
+    schema: z.coerce.number().positive().max(3600).default(30),
+    description:
+      "PostgreSQL: seconds a statement of the service may run (the server's `statement_timeout`); a server that gives no answer 5 s past it (paused, cut off) has the connection dropped and the request answered 503; migrations and the `imaging` commands have no limit",
   },
   storeReadWorkers: {
     env: "STORE_READ_WORKERS",
@@ -326,7 +352,7 @@ export const settingsSchema = z.object(
 
 export type Settings = z.infer<typeof settingsSchema>;
 
-/** The declarations as a list, in declaration order (the README table's order). */
+/** The declarations as a list, in declaration order (the configuration table's order). */
 export const settingList: readonly (SettingDeclaration & { key: SettingKey })[] = Object.entries(
   SETTINGS,
 ).map(([key, setting]) => ({ key: key as SettingKey, ...(setting as SettingDeclaration) }));

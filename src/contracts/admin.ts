@@ -20,6 +20,15 @@ export const problem = z
     instance: z.string().optional(),
     rule: z.string().optional().describe("The validation rule the input breaks (administration endpoints)"),
     field: z.string().optional().describe("The input field at fault (administration endpoints)"),
+    vulnerability: z
+      .string()
+      .optional()
+      .describe("The vulnerability id no imported advisory names (type unknown-vulnerability)"),
+    advisoriesImportedAt: z
+      .string()
+      .nullable()
+      .optional()
+      .describe("When advisories were last imported (type unknown-vulnerability; null: not recorded)"),
   })
   .describe("RFC 9457 problem details");
 export type Problem = z.infer<typeof problem>;

@@ -65,3 +65,9 @@ export const RELEASE_DATE_SOURCES = [
   "release-notes",
 ] as const;
 export type ReleaseDateSource = (typeof RELEASE_DATE_SOURCES)[number];
+
+/**
+ * The problem type of a vulnerability id no imported advisory names (REST 404). "Not known" is not "not
+ * affected": the operations about one CVE answer it instead of an empty list, and the MCP tools say it.
+ */
+export const UNKNOWN_VULNERABILITY_TYPE = "urn:imaging:problem:unknown-vulnerability";

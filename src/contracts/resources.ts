@@ -156,12 +156,24 @@ export type CveInsight = z.infer<typeof cveInsight>;
 
 export const packageUse = object({
   ecosystem,
+  factsPending: z
+    .boolean()
+    .describe(
+      "True while the platform is still looking up the package's published versions and release dates in its " +
+        "registry (after an upload that named it first): releaseDate, releasesPerYear and the safer versions follow",
+    ),
   maxSeverity: z
     .string()
     .nullable()
     .describe("Most severe severity among the CVEs affecting this version (null when none does)"),
   name: z.string().describe("Package name; Maven packages as groupId:artifactId"),
   ...packageFacts,
+  sources: z
+    .array(z.string())
+    .describe(
+      "The manifests or lockfiles this version was read from (package-lock.json, pom.xml, gradle.lockfile, an " +
+        "archive, an SBOM), relative to the scanned folder; empty when the analysis document did not say",
+    ),
   vulnerabilities: z.array(z.string()).describe("CVE ids affecting this version, sorted"),
 }).describe("A package version the application uses, with its facts and the CVEs affecting it.");
 export type PackageUse = z.infer<typeof packageUse>;
@@ -326,6 +338,55 @@ export const comparison = object({
 }).describe("What changed between two analyses: added = in `to` only, removed = in `from` only.");
 export type Comparison = z.infer<typeof comparison>;
 
+export const advisoryRange = object({
+  fixed: z.string().nullable().describe("First version no longer affected (OSV fixed)"),
+  introduced: z.string().nullable().describe('First affected version; null or "0": from the first release'),
+  lastAffected: z.string().nullable().describe("Last affected version (OSV last_affected)"),
+  limit: z.string().nullable().describe("Versions from here on are not in this range (OSV limit)"),
+  version: z.string().nullable().describe("One explicitly listed affected version; the bounds are then null"),
+}).describe("One span of affected versions, as the advisory's records state it.");
+
+export const advisoryPackage = object({
+  ecosystem,
+  fixedVersions: z.array(z.string()).describe("The versions the ranges name as fixed, in the records' order"),
+  name: z.string().describe("Package name; Maven packages as groupId:artifactId"),
+  ranges: z.array(advisoryRange),
+});
+
+export const advisory = object({
+  advisoriesImportedAt: z
+    .string()
+    .nullable()
+    .describe("When advisories were last imported into the platform (null: not recorded)"),
+  affected: z.array(advisoryPackage).describe("Affected packages, by ecosystem and name"),
+  aliases: z.array(z.string()),
+  id: z.string().describe("CVE id, or the record's own id when it names no CVE"),
+  modifiedAt: z.string().nullable().describe("Newest revision among the advisory's records"),
+  publishedAt: z.string().nullable(),
+  records: z.array(z.string()).describe("Ids of the OSV records the advisory gathers (GHSA-..., ...)"),
+  references: z
+    .array(object({ type: z.string(), url: z.string() }))
+    .describe("Advisory pages, fixes and reports the records list (OSV references)"),
+  score: z.number().nullable().describe("CVSS base score where known"),
+  severity,
+  summary: z.string(),
+}).describe("A vulnerability as the imported advisories describe it.");
+export type Advisory = z.infer<typeof advisory>;
+
+export const cveInApplication = object({
+  affectedPackageCount: integer().describe("Package versions of this analysis the CVE affects"),
+  analysis: dateTime.describe("The analysis answered for (the latest at or before date)"),
+  id: z.string().describe("The CVE id the advisory is listed under"),
+  lastAffectedAnalysis: dateTime
+    .nullable()
+    .describe(
+      "The newest analysis at or before this one that used an affected version: this analysis when it is " +
+        "affected, an earlier one when the application has since moved off the affected versions, null when " +
+        "no analysis up to this one was affected",
+    ),
+}).describe("Whether an analysis of the application is affected by a CVE, and when it last was.");
+export type CveInApplication = z.infer<typeof cveInApplication>;
+
 /**
  * The resources that have a name of their own: the JSON Schema of each is registered under this name
  * (`$id`), and other schemas refer to it (`Name#`).
@@ -347,6 +408,8 @@ export const namedResources = {
   GateHistoryEntry: gateHistoryEntry,
   Comparison: comparison,
   CveReference: cveReference,
+  Advisory: advisory,
+  CveInApplication: cveInApplication,
 } as const;
 
 export interface Changes<T> {

@@ -40,6 +40,9 @@ export function registrationCheck(
     typeof document.registration_endpoint === "string" ? document.registration_endpoint : undefined;
   const restart =
     "Restart the gateway with the same DYNAMIC_CLIENT_REGISTRATION as this command sees (or point --config at its configuration).";
+  // Named in the answer: which clients cannot sign in until registration is on.
+  const registerOnly =
+    "clients that only register (mcp-remote without --client-metadata-url, the Python MCP SDK without client_metadata_url, older MCP SDKs) cannot sign in: they need DYNAMIC_CLIENT_REGISTRATION=loopback";
   if (context.mode === "off") {
     if (advertised && context.idp === "embedded") {
       return fail(
@@ -51,8 +54,8 @@ export function registrationCheck(
     return pass(
       DYNAMIC_REGISTRATION,
       context.idp === "keycloak"
-        ? "mode off: clients sign in with client ID metadata documents; Keycloak advertises its registration endpoint whatever the mode, its client registration policies decide"
-        : "mode off (default): no registration endpoint advertised; clients sign in with client ID metadata documents",
+        ? `mode off: clients sign in with client ID metadata documents; Keycloak advertises its registration endpoint whatever the mode, its client registration policies decide; ${registerOnly}`
+        : `mode off (default): no registration endpoint advertised; clients sign in with client ID metadata documents; ${registerOnly}`,
     );
   }
   if (!advertised) {

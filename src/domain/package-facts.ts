@@ -5,8 +5,17 @@
  */
 import type { Kysely, Transaction } from "kysely";
 import { recomputeTouched as storeRecompute } from "../store/advisories.ts";
-import { loadAdvisory as storeAdvisory, loadPublishedVersions as storeVersions } from "../store/catalog.ts";
-import { type IngestOptions, type IngestResult, ingestAnalysis as storeAnalysis } from "../store/ingest.ts";
+import {
+  loadAdvisory as storeAdvisory,
+  loadPublishedVersions as storeVersions,
+  loadPublishedVersionsOfPackages as storeVersionsOfPackages,
+} from "../store/catalog.ts";
+import {
+  IngestError,
+  type IngestOptions,
+  type IngestResult,
+  ingestAnalysis as storeAnalysis,
+} from "../store/ingest.ts";
 import type {
   AdvisoryInput,
   AnalysisInput,
@@ -15,19 +24,26 @@ import type {
 } from "../store/input-records.ts";
 import type { PackageFactsRule } from "../store/package-facts.ts";
 import type { Database } from "../store/schema.ts";
+import { applicationNameProblem } from "./application-names.ts";
 import { compareVersions, computePackageFacts } from "./versions/index.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
 
 const PACKAGE_FACTS: PackageFactsRule = { compute: computePackageFacts, compare: compareVersions };
 
-/** Records an analysis (see store/ingest.ts) and keeps the facts of its packages. */
-export function ingestAnalysis(
+/**
+ * Records an analysis (see store/ingest.ts) and keeps the facts of its packages. Applications stored
+ * before the naming rules (application-names.ts) keep their history, readable where a URL can name them,
+ * but take no new analysis.
+ */
+export async function ingestAnalysis(
   db: Kysely<Database>,
   applicationName: string,
   input: AnalysisInput,
   options: IngestOptions = {},
 ): Promise<IngestResult> {
+  const problem = applicationNameProblem(applicationName);
+  if (problem) throw new IngestError(`Application name ${JSON.stringify(applicationName)} ${problem}`);
   return storeAnalysis(db, applicationName, input, options, PACKAGE_FACTS);
 }
 
@@ -39,6 +55,14 @@ export function loadPublishedVersions(
   versions: readonly PublishedVersionInput[],
 ): ReturnType<typeof storeVersions> {
   return storeVersions(db, ecosystem, name, versions, PACKAGE_FACTS);
+}
+
+/** Records the published versions of several packages (by id) and recomputes their facts. */
+export function loadPublishedVersionsOfPackages(
+  db: Db,
+  items: readonly { packageId: number; versions: readonly PublishedVersionInput[] }[],
+): Promise<void> {
+  return storeVersionsOfPackages(db, items, PACKAGE_FACTS);
 }
 
 /** Records one advisory and recomputes the facts of the packages it names. */

@@ -8,8 +8,11 @@ import Fastify, {
 import { BoundedCache } from "../auth/bounded-cache.ts";
 import type { McpAccessVerifier } from "../auth/mcp-access.ts";
 import type { TokenExchanger } from "../auth/token-exchange.ts";
+import { accessLogController } from "../config/logging.ts";
 import { recordHttpMetrics } from "../observability/http-metrics.ts";
+import { drainRequests } from "../observability/metrics.ts";
 import { requestIdOf, upstreamTraceparent } from "../observability/trace-context.ts";
+import { asStoreUnavailable } from "../store/store-errors.ts";
 import { type ConsoleOptions, consoleRoutes } from "./console/index.ts";
 import { guardCredentialHeaders } from "./credential-guard.ts";
 import { exchangeRefusalLog } from "./exchange-refusals.ts";
@@ -52,13 +55,26 @@ export interface GatewayOptions {
   console?: Omit<ConsoleOptions, "baseUrl" | "version" | "restUpstreamUrl"> | undefined;
   /** What `/readyz` checks besides the upstreams (the store...). */
   readiness?: Record<string, ReadinessCheck> | undefined;
+  /**
+   * Whether the process drains before stopping (SIGTERM): `/readyz` then fails, so the load balancer
+   * takes this replica out, while every request is still served, each answer closing its connection.
+   */
+  draining?: (() => boolean) | undefined;
+  /**
+   * Whether the store is taken as available: while it is not, an MCP `tools/call` (whose tools read it)
+   * is answered 503 with Retry-After and a JSON-RPC error at once; what needs no store goes on.
+   */
+  storeAvailability?: (() => { available: true } | { available: false; reason: string }) | undefined;
   logger?: FastifyServerOptions["logger"];
+  /** Health checks' request lines at debug (a log read by a person: config/logging.ts). */
+  quietHealthChecks?: boolean;
 }
 
 /** The public listener: the one address users and AI clients reach. */
 export async function buildGateway(options: GatewayOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: options.logger ?? false,
+    logController: accessLogController({ pretty: Boolean(options.quietHealthChecks) }),
     ...(options.https ? { https: options.https } : {}),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 1024 },
     rewriteUrl: originFormTarget,
@@ -75,6 +91,33 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
   } as FastifyServerOptions);
 
   recordHttpMetrics(app, "gateway");
+  // Draining: every answer closes its connection, so no idle keep-alive connection is left for the load
+  // balancer to reuse once it has taken this replica out. Not a `Connection` header, which the in-process
+  // MCP and REST hand-offs drop as hop-by-hop: without keep-alive, Node writes `Connection: close` and
+  // ends the connection once the answer is out, whoever writes it.
+  const draining = options.draining;
+  if (draining) {
+    app.server.prependListener("request", (_request, response) => {
+      if (!draining()) return;
+      response.shouldKeepAlive = false;
+      drainRequests.inc();
+    });
+  }
+  // A store that cannot serve (database down, restarting, out of connections) is a 503 to retry, on
+  // every route of the gateway (the console's sessions, the identity provider's own are answered there).
+  app.setErrorHandler((error, _request, reply) => {
+    const unavailable = asStoreUnavailable(error);
+    if (!unavailable) throw error;
+    return reply
+      .code(503)
+      .header("retry-after", String(unavailable.retryAfterSeconds))
+      .header("cache-control", "no-store")
+      .type("application/json")
+      .send({
+        error: "temporarily_unavailable",
+        error_description: `The store is unavailable (${unavailable.message}): retry in ${unavailable.retryAfterSeconds} s`,
+      });
+  });
   const health: UpstreamHealth = watchUpstreams(
     {
       rest: `${options.restUpstreamUrl}/rest/health`,
@@ -94,11 +137,12 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
     };
   });
 
-  // An upstream is ready once reached (a probe or a proxied request), and again after an outage.
+  // An upstream is ready once reached (a probe or a proxied request), and again after an outage; until
+  // then each readiness check probes it, so a replica is ready as soon as its upstreams answer.
   const upstreamReady =
     (name: string): ReadinessCheck =>
-    () => {
-      const state = health.snapshot()[name];
+    async () => {
+      const state = await health.current(name);
       return state === "UP" ? undefined : state === "DOWN" ? "cannot be reached" : "not reached yet";
     };
   probeRoutes(app, {
@@ -109,6 +153,7 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
       ),
     },
     log: app.log,
+    draining: options.draining,
   });
 
   guardCredentialHeaders(app, { baseUrl: options.baseUrl, resources: options.mcp.resources });
@@ -134,6 +179,7 @@ export async function buildGateway(options: GatewayOptions): Promise<FastifyInst
         sessions,
         logRefusal,
         health,
+        storeAvailability: options.storeAvailability,
       }),
     );
   }

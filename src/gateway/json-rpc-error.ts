@@ -13,3 +13,14 @@ export function requestId(body: unknown): string | number | null {
     return null;
   }
 }
+
+/** Best-effort method of the JSON-RPC request in a raw body (a single request, not a batch). */
+export function requestMethod(body: unknown): string | undefined {
+  if (!Buffer.isBuffer(body) || body.length === 0 || body.length > 1_000_000) return undefined;
+  try {
+    const parsed = JSON.parse(body.toString("utf8")) as { method?: unknown };
+    return typeof parsed.method === "string" ? parsed.method : undefined;
+  } catch {
+    return undefined;
+  }
+}

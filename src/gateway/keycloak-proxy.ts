@@ -107,16 +107,16 @@ export function keycloakProxy(options: KeycloakProxyOptions) {
         });
       }
       const body = Buffer.isBuffer(request.body) ? request.body : undefined;
-      const verdict = gate(request.ip, request.headers["content-type"], body);
+      const verdict = await gate(request.ip, request.headers["content-type"], body);
       if (!verdict.ok) {
         return reply
           .code(verdict.status)
           .headers({ ...verdict.headers, "cache-control": "no-store" })
           .send(verdict.body);
       }
-      // Keycloak's Trusted Hosts policy checks every URL of a client, not only its redirect URIs: the
-      // informative ones (mcp-remote names its GitHub page) are left out rather than trusted.
-      const { client_uri, logo_uri, policy_uri, tos_uri, initiate_login_uri, ...registered } = verdict.body;
+      // What the policy registers: the informative URLs (mcp-remote names its GitHub page) are left
+      // out, which Keycloak's Trusted Hosts policy would check against the trusted hosts.
+      const registered = { ...verdict.body };
       // Keycloak's consent page shows the client's name: it says there that the name is unverified
       // and where the client redirects.
       const redirectUris = Array.isArray(registered.redirect_uris)

@@ -9,9 +9,10 @@ import {
   TokenExchangeUnavailableError,
 } from "../auth/token-exchange.ts";
 import { upstreamTraceparent } from "../observability/trace-context.ts";
+import { STORE_RETRY_AFTER_SECONDS } from "../store/store-errors.ts";
 import type { exchangeRefusalLog } from "./exchange-refusals.ts";
 import { forwardableRequestHeaders, forwardableResponseHeaders } from "./hop-by-hop.ts";
-import { jsonRpcError, requestId } from "./json-rpc-error.ts";
+import { jsonRpcError, requestId, requestMethod } from "./json-rpc-error.ts";
 import { forwardMcpDirect } from "./mcp-direct.ts";
 import { bearerChallenge, type McpResource, resourceUrl } from "./mcp-resources.ts";
 import { CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, CORS_EXPOSE_HEADERS } from "./origin-policy.ts";
@@ -31,6 +32,8 @@ export interface McpProxyOptions {
   logRefusal: ReturnType<typeof exchangeRefusalLog>;
   /** Where proxied requests report whether the MCP server answered. */
   health: UpstreamHealth;
+  /** Whether the store is taken as available (a tool call is then answered 503 at once). */
+  storeAvailability?: (() => { available: true } | { available: false; reason: string }) | undefined;
 }
 
 const SESSION_TTL_MS = 24 * 3_600_000;
@@ -131,10 +134,10 @@ export async function mcpProxy(app: FastifyInstance, options: McpProxyOptions): 
       .type("application/json")
       .send(jsonRpcError(-32001, "Session not found", id));
 
-  const unavailable = (reply: FastifyReply, message: string, id: string | number | null) =>
+  const unavailable = (reply: FastifyReply, message: string, id: string | number | null, retryAfter = 5) =>
     reply
       .code(503)
-      .header("retry-after", "5")
+      .header("retry-after", String(retryAfter))
       .send(jsonRpcError(-32000, message, id));
 
   app.options(resource.path, async (request, reply) => {
@@ -169,6 +172,21 @@ export async function mcpProxy(app: FastifyInstance, options: McpProxyOptions): 
           .code(decision.status)
           .header("www-authenticate", bearerChallenge(baseUrl, resource, problem))
           .send({ error: decision.error, error_description: decision.description });
+      }
+
+      // The tools read the store: while it is known to be down, a tool call is turned away at once, and
+      // what needs no store (initialize, tools/list, ping, the GET stream) goes on.
+      const store = options.storeAvailability?.();
+      if (store && !store.available && request.method === "POST") {
+        const method = request.headers["mcp-method"] ?? requestMethod(request.body);
+        if (method === "tools/call") {
+          return unavailable(
+            reply,
+            `The platform's store is unavailable (${store.reason}): retry in ${STORE_RETRY_AFTER_SECONDS} s`,
+            id(),
+            STORE_RETRY_AFTER_SECONDS,
+          );
+        }
       }
 
       const sessionId = request.headers["mcp-session-id"];

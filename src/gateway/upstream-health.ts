@@ -10,6 +10,12 @@ export interface UpstreamHealth {
   failed(name: string, error: unknown): void;
   /** A proxied request got an answer from the upstream. */
   reached(name: string): void;
+  /**
+   * The upstream's state, probed now unless it is known UP (readiness asks this: right after start, or
+   * during an outage, the answer must not wait for the next background probe). Probes of one upstream
+   * that overlap share one request.
+   */
+  current(name: string): Promise<Health>;
   stop(): void;
 }
 
@@ -80,24 +86,37 @@ export function watchUpstreams(urls: Record<string, string>, options: WatchOptio
     );
   };
 
+  const inFlight = new Map<string, Promise<void>>();
+  const probeOne = (name: string, url: string): Promise<void> => {
+    const running = inFlight.get(name);
+    if (running) return running;
+    const probing = (async () => {
+      try {
+        const response = await request(url, { headersTimeout: 3_000, bodyTimeout: 3_000 });
+        await response.body.dump();
+        if (response.statusCode === 200) reached(name);
+        else failed(name, new Error(`health endpoint ${url} answered ${response.statusCode}`));
+      } catch (error) {
+        failed(name, error);
+      } finally {
+        inFlight.delete(name);
+      }
+    })();
+    inFlight.set(name, probing);
+    return probing;
+  };
   const probe = async () => {
-    await Promise.all(
-      Object.entries(urls).map(async ([name, url]) => {
-        try {
-          const response = await request(url, { headersTimeout: 3_000, bodyTimeout: 3_000 });
-          await response.body.dump();
-          if (response.statusCode === 200) reached(name);
-          else failed(name, new Error(`health endpoint ${url} answered ${response.statusCode}`));
-        } catch (error) {
-          failed(name, error);
-        }
-      }),
-    );
+    await Promise.all(Object.entries(urls).map(([name, url]) => probeOne(name, url)));
+  };
+  const current = async (name: string): Promise<Health> => {
+    const url = urls[name];
+    if (state[name] !== "UP" && url !== undefined) await probeOne(name, url);
+    return state[name] ?? "UNKNOWN";
   };
   void probe();
   const timer = setInterval(() => void probe(), intervalMs);
   timer.unref();
-  return { snapshot: () => ({ ...state }), failed, reached, stop: () => clearInterval(timer) };
+  return { snapshot: () => ({ ...state }), failed, reached, current, stop: () => clearInterval(timer) };
 }
 
 /**

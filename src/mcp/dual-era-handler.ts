@@ -7,7 +7,7 @@ import {
   type McpServer,
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
-import { createSessionEventStore } from "./session-event-store.ts";
+import { createSessionEventStore, type SessionEventStore } from "./session-event-store.ts";
 
 /**
  * One MCP endpoint serving both protocol eras from one server factory:
@@ -24,6 +24,15 @@ import { createSessionEventStore } from "./session-event-store.ts";
  * The handler verifies no token: it passes the request's bearer token through to the tools as
  * `authInfo`, per request (a session never stands in for credentials; a token refreshed mid-session
  * is the one the next call uses).
+ *
+ * GET streams of a session, as the transport specification allows them: a client "MAY remain connected to
+ * multiple SSE streams simultaneously", so a second GET is served a stream beside the first (the SDK's,
+ * which carries the server's messages; each message goes on one stream only) instead of the SDK's 409,
+ * which Gemini CLI showed as "Failed to open SSE stream: Conflict" at every start. A resumption
+ * (Last-Event-ID) of a stream that has ended, with nothing left to replay, is answered 405 ("no stream
+ * offered here") rather than an empty stream that closes at once: older SDK clients (Gemini CLI's)
+ * resume every POST stream that carried an event id, and reopen a closed one as a new GET, so each tool
+ * call would otherwise leave one more open stream behind.
  */
 export interface DualEraHandlerOptions {
   /** Builds a server with the tools registered; called per modern request and per 2025 session. */
@@ -46,10 +55,19 @@ export interface DualEraHandler {
 interface Session {
   transport: WebStandardStreamableHTTPServerTransport;
   server: McpServer;
+  events: SessionEventStore;
   lastUsed: number;
-  /** Requests being served, the open GET stream included: such a session is never idle. */
+  /** Requests being served, the open GET streams included: such a session is never idle. */
   active: number;
+  /** POSTs whose answer has not ended: while one is, a resumption is left to the SDK. */
+  postsInFlight: number;
+  /** Closers of the GET streams served beside the SDK's own, oldest first. */
+  extraStreams: Set<() => void>;
 }
+
+/** GET streams of one session beside the SDK's: a new one beyond this closes the oldest (replaces it). */
+const MAX_EXTRA_GET_STREAMS = 7;
+const KEEPALIVE_MS = 15_000;
 
 const JSON_HEADERS = { "content-type": "application/json" };
 /** The SSE `retry` a 2025 client waits before reconnecting to a stream it lost (EventSource's order of magnitude). */
@@ -99,6 +117,7 @@ export function createDualEraHandler(options: DualEraHandlerOptions): DualEraHan
 
   async function endSession(id: string, session: Session): Promise<void> {
     sessions.delete(id);
+    closeExtraStreams(session);
     try {
       await session.server.close();
     } catch (error) {
@@ -124,7 +143,9 @@ export function createDualEraHandler(options: DualEraHandlerOptions): DualEraHan
     authInfo: AuthInfo | undefined,
     parsedBody: unknown,
   ) {
+    const post = request.method === "POST";
     session.active++;
+    if (post) session.postsInFlight++;
     session.lastUsed = Date.now();
     let response: Response;
     try {
@@ -134,6 +155,7 @@ export function createDualEraHandler(options: DualEraHandlerOptions): DualEraHan
       });
     } catch (error) {
       session.active--;
+      if (post) session.postsInFlight--;
       throw error;
     }
     // The GET stream starts with an SSE comment, so that its head and a first chunk leave at once, through
@@ -144,10 +166,74 @@ export function createDualEraHandler(options: DualEraHandlerOptions): DualEraHan
       response,
       () => {
         session.active--;
+        if (post) session.postsInFlight--;
         session.lastUsed = Date.now();
       },
       opening,
     );
+  }
+
+  /** A GET of a session: the SDK's stream, a stream beside it, or 405 for a resumption with nothing left. */
+  async function getStream(session: Session, request: Request, authInfo: AuthInfo | undefined) {
+    const lastEventId = request.headers.get("last-event-id");
+    if (lastEventId && session.postsInFlight === 0 && session.events.nothingAfter(lastEventId)) {
+      return jsonRpcErrorResponse(405, -32000, "Nothing to resume: that event's stream has ended", {
+        allow: "GET, POST, DELETE",
+      });
+    }
+    const response = await serve(session, request, authInfo, undefined);
+    // The SDK keeps one GET stream per session and answers another with 409: serve it beside instead.
+    if (response.status === 409 && !lastEventId) {
+      await response.body?.cancel();
+      return extraStream(session);
+    }
+    return response;
+  }
+
+  function extraStream(session: Session): Response {
+    const streams = session.extraStreams;
+    if (streams.size >= MAX_EXTRA_GET_STREAMS) streams.values().next().value?.();
+    let close = () => {};
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(STREAM_OPENED.slice());
+        const timer = setInterval(() => {
+          try {
+            controller.enqueue(KEEPALIVE.slice());
+          } catch {
+            close();
+          }
+        }, KEEPALIVE_MS);
+        timer.unref();
+        let closed = false;
+        close = () => {
+          if (closed) return;
+          closed = true;
+          clearInterval(timer);
+          streams.delete(close);
+          session.active--;
+          session.lastUsed = Date.now();
+          try {
+            controller.close();
+          } catch {
+            // already errored or cancelled
+          }
+        };
+        streams.add(close);
+        session.active++;
+      },
+      cancel() {
+        close();
+      },
+    });
+    return new Response(body, {
+      headers: {
+        "content-type": "text/event-stream",
+        "cache-control": "no-cache, no-transform",
+        "x-accel-buffering": "no",
+        ...(session.transport.sessionId ? { "mcp-session-id": session.transport.sessionId } : {}),
+      },
+    });
   }
 
   async function openSession(
@@ -161,26 +247,32 @@ export function createDualEraHandler(options: DualEraHandlerOptions): DualEraHan
       });
     }
     const server = options.createServer();
+    const events = createSessionEventStore();
     const session: Session = {
       server,
+      events,
       lastUsed: Date.now(),
       active: 0,
+      postsInFlight: 0,
+      extraStreams: new Set(),
       transport: new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         // Each POST stream starts with an event id and a retry delay, so a client that loses it can
         // reconnect with Last-Event-ID and get what it missed (2025-11-25 transport, SEP-1699).
-        eventStore: createSessionEventStore(),
+        eventStore: events,
         retryInterval: SSE_RETRY_MS,
         onsessioninitialized: (id) => {
           sessions.set(id, session);
         },
         onsessionclosed: (id) => {
           sessions.delete(id);
+          closeExtraStreams(session);
         },
       }),
     };
     session.transport.onclose = () => {
       if (session.transport.sessionId) sessions.delete(session.transport.sessionId);
+      closeExtraStreams(session);
     };
     await server.connect(session.transport);
     const response = await serve(session, request, authInfo, parsedBody);
@@ -200,6 +292,7 @@ export function createDualEraHandler(options: DualEraHandlerOptions): DualEraHan
     if (sessionId) {
       const session = sessions.get(sessionId);
       if (!session) return jsonRpcErrorResponse(404, -32001, "Session not found");
+      if (request.method === "GET") return getStream(session, request, authInfo);
       return serve(session, request, authInfo, parsedBody);
     }
     if (request.method === "GET" || request.method === "DELETE") {
@@ -260,6 +353,11 @@ function opensSession(body: unknown): boolean {
 }
 
 const STREAM_OPENED = new TextEncoder().encode(": stream opened\n\n");
+const KEEPALIVE = new TextEncoder().encode(": keepalive\n\n");
+
+function closeExtraStreams(session: Session): void {
+  for (const close of [...session.extraStreams]) close();
+}
 
 const isEventStream = (response: Response) =>
   (response.headers.get("content-type") ?? "").includes("text/event-stream");

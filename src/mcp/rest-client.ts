@@ -58,8 +58,10 @@ export class RestApiError extends Error {
   readonly status: number;
   readonly title: string;
   readonly detail: string;
+  /** The problem's `type` (about:blank when it has none of its own). */
+  readonly type: string;
 
-  constructor(status: number, title: string, detail: string) {
+  constructor(status: number, title: string, detail: string, type = "about:blank") {
     super(
       status === 0
         ? `The REST API could not be reached: ${detail}`
@@ -69,6 +71,7 @@ export class RestApiError extends Error {
     this.status = status;
     this.title = title;
     this.detail = detail;
+    this.type = type;
   }
 }
 
@@ -296,14 +299,16 @@ function problemError(response: RestAnswer): RestApiError {
   const text = response.body;
   let detail = "";
   let title = "";
+  let type: string | undefined;
   try {
-    const body = JSON.parse(text) as { detail?: unknown; title?: unknown };
+    const body = JSON.parse(text) as { detail?: unknown; title?: unknown; type?: unknown };
     if (typeof body.detail === "string") detail = body.detail;
     if (typeof body.title === "string") title = body.title;
+    if (typeof body.type === "string") type = body.type;
   } catch {
     // not problem+json: fall back to the status line
   }
   title ||= response.statusText || STATUS_CODES[response.status] || "Error";
   detail ||= text.trim().slice(0, 200) || "no detail given";
-  return new RestApiError(response.status, title, detail);
+  return new RestApiError(response.status, title, detail, type);
 }

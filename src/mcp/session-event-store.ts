@@ -22,13 +22,37 @@ interface StoredEvent {
  * reconnects with Last-Event-ID. It lives and dies with its session; what was dropped for the bounds
  * is answered like an unknown event id.
  */
-export function createSessionEventStore(limits: SessionEventLimits = DEFAULT_LIMITS): EventStore {
+/** The SDK's EventStore, plus what the handler asks before a resumption (see dual-era-handler.ts). */
+export interface SessionEventStore extends EventStore {
+  /**
+   * Whether a client resuming after `eventId` can get nothing more: the event's stream has carried a
+   * JSON-RPC response and holds no event after it. Unknown ids are not answered here (false).
+   */
+  nothingAfter(eventId: string): boolean;
+}
+
+const isResponse = (message: JSONRPCMessage) =>
+  "id" in message && ("result" in message || "error" in message);
+
+export function createSessionEventStore(limits: SessionEventLimits = DEFAULT_LIMITS): SessionEventStore {
   const events: StoredEvent[] = [];
   let bytes = 0;
   let next = 0;
+  /** Streams that carried a response (bounded like the events: those left are a few). */
+  const answered = new Set<StreamId>();
 
   return {
+    nothingAfter(eventId) {
+      const index = events.findIndex((event) => event.id === eventId);
+      const streamId = events[index]?.streamId;
+      if (streamId === undefined || !answered.has(streamId)) return false;
+      return !events.slice(index + 1).some((event) => event.streamId === streamId);
+    },
     async storeEvent(streamId, message) {
+      if (isResponse(message)) {
+        answered.add(streamId);
+        if (answered.size > limits.maxEvents) answered.delete(answered.values().next().value as StreamId);
+      }
       const size = JSON.stringify(message).length;
       const event = { id: String(++next), streamId, message, bytes: size };
       events.push(event);

@@ -4,6 +4,7 @@
  */
 import type { CallToolResult, McpServer, ServerContext } from "@modelcontextprotocol/server";
 import * as z from "zod";
+import { UNKNOWN_VULNERABILITY_TYPE } from "../contracts/platform.ts";
 import { packageFacts, type ReleaseDate, releaseDate } from "../contracts/resources.ts";
 import { mcpToolCalls, mcpToolDuration } from "../observability/metrics.ts";
 import { createRestClient, RestApiError, type RestClient, type RestTransport } from "./rest-client.ts";
@@ -131,9 +132,13 @@ export function registerTools(
 
 export function toolError(error: unknown): CallToolResult {
   const text =
-    error instanceof RestApiError || error instanceof ToolInputError
-      ? error.message
-      : `The tool failed: ${(error as Error)?.message ?? String(error)}`;
+    error instanceof RestApiError && error.type === UNKNOWN_VULNERABILITY_TYPE
+      ? // An answer, not a failure of the tool: said as the platform says it, so that an agent never reads
+        // "not known" as "not affected".
+        error.detail
+      : error instanceof RestApiError || error instanceof ToolInputError
+        ? error.message
+        : `The tool failed: ${(error as Error)?.message ?? String(error)}`;
   return { isError: true, content: [{ type: "text", text }] };
 }
 

@@ -71,6 +71,81 @@ export const storeQueryDuration = new Histogram({
   registers: [registry],
 });
 
+/** A store's connection pool, as the metrics read it (PostgreSQL: node-postgres's pool). */
+export interface StorePoolStats {
+  inUse: number;
+  idle: number;
+  /** Queries waiting for a connection. */
+  waiting: number;
+}
+
+/** The pool of the store this process serves from: set by the store when it opens; the returned function clears it. */
+let poolStats: (() => StorePoolStats) | undefined;
+export function observeStorePool(stats: () => StorePoolStats): () => void {
+  poolStats = stats;
+  return () => {
+    if (poolStats === stats) poolStats = undefined;
+  };
+}
+
+export const storeConnections = new Gauge({
+  name: "imaging_store_connections",
+  help: "Connections of the store's PostgreSQL pool: in_use (lent to a query or a transaction) or idle",
+  labelNames: ["state"] as const,
+  registers: [registry],
+  collect() {
+    const stats = poolStats?.();
+    this.reset();
+    if (!stats) return;
+    this.set({ state: "in_use" }, stats.inUse);
+    this.set({ state: "idle" }, stats.idle);
+  },
+});
+
+export const storeWaiting = new Gauge({
+  name: "imaging_store_waiting_queries",
+  help: "Queries waiting for a connection of the store's PostgreSQL pool",
+  registers: [registry],
+  collect() {
+    this.set(poolStats?.().waiting ?? 0);
+  },
+});
+
+export const storeErrors = new Counter({
+  name: "imaging_store_errors_total",
+  help: "Store faults: connect, connection_lost, timeout, full (no slot on the server), read_only (a standby), pool_exhausted, refused (turned away while the database is down), busy (SQLite locked), io (SQLite file)",
+  labelNames: ["store", "kind"] as const,
+  registers: [registry],
+});
+
+export const storeReconnects = new Counter({
+  name: "imaging_store_reconnects_total",
+  help: "Times the store became reachable again after being unavailable",
+  labelNames: ["store"] as const,
+  registers: [registry],
+});
+
+export const storeUp = new Gauge({
+  name: "imaging_store_up",
+  help: "Whether the store is taken as available (1) or known to be down (0: queries are answered 503 at once while it is retried)",
+  labelNames: ["store"] as const,
+  registers: [registry],
+});
+
+export const draining = new Gauge({
+  name: "imaging_draining",
+  help: "1 while the process drains after SIGTERM (readiness fails, requests are still served, each answer closes its connection), else 0",
+  registers: [registry],
+});
+
+draining.set(0);
+
+export const drainRequests = new Counter({
+  name: "imaging_drain_requests_total",
+  help: "Requests answered while the process drained or stopped (each with Connection: close)",
+  registers: [registry],
+});
+
 export const signIns = new Counter({
   name: "imaging_sign_ins_total",
   help: "Password sign-ins at the embedded identity provider: success, failure (wrong credentials), throttled",

@@ -1,12 +1,8 @@
 import swagger from "@fastify/swagger";
-import Fastify, {
-  type FastifyInstance,
-  type FastifyRequest,
-  type FastifyServerOptions,
-  LogController,
-} from "fastify";
+import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from "fastify";
 import type { Kysely } from "kysely";
 import type { JwtVerifier } from "../auth/jwt-verifier.ts";
+import { accessLogController } from "../config/logging.ts";
 import { adminJsonSchema, resourceJsonSchemas } from "../contracts/json-schema.ts";
 import { PLATFORM_AUDIENCE } from "../contracts/platform.ts";
 import { type IdentityAdministration, storeAdministration } from "../idp/administration.ts";
@@ -32,6 +28,7 @@ import { gateRoutes } from "./routes/gates.ts";
 import { insightRoutes } from "./routes/insights.ts";
 import { packageRoutes } from "./routes/packages.ts";
 import { type StatusSources, statusRoutes } from "./routes/status.ts";
+import { vulnerabilityRoutes } from "./routes/vulnerabilities.ts";
 import { serializerOncePerSchema } from "./serializers.ts";
 import { passThrough, validateParameters } from "./validation.ts";
 
@@ -40,6 +37,8 @@ interface RestAppOptions {
   verifier: JwtVerifier;
   version: string;
   logger?: FastifyServerOptions["logger"];
+  /** Health checks' request lines at debug (a log read by a person: config/logging.ts). */
+  quietHealthChecks?: boolean;
   /** Analysis uploads (POST /rest/applications/{name}/analyses); default: 64 MiB, no fact gathering. */
   analyses?: AnalysisUploadOptions;
   /** Where the administration endpoints find CIMD policies and users; default: the platform store. */
@@ -76,7 +75,7 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
     onConstructorPoisoning: "remove",
     // The MCP tools' in-process calls (Fastify inject, src/mcp/rest-client.ts) get no access-log lines: the
     // MCP request that makes them has its own (the gateway's); failures are still logged (setErrorHandler).
-    logController: new LogController({ disableRequestLogging: isInjected }),
+    logController: accessLogController({ pretty: Boolean(options.quietHealthChecks), skip: isInjected }),
     // Parameters are checked by validation.ts (the rules of params.ts, chosen by each route's schema).
     ajv: { customOptions: { strict: false } },
     schemaController: { compilersFactory: { buildSerializer: serializerOncePerSchema } },
@@ -161,6 +160,7 @@ export async function buildRestApp(options: RestAppOptions): Promise<FastifyInst
   analysisRoutes(app, { db: options.db }, options.analyses ?? { maxBytes: 64 * 1024 * 1024 });
   insightRoutes(app, { db: options.db });
   cveReferenceRoutes(app, { db: options.db });
+  vulnerabilityRoutes(app, { db: options.db });
   packageRoutes(app, { db: options.db });
   gateRoutes(app, { db: options.db });
   compareRoutes(app, { db: options.db });

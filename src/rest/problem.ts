@@ -1,9 +1,15 @@
 import type { FastifyReply } from "fastify";
 import type { Problem } from "../contracts/admin.ts";
 import { problemDetails } from "../contracts/problem-details.ts";
+import { asStoreUnavailable } from "../store/store-errors.ts";
 
-/** What a validation refusal of the administration endpoints adds to a problem: the rule and the field. */
-type ProblemExtra = Pick<Problem, "rule" | "field">;
+/**
+ * What a refusal adds to a problem: its own type and title (else about:blank and the status's), the rule and
+ * field of an administration input, the members of an unknown vulnerability.
+ */
+type ProblemExtra = Partial<
+  Pick<Problem, "type" | "title" | "rule" | "field" | "vulnerability" | "advisoriesImportedAt">
+>;
 
 /**
  * A refusal a route throws: the one error handler of the REST app (app.ts) renders it as problem+json,
@@ -58,21 +64,32 @@ export function sendError(
     log: "request failed",
   },
 ): FastifyReply {
-  const { status, detail, extra } = problemOf(error, options.failure);
+  const { status, detail, extra, retryAfter } = problemOf(error, options.failure);
   if (status === 500) reply.log.error({ err: error }, options.log);
+  if (retryAfter !== undefined) reply.header("retry-after", String(retryAfter));
   return sendProblem(reply, status, detail, extra);
 }
 
 /**
  * What a thrown error answers (sendError's rule, also for the in-process reads): a ProblemError as it
- * says, another 4xx error with its message, anything else 500 with `failure` (the caller logs it).
+ * says, another 4xx error with its message, the store unavailable (database down, restarting, paused,
+ * out of connections; SQLite locked by another process or its file failing) 503 with the seconds to wait
+ * before retrying, anything else 500 with `failure` (the caller logs it).
  */
 export function problemOf(
   error: unknown,
   failure = "The server could not complete the request",
-): { status: number; detail: string; extra?: ProblemExtra } {
+): { status: number; detail: string; extra?: ProblemExtra; retryAfter?: number } {
   if (error instanceof ProblemError)
     return { status: error.status, detail: error.detail, extra: error.extra };
+  const unavailable = asStoreUnavailable(error);
+  if (unavailable) {
+    return {
+      status: 503,
+      detail: `The store is unavailable (${unavailable.message}): retry in ${unavailable.retryAfterSeconds} s`,
+      retryAfter: unavailable.retryAfterSeconds,
+    };
+  }
   const { statusCode, message } = error as { statusCode?: number; message?: string };
   if (statusCode && statusCode >= 400 && statusCode < 500)
     return { status: statusCode, detail: String(message) };

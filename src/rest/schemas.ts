@@ -24,3 +24,15 @@ export const errorResponses = {
   403: { description: "The caller may not read this application", $ref: "Problem#" },
   404: { description: "Unknown application, or no analysis at or before the date", $ref: "Problem#" },
 } as const;
+
+/** The errors of an operation about one CVE of an application: also 404 for a CVE no advisory names. */
+export const cveErrorResponses = {
+  ...errorResponses,
+  404: {
+    description:
+      "Unknown application, no analysis at or before the date, or no imported advisory names the CVE " +
+      "(type urn:imaging:problem:unknown-vulnerability, with `vulnerability` and `advisoriesImportedAt`): " +
+      "whether the application is affected is then unknown",
+    $ref: "Problem#",
+  },
+} as const;

@@ -5,31 +5,107 @@
  * upload, types the code, and its JSON Schema is the request body of the OpenAPI document.
  */
 import { z } from "zod";
-import { MAVEN_SCOPES, NPM_SCOPES, PACKAGE_SCOPES } from "../contracts/platform.ts";
+import { MAVEN_SCOPES, NPM_SCOPES } from "../contracts/platform.ts";
+import { APPLICATION_NAME_PATTERN, applicationNameProblem } from "../domain/application-names.ts";
+import {
+  MAVEN_NAME_PATTERN,
+  MAVEN_VERSION_PATTERN,
+  NPM_NAME_PATTERN,
+  NPM_VERSION_PATTERN,
+  packageNameProblem,
+  versionProblem,
+} from "../domain/package-names.ts";
+import { WHITESPACE } from "../domain/text-patterns.ts";
 import type { AnalysisInput } from "../store/input-records.ts";
 import { objectVersion } from "../store/object-versions.ts";
 
 /**
- * A required text: the pattern states in the JSON Schema (so in the OpenAPI document) what the trim
- * enforces, that whitespace alone is no value; without it the published schema accepted "\t".
+ * No control characters (C0, DEL, C1) in any stored text: they would reach terminals and pages as they
+ * are. Written as ranges, not `\p{Cc}`, so that the published JSON Schema reads the same without the
+ * `u` flag.
  */
-const text = (max: number) => z.string().regex(/\S/, "must not be blank").trim().min(1).max(max);
+const CONTROL = "\\u0000-\\u001f\\u007f-\\u009f";
+const NO_CONTROL = new RegExp(`^[^${CONTROL}]*$`);
+const noControl = (max: number) =>
+  z.string().max(max).regex(NO_CONTROL, "must not contain control characters");
+
+/**
+ * A required text: the pattern states in the JSON Schema (so in the OpenAPI document) what the trim
+ * enforces, that whitespace alone is no value (without it the published schema accepted "\t"), and that
+ * no control character is.
+ */
+const text = (max: number) =>
+  z
+    .string()
+    .regex(
+      new RegExp(`^[^${CONTROL}]*[^${WHITESPACE}${CONTROL}][^${CONTROL}]*$`),
+      "must not be blank nor contain control characters",
+    )
+    .trim()
+    .min(1)
+    .max(max);
 
 const name = text(1024);
 
-const packageRef = z.object({
-  ecosystem: z.enum(["npm", "maven"]),
-  name: name.describe("npm name as published; Maven groupId:artifactId"),
-  version: text(256),
-  scope: z
-    .enum(PACKAGE_SCOPES)
+/** A rule of one field's own value (bad input, 400), not a cross-reference between fields (409). */
+const INVALID = { code: "custom", params: { invalid: true } } as const;
+
+/** How long a package's list of inputs may be, and each input's path. */
+const MAX_SOURCES = 1000;
+
+const sources = z
+  .array(text(1024))
+  .max(MAX_SOURCES)
+  .optional()
+  .describe(
+    "The inputs this version was read from (lockfiles, POMs, Gradle lockfiles, archives, SBOMs), relative to the scanned folder",
+  );
+
+/** The version's scope, in its ecosystem's words; absent or null when the input did not say. */
+const scopeOf = <T extends readonly [string, ...string[]]>(scopes: T, words: string) =>
+  z
+    .enum(scopes)
     .nullable()
     .optional()
     .describe(
-      `The version's scope: npm ${NPM_SCOPES.join(", ")}; Maven ${MAVEN_SCOPES.join(", ")}. ` +
-        "Absent or null: not known (answers say unknown)",
-    ),
-});
+      `The version's scope (${words}: ${scopes.join(", ")}); absent or null: not known (answers say unknown)`,
+    );
+
+/**
+ * One package of each ecosystem. The patterns state the naming rules in the published schema only (a
+ * schema-valid upload is accepted); the check itself is the refinement below, whose messages say which rule.
+ */
+const packageRef = z
+  .discriminatedUnion("ecosystem", [
+    z.object({
+      ecosystem: z.literal("npm"),
+      name: name.meta({ pattern: NPM_NAME_PATTERN }).describe("npm name as published (npm's naming rules)"),
+      version: text(256).meta({ pattern: NPM_VERSION_PATTERN }).describe("A semver version"),
+      scope: scopeOf(NPM_SCOPES, "npm"),
+      sources,
+    }),
+    z.object({
+      ecosystem: z.literal("maven"),
+      name: name
+        .meta({ pattern: MAVEN_NAME_PATTERN })
+        .describe("groupId:artifactId (Maven's coordinate rules)"),
+      version: text(256)
+        .meta({ pattern: MAVEN_VERSION_PATTERN })
+        .describe('A Maven version without \\ / : " < > | ? * or spaces'),
+      scope: scopeOf(MAVEN_SCOPES, "Maven"),
+      sources,
+    }),
+  ])
+  .superRefine((p, ctx) => {
+    const nameProblem = packageNameProblem(p.ecosystem, p.name);
+    if (nameProblem) {
+      ctx.addIssue({ ...INVALID, path: ["name"], message: `${JSON.stringify(p.name)} ${nameProblem}` });
+    }
+    const problem = versionProblem(p.ecosystem, p.version);
+    if (problem) {
+      ctx.addIssue({ ...INVALID, path: ["version"], message: `${JSON.stringify(p.version)} ${problem}` });
+    }
+  });
 
 const externalObject = z.object({
   id: name,
@@ -40,26 +116,32 @@ const externalObject = z.object({
       "The version of the package the referring code loads, one the document lists; may be left out " +
         "when the document lists one version of the package",
     ),
-  name: z.string().max(4096),
-  fullName: z.string().max(4096),
-  mangling: z.string().max(4096),
-  type: z.string().max(256),
-  typeId: z.string().max(256),
+  name: noControl(4096),
+  fullName: noControl(4096),
+  mangling: noControl(4096),
+  type: noControl(256),
+  typeId: noControl(256),
 });
 
 const applicationObject = z.object({
   id: name,
-  name: z.string().max(4096),
-  fullName: z.string().max(4096),
-  type: z.string().max(256),
-  typeId: z.string().max(256),
+  name: noControl(4096),
+  fullName: noControl(4096),
+  type: noControl(256),
+  typeId: noControl(256),
 });
 
 const analysisDocumentSchema = z
   .object({
-    application: text(256).describe(
-      "The application analyzed; must be the {name} of the URL when sent to the REST API",
-    ),
+    application: text(256)
+      .meta({ pattern: APPLICATION_NAME_PATTERN })
+      .superRefine((value, ctx) => {
+        const problem = applicationNameProblem(value);
+        if (problem) ctx.addIssue({ ...INVALID, message: problem });
+      })
+      .describe(
+        "The application analyzed; must be the {name} of the URL when sent to the REST API. Not `.` or `..`, no `/`, back-quote or control character",
+      ),
     analyzedAt: z.iso
       .datetime({ offset: true })
       .describe("When the analysis was made (ISO 8601), later than the application's latest analysis"),
@@ -87,17 +169,9 @@ const analysisDocumentSchema = z
   .superRefine((document, ctx) => {
     // Cross-references, checked here so a bad document is refused before anything is looked up.
     const versions = new Map<string, string[]>();
-    document.packages.forEach((p, i) => {
+    document.packages.forEach((p) => {
       const key = `${p.ecosystem}:${p.name}`;
       versions.set(key, [...(versions.get(key) ?? []), p.version]);
-      const scopes: readonly string[] = p.ecosystem === "npm" ? NPM_SCOPES : MAVEN_SCOPES;
-      if (p.scope && !scopes.includes(p.scope)) {
-        ctx.addIssue({
-          code: "custom",
-          path: ["packages", i, "scope"],
-          message: `'${p.scope}' is no ${p.ecosystem} scope (${scopes.join(", ")})`,
-        });
-      }
     });
     const ids = new Set<string>();
     document.objects.forEach((object, i) => {
@@ -152,7 +226,8 @@ export function analysisDocumentOf(
     application,
     analyzedAt: input.analyzedAt,
     ...(extra.scanner ? { scanner: extra.scanner } : {}),
-    packages: input.packages,
+    // The readers give each ecosystem's packages only that ecosystem's scopes (scope.ts).
+    packages: input.packages as AnalysisDocument["packages"],
     objects: input.objects,
     references: input.references,
     warnings: extra.warnings ?? [],
@@ -178,7 +253,9 @@ export function parseAnalysisDocument(
   const parsed = analysisDocumentSchema.safeParse(value);
   if (parsed.success) return { ok: true, document: parsed.data };
   const issue = parsed.error.issues[0];
-  const inconsistent = parsed.error.issues.every((i) => i.code === "custom");
+  const inconsistent = parsed.error.issues.every(
+    (i) => i.code === "custom" && (i.params as { invalid?: boolean } | undefined)?.invalid !== true,
+  );
   const path = (issue?.path ?? [])
     .map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`))
     .join("");

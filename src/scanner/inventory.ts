@@ -4,6 +4,7 @@
  */
 
 import type { PackageScope } from "../contracts/platform.ts";
+import { printable } from "../domain/printable-text.ts";
 import type { Ecosystem } from "../domain/versions/index.ts";
 import type { RegistryFetcher } from "./registry/cached-fetch.ts";
 
@@ -44,9 +45,11 @@ export class ScanInputError extends Error {
   readonly reason: string;
   readonly line: number | undefined;
   constructor(file: string, reason: string, line?: number) {
-    super(`${file}${line === undefined ? "" : `:${line}`}: ${reason}`);
+    // The reason often quotes the input (a key, a parser's excerpt): kept on one printable line.
+    const shown = printable(reason);
+    super(`${file}${line === undefined ? "" : `:${line}`}: ${shown}`);
     this.file = file;
-    this.reason = reason;
+    this.reason = shown;
     this.line = line;
   }
 }
@@ -64,6 +67,8 @@ export interface ReaderContext {
   mavenRepositoryUrl: string;
   /** `~/.m2/repository` unless configured: read before the remote repository. */
   mavenLocalRepository: string;
+  /** A SHA-1 search service for jars without Maven metadata (Maven Central's by default); online only. */
+  mavenSearchUrl?: string;
   /** Progress for people (stderr); never parsed. */
   progress(message: string): void;
 }

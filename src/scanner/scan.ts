@@ -11,6 +11,7 @@ import { statSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import type { Kysely } from "kysely";
 import { ingestAnalysis } from "../domain/package-facts.ts";
+import { packageNameProblem, versionProblem } from "../domain/package-names.ts";
 import { countVulnerablePackages, latestAnalysisAt } from "../store/analysis-summary.ts";
 import { type ChangeCount, IngestError } from "../store/ingest.ts";
 import type { ExternalObjectInput, ReferenceInput } from "../store/input-records.ts";
@@ -30,6 +31,7 @@ import {
 import { mavenReader } from "./maven/reader.ts";
 import { chooseLockfiles, lockfileOption } from "./npm/lockfile-choice.ts";
 import { npmReader } from "./npm/reader.ts";
+import { type SkippedProject, selectApplication } from "./projects.ts";
 import { sbomReader } from "./sbom/reader.ts";
 import { widerScope } from "./scope.ts";
 import { walkFiles } from "./walk.ts";
@@ -43,6 +45,17 @@ interface ScanOptions extends ScanContext {
   readers: readonly InputReader[];
   /** `--lockfile`: the npm, pnpm or yarn lockfile to read in its folder (npm/lockfile-choice.ts). */
   lockfile?: string | undefined;
+  /**
+   * Read every project of the scanned tree (templates, examples, fixtures...), not only the application
+   * (`--all-projects`; see projects.ts).
+   */
+  allProjects?: boolean;
+}
+
+/** A package of the scan: found in one or more inputs. */
+export interface ScannedPackage extends InventoryPackage {
+  /** Every input it was read from, relative to the scanned path, sorted. */
+  sources: string[];
 }
 
 export interface ScanResult {
@@ -52,8 +65,10 @@ export interface ScanResult {
    * Deduplicated by ecosystem, name and version: dev only when dev everywhere, direct when direct anywhere,
    * the widest scope (scope.ts).
    */
-  packages: InventoryPackage[];
+  packages: ScannedPackage[];
   warnings: InventoryWarning[];
+  /** Projects found below the application and not read (see projects.ts), with the reason. */
+  skippedProjects: SkippedProject[];
   /** External objects the application's code refers to, and the references to them (code extractors). */
   objects: ExternalObjectInput[];
   references: ReferenceInput[];
@@ -94,14 +109,24 @@ export async function scanPath(path: string, options: ScanOptions): Promise<Scan
     );
   }
   options.progress(`looking for inputs in ${path}`);
+  const walked = isDirectory ? walkFiles(absolute, path, { includeSamples: true }) : [basename(absolute)];
+  // A file named by itself is the whole input; a directory is one application unless asked otherwise.
+  const selection = isDirectory
+    ? selectApplication(absolute, walked, { allProjects: options.allProjects ?? false })
+    : { files: walked, skipped: [], warnings: [] };
+  for (const s of selection.skipped) options.progress(`skipped ${s.path}: ${s.reason}`);
   // One lockfile per project, the one its package manager reads: the others are not inputs at all.
+  const chosen =
+    options.lockfile === undefined || !isDirectory ? undefined : lockfileOption(options.lockfile, absolute);
+  if (chosen !== undefined && !selection.files.includes(chosen)) {
+    throw new ScanInputError(
+      options.lockfile as string,
+      "--lockfile names a lockfile of a project that is not read (--all-projects reads every project)",
+    );
+  }
   const lockfiles = isDirectory
-    ? chooseLockfiles(
-        absolute,
-        walkFiles(absolute, path),
-        options.lockfile === undefined ? undefined : lockfileOption(options.lockfile, absolute),
-      )
-    : { files: [basename(absolute)], warnings: [] };
+    ? chooseLockfiles(absolute, selection.files, chosen)
+    : { files: selection.files, warnings: [] };
   const files = lockfiles.files;
   const claimed = new Map<InputReader, string[]>();
   const inputs: ScanResult["inputs"] = [];
@@ -111,17 +136,21 @@ export async function scanPath(path: string, options: ScanOptions): Promise<Scan
     claimed.set(reader, [...(claimed.get(reader) ?? []), resolve(root, file)]);
     inputs.push({ reader: reader.name, file });
   }
+  const skippedNote =
+    selection.skipped.length === 0
+      ? ""
+      : `; ${selection.skipped.length} other project${selection.skipped.length === 1 ? "" : "s"} below it skipped (--all-projects reads them)`;
   if (inputs.length === 0 && files.includes("package.json")) {
     throw new ScanInputError(
       isDirectory ? `${path.replace(/\/+$/, "")}/package.json` : path,
-      "no lockfile beside it to give exact versions (run npm install --package-lock-only, or your package manager's equivalent)",
+      `no lockfile beside it to give exact versions (run npm install --package-lock-only, or your package manager's equivalent)${skippedNote}`,
     );
   }
   if (inputs.length === 0) {
     throw new ScanInputError(
       path,
       isDirectory
-        ? "no supported input found (npm/yarn/pnpm lockfiles, pom.xml, gradle.lockfile, jar/war/ear, SBOMs named *.cdx.json, *.spdx.json or bom.json)"
+        ? `no supported input found (npm/yarn/pnpm lockfiles, pom.xml, gradle.lockfile, jar/war/ear, SBOMs named *.cdx.json, *.spdx.json or bom.json)${skippedNote}`
         : "not a supported input (a lockfile, pom.xml, gradle.lockfile, jar/war/ear, or an SBOM named *.cdx.json, *.spdx.json or bom.json)",
     );
   }
@@ -129,25 +158,27 @@ export async function scanPath(path: string, options: ScanOptions): Promise<Scan
     `found ${inputs.length} input${inputs.length === 1 ? "" : "s"}: ` +
       [...claimed].map(([reader, list]) => `${reader.name} ${list.length}`).join(", "),
   );
-  const { readers: _, lockfile: __, ...context } = options;
+  const { readers: _, allProjects: __, lockfile: ___, ...context } = options;
   const found: InventoryPackage[] = [];
-  const warnings: InventoryWarning[] = [...lockfiles.warnings];
+  const warnings: InventoryWarning[] = [...selection.warnings, ...lockfiles.warnings];
   for (const [reader, list] of claimed) {
     const inventory = await reader.read(list, { ...context, root, singleFile: !isDirectory });
-    found.push(...inventory.packages);
-    warnings.push(...inventory.warnings);
+    // One at a time: spreading a 150,000-package inventory into push() overflows the call stack.
+    for (const p of inventory.packages) found.push(p);
+    for (const w of inventory.warnings) warnings.push(w);
   }
-  const packages = dedupe(found);
+  const packages = withValidNames(dedupe(found), warnings);
   options.progress(`${packages.length} packages (${packages.filter((p) => p.dev).length} dev only)`);
   // The JavaScript extractor reads source code only in a scanned directory (a lone lockfile has none
   // beside it); the Java extractor also reads a scanned archive's own classes.
   const js = isDirectory
     ? await extractJavaScript(root, files, packages, { progress: options.progress })
     : { objects: [], references: [], warnings: [] };
-  const java = await extractJavaCode({ ...context, root, files, packages });
+  const java = await extractJavaCode({ ...context, root, files, packages, singleFile: !isDirectory });
   return {
     inputs,
     packages,
+    skippedProjects: selection.skipped,
     warnings: [...warnings, ...js.warnings, ...java.warnings],
     objects: [...js.objects, ...java.objects],
     references: [...js.references, ...java.references],
@@ -167,18 +198,20 @@ export async function scanPath(path: string, options: ScanOptions): Promise<Scan
   };
 }
 
-function dedupe(found: readonly InventoryPackage[]): InventoryPackage[] {
-  const byKey = new Map<string, InventoryPackage>();
+function dedupe(found: readonly InventoryPackage[]): ScannedPackage[] {
+  const byKey = new Map<string, ScannedPackage>();
   for (const p of found) {
     const key = `${p.ecosystem}:${p.name}@${p.version}`;
     const seen = byKey.get(key);
-    if (!seen) byKey.set(key, { ...p });
+    if (!seen) byKey.set(key, { ...p, sources: [p.source] });
     else {
       seen.dev &&= p.dev;
       seen.direct ||= p.direct;
       seen.scope = widerScope(seen.scope, p.scope);
+      if (!seen.sources.includes(p.source)) seen.sources.push(p.source);
     }
   }
+  for (const p of byKey.values()) p.sources.sort();
   return [...byKey.values()].sort(
     (a, b) =>
       a.ecosystem.localeCompare(b.ecosystem) ||
@@ -187,16 +220,35 @@ function dedupe(found: readonly InventoryPackage[]): InventoryPackage[] {
   );
 }
 
+/**
+ * Packages whose name or version the ecosystem's rules refuse (package-names.ts) are left out, each with a
+ * warning naming the input it came from: they would never be found on a registry, and `../` or `?` in a
+ * name would choose another path there.
+ */
+function withValidNames(packages: ScannedPackage[], warnings: InventoryWarning[]): ScannedPackage[] {
+  return packages.filter((p) => {
+    const nameProblem = packageNameProblem(p.ecosystem, p.name);
+    const problem = nameProblem
+      ? `package name ${JSON.stringify(p.name)} ${nameProblem}`
+      : versionProblem(p.ecosystem, p.version) &&
+        `${JSON.stringify(p.name)}: version ${JSON.stringify(p.version)} ${versionProblem(p.ecosystem, p.version)}`;
+    if (!problem) return true;
+    for (const file of p.sources) warnings.push({ file, message: `${problem}: skipped` });
+    return false;
+  });
+}
+
 export function analysisDocument(
   application: string,
   analyzedAt: string,
   scan: ScanResult,
 ): AnalysisDocument {
-  const packages = scan.packages.map(({ ecosystem, name, version, scope }) => ({
+  const packages = scan.packages.map(({ ecosystem, name, version, scope, sources }) => ({
     ecosystem,
     name,
     version,
     ...(scope === null ? {} : { scope }),
+    sources,
   }));
   return analysisDocumentOf(
     application,
@@ -217,6 +269,8 @@ export interface ScanSummary {
   vulnerablePackages: number | null;
   warnings: InventoryWarning[];
   inputs: string[];
+  /** Projects below the application that were not read, each with why (`--all-projects` reads them). */
+  skippedProjects: SkippedProject[];
   /**
    * The code read per language and the precision of its objects: "bytecode" (members, from class files)
    * or "source, class level" (classes only, from sources when nothing was compiled).
@@ -241,6 +295,7 @@ export function unrecordedSummary(document: AnalysisDocument, scan: ScanResult):
     vulnerablePackages: null,
     warnings: scan.warnings,
     inputs: scan.inputs.map((i) => i.file),
+    skippedProjects: scan.skippedProjects,
     code: scan.code,
   };
 }

@@ -4,6 +4,7 @@
  * where the code is and the platform stores it. Failures come back as one line; the key never does.
  */
 
+import { type AnalysisUploadSummary, analysisUploadSummary } from "../contracts/analysis-upload.ts";
 import type { AnalysisDocument } from "./analysis-document.ts";
 import { redactUrl } from "./registry/cached-fetch.ts";
 
@@ -16,7 +17,7 @@ export async function uploadAnalysis(
   apiKey: string,
   document: AnalysisDocument,
   timeoutMs = 120_000,
-): Promise<Record<string, unknown>> {
+): Promise<AnalysisUploadSummary> {
   // A proxy in front of the platform may want basic credentials in the URL: fetch refuses URLs with
   // credentials, so they travel as an Authorization header. Messages name the URL without them.
   const target = new URL(server);
@@ -58,7 +59,16 @@ export async function uploadAnalysis(
     if (typeof body !== "object" || body === null) {
       throw new UploadError(`${base} accepted the analysis but answered without a JSON summary`);
     }
-    return body as Record<string, unknown>;
+    // Read with the contract the platform declares its answer with (src/contracts/analysis-upload.ts).
+    const summary = analysisUploadSummary.safeParse(body);
+    if (!summary.success) {
+      const issue = summary.error.issues[0];
+      throw new UploadError(
+        `${base} recorded the analysis but answered with a summary this imaging does not read ` +
+          `(${issue?.path.join(".") || "summary"}: ${issue?.message}): is it another version of imaging?`,
+      );
+    }
+    return summary.data;
   }
   const detail = problemDetail(body);
   const suffix = detail ? `: ${detail}` : "";

@@ -5,8 +5,7 @@ import { ScanInputError } from "./inventory.ts";
 
 /**
  * Installed dependencies (their own lockfiles and manifests describe packages, not the application),
- * version-control data, tool caches, build outputs, and test fixtures and examples (lockfiles and SBOMs
- * kept there describe other applications).
+ * version-control data, tool caches and build outputs.
  */
 const SKIPPED_FOLDERS: ReadonlySet<string> = new Set([
   "node_modules",
@@ -28,6 +27,13 @@ const SKIPPED_FOLDERS: ReadonlySet<string> = new Set([
   ".next",
   ".nuxt",
   ".cache",
+]);
+
+/**
+ * Test fixtures and examples: lockfiles and SBOMs kept there describe other applications. Walked only
+ * when asked (`includeSamples`), so that the projects they hold can be listed as skipped (projects.ts).
+ */
+const SAMPLE_FOLDERS: ReadonlySet<string> = new Set([
   "fixtures",
   "__fixtures__",
   "test-fixtures",
@@ -35,8 +41,20 @@ const SKIPPED_FOLDERS: ReadonlySet<string> = new Set([
   "examples",
 ]);
 
-/** Relative, `/`-separated paths of the regular files under `root` (symbolic links are not followed). */
-export function walkFiles(root: string, shownRoot: string): string[] {
+/** Whether a relative folder path (`/`-separated) lies in a test-fixture or example folder. */
+export function isSampleFolder(folder: string): boolean {
+  return folder !== "" && folder.split("/").some((segment) => SAMPLE_FOLDERS.has(segment));
+}
+
+/**
+ * Relative, `/`-separated paths of the regular files under `root` (symbolic links are not followed);
+ * fixture and example folders only with `includeSamples`.
+ */
+export function walkFiles(
+  root: string,
+  shownRoot: string,
+  options: { includeSamples?: boolean } = {},
+): string[] {
   const files: string[] = [];
   const visit = (folder: string, prefix: string) => {
     let entries: Dirent[];
@@ -49,7 +67,9 @@ export function walkFiles(root: string, shownRoot: string): string[] {
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const entry of entries) {
       if (entry.isDirectory()) {
-        if (!SKIPPED_FOLDERS.has(entry.name)) visit(join(folder, entry.name), `${prefix}${entry.name}/`);
+        const skipped =
+          SKIPPED_FOLDERS.has(entry.name) || (!options.includeSamples && SAMPLE_FOLDERS.has(entry.name));
+        if (!skipped) visit(join(folder, entry.name), `${prefix}${entry.name}/`);
       } else if (entry.isFile()) {
         files.push(`${prefix}${entry.name}`);
       }

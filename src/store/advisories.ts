@@ -36,12 +36,16 @@ export async function applyOsvRecord(
 ): Promise<RecordOutcome> {
   const stored = await db
     .selectFrom("advisory_records")
-    .select(["id", "modified", "withdrawn", "vulnerability_id"])
+    .select(["id", "modified", "withdrawn", "vulnerability_id", "reference_urls"])
     .where("id", "=", record.osvId)
     .executeTakeFirst();
-  if (stored && Date.parse(stored.modified) >= Date.parse(record.modified)) return "unchanged";
+  if (stored && Date.parse(stored.modified) >= Date.parse(record.modified)) {
+    if (stored.reference_urls === null) await fillReferences(db, [record]);
+    return "unchanged";
+  }
   const advisory = record.advisory;
   const row = {
+    reference_urls: referencesJson(record),
     modified: record.modified,
     withdrawn: record.withdrawn ? 1 : 0,
     severity: advisory.severity.toUpperCase(),
@@ -132,16 +136,21 @@ export async function applyOsvRecords(
   packageIds: Map<string, number> = new Map(),
 ): Promise<RecordOutcome[]> {
   const stored = new Map<string, string>();
+  // Records stored before their references were kept (migration 022): an unchanged revision brings them.
+  const withoutReferences = new Set<string>();
   for (const batch of chunks(
     records.map((r) => r.osvId),
     400,
   )) {
     const rows = await db
       .selectFrom("advisory_records")
-      .select(["id", "modified"])
+      .select(["id", "modified", "reference_urls"])
       .where("id", "in", batch)
       .execute();
-    for (const row of rows) stored.set(row.id, row.modified);
+    for (const row of rows) {
+      stored.set(row.id, row.modified);
+      if (row.reference_urls === null) withoutReferences.add(row.id);
+    }
   }
   const count = (values: string[]) => {
     const map = new Map<string, number>();
@@ -180,11 +189,15 @@ export async function applyOsvRecords(
     return modified !== undefined && ids.get(r.osvId) === 1 && Date.parse(modified) >= Date.parse(r.modified);
   };
   const outcomes: RecordOutcome[] = [];
+  const toFill: OsvRecordInput[] = [];
   for (const record of records) {
     if (bulk.has(record)) outcomes.push("imported");
-    else if (unchanged(record)) outcomes.push("unchanged");
-    else outcomes.push(await applyOsvRecord(db, record, touched, packageIds));
+    else if (unchanged(record)) {
+      outcomes.push("unchanged");
+      if (withoutReferences.has(record.osvId)) toFill.push(record);
+    } else outcomes.push(await applyOsvRecord(db, record, touched, packageIds));
   }
+  await fillReferences(db, toFill);
   return outcomes;
 }
 
@@ -262,6 +275,7 @@ async function insertFresh(
           summary: r.advisory.summary,
           published_at: r.advisory.publishedAt,
           aliases: JSON.stringify(r.advisory.aliases),
+          reference_urls: referencesJson(r),
         })),
       )
       .execute();
@@ -431,4 +445,43 @@ async function insertAliases(db: Db, vulnerabilityId: number, aliases: readonly 
     .values([...new Set(aliases)].map((alias) => ({ alias, vulnerability_id: vulnerabilityId })))
     .onConflict((oc) => oc.column("alias").doUpdateSet({ vulnerability_id: vulnerabilityId }))
     .execute();
+}
+
+const referencesJson = (record: OsvRecordInput) => JSON.stringify(record.advisory.references ?? []);
+
+/** Writes the references of records whose stored revision predates them (left null by migration 022). */
+async function fillReferences(db: Db, records: readonly OsvRecordInput[]): Promise<void> {
+  for (const record of records) {
+    await db
+      .updateTable("advisory_records")
+      .set({ reference_urls: referencesJson(record) })
+      .where("id", "=", record.osvId)
+      .where("reference_urls", "is", null)
+      .execute();
+  }
+}
+
+/** Records that advisories were imported now (the one row of advisory_import_state). */
+export async function noteAdvisoryImport(db: Db, at: Date = new Date()): Promise<void> {
+  const importedAt = at.toISOString();
+  await db
+    .insertInto("advisory_import_state")
+    .values({ id: 1, imported_at: importedAt })
+    .onConflict((oc) => oc.column("id").doUpdateSet({ imported_at: importedAt }))
+    .execute();
+}
+
+/** When advisories were last imported (null: never, or only before migration 022) and how many the store holds. */
+export async function advisoryImportState(db: Db): Promise<{ importedAt: string | null; records: number }> {
+  const state = await db
+    .selectFrom("advisory_import_state")
+    .select("imported_at")
+    .where("id", "=", 1)
+    .executeTakeFirst();
+  // Advisories loaded without an OSV record (tests, earlier versions) count as imported too.
+  const { n } = await db
+    .selectFrom("vulnerabilities")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .executeTakeFirstOrThrow();
+  return { importedAt: state?.imported_at ?? null, records: Number(n) };
 }

@@ -5,7 +5,7 @@
  */
 import type { Kysely } from "kysely";
 import { chunks } from "./batch.ts";
-import { interactionOf, REFERENCE_COLUMNS } from "./packages.ts";
+import { interactionOf, REFERENCE_COLUMNS, sourcesOfVersions } from "./packages.ts";
 import type { Database } from "./schema.ts";
 import { liveAt } from "./sql-helpers.ts";
 import type { VulnerabilityRow } from "./vulnerabilities.ts";
@@ -22,6 +22,8 @@ export interface ExportedPackage {
   releasedAtSource: string | null;
   saferClosestVersion: string | null;
   safestVersion: string | null;
+  /** The inputs (lockfiles, POMs, archives, SBOMs) the version was read from. */
+  sources: string[];
 }
 
 interface ExportedVulnerability extends VulnerabilityRow {
@@ -144,6 +146,12 @@ export async function readAnalysisExport(
     .orderBy("s.object_id")
     .execute();
 
+  const sources = await sourcesOfVersions(
+    db,
+    applicationId,
+    seq,
+    packages.map((p) => p.version_id),
+  );
   return {
     packages: packages.map((p) => ({
       packageId: p.package_id,
@@ -156,6 +164,7 @@ export async function readAnalysisExport(
       releasedAtSource: p.released_at_source,
       saferClosestVersion: p.safer_closest_version,
       safestVersion: p.safest_version,
+      sources: sources.get(p.version_id) ?? [],
     })),
     vulnerabilities,
     references: references.map((r) => ({

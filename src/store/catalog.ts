@@ -81,6 +81,67 @@ export async function loadPublishedVersions(
   return packageId;
 }
 
+/**
+ * loadPublishedVersions for several packages known by id, with a few queries for all of them and one
+ * recomputation of their facts (the background look-ups of an upload store their results this way).
+ */
+export async function loadPublishedVersionsOfPackages(
+  db: Db,
+  items: readonly { packageId: number; versions: readonly PublishedVersionInput[] }[],
+  rule: PackageFactsRule,
+): Promise<void> {
+  for (const batch of chunks(items, 200)) {
+    const known = new Map<string, { id: number; released_at: string | null; published: number }>();
+    const rows = await db
+      .selectFrom("package_versions")
+      .select(["id", "package_id", "version", "released_at", "published"])
+      .where(
+        "package_id",
+        "in",
+        batch.map((i) => i.packageId),
+      )
+      .execute();
+    for (const row of rows) known.set(`${row.package_id}\n${row.version}`, row);
+    const fresh: { package_id: number; version: string; released_at: string | null }[] = [];
+    const changed: { id: number; released_at: string | null }[] = [];
+    for (const item of batch) {
+      for (const v of item.versions) {
+        const row = known.get(`${item.packageId}\n${v.version}`);
+        if (!row) fresh.push({ package_id: item.packageId, version: v.version, released_at: v.releasedAt });
+        else if (row.published !== 1 || row.released_at !== v.releasedAt) {
+          changed.push({ id: row.id, released_at: v.releasedAt });
+        }
+      }
+    }
+    for (const rows of chunks(fresh)) {
+      await db
+        .insertInto("package_versions")
+        .values(
+          rows.map((v) => ({
+            ...v,
+            published: 1,
+            prerelease: 0,
+            rank: 0,
+            safer_closest_version: null,
+          })),
+        )
+        .execute();
+    }
+    for (const row of changed) {
+      await db
+        .updateTable("package_versions")
+        .set({ published: 1, released_at: row.released_at })
+        .where("id", "=", row.id)
+        .execute();
+    }
+    await recomputePackagesFacts(
+      db,
+      batch.map((i) => i.packageId),
+      rule,
+    );
+  }
+}
+
 /** Inserts or replaces an advisory (by CVE id) and recomputes the facts of the packages it names. */
 export async function loadAdvisory(db: Db, advisory: AdvisoryInput, rule: PackageFactsRule): Promise<number> {
   const existing = await db
@@ -288,13 +349,12 @@ export async function recomputePackagesFacts(
     };
     const stored: { package_version_id: number; vulnerability_id: number }[] = [];
     for (const batch of chunks(versionIds, 500)) {
-      stored.push(
-        ...(await db
-          .selectFrom("version_vulnerabilities")
-          .select(["package_version_id", "vulnerability_id"])
-          .where("package_version_id", "in", batch)
-          .execute()),
-      );
+      const rows = await db
+        .selectFrom("version_vulnerabilities")
+        .select(["package_version_id", "vulnerability_id"])
+        .where("package_version_id", "in", batch)
+        .execute();
+      for (const row of rows) stored.push(row);
     }
     const before = key(stored);
     const after = key(links);

@@ -352,6 +352,33 @@ async function adjacentTotals(
 }
 
 /**
+ * The change logs and their totals rebuilt from the stored intervals, analysis by analysis in order (each
+ * pair's totals derive from the pair ending one analysis earlier): what migration 024 does once, and the
+ * same rows ingestion maintains.
+ */
+export async function rebuildChangeLogs(db: Kysely<Database>): Promise<void> {
+  for (const table of [
+    "reference_changes",
+    "package_changes",
+    "reference_change_totals",
+    "reference_range_totals",
+  ] as const) {
+    await db.deleteFrom(table).execute();
+  }
+  const analyses = await db
+    .selectFrom("analyses")
+    .select(["application_id", "seq"])
+    .where("seq", ">=", 2)
+    .orderBy("application_id")
+    .orderBy("seq")
+    .execute();
+  for (const a of analyses) {
+    await recordChanges(db, a.application_id, a.seq);
+    await recordRangeTotals(db, a.application_id, a.seq);
+  }
+}
+
+/**
  * Records the reference totals between each earlier analysis `lo` ≤ `seq` - 2 and analysis `seq`
  * (migration 018), from the pair ending at `seq - 1` and the identities `seq` changed (D+ added, D-
  * removed against `seq - 1`): an identity's membership in `seq` differs from `seq - 1` only if it is in

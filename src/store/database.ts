@@ -2,7 +2,7 @@ import { availableParallelism } from "node:os";
 import { dirname } from "node:path";
 import { Kysely, type LogEvent, PostgresDialect } from "kysely";
 import { type Migration, type MigrationProvider, Migrator } from "kysely/migration";
-import { statementKind, storeQueryDuration } from "../observability/metrics.ts";
+import { observeStorePool, statementKind, storeQueryDuration, storeUp } from "../observability/metrics.ts";
 import { secureDataDirectory, secureSqliteFiles } from "./file-modes.ts";
 import { initialMigration } from "./migrations/001-initial.ts";
 import { gateRulesMigration } from "./migrations/002-gate-rules.ts";
@@ -23,9 +23,13 @@ import { compareAndGateModelsMigration } from "./migrations/017-compare-and-gate
 import { referenceRangeTotalsMigration } from "./migrations/018-reference-range-totals.ts";
 import { gateFindingsMigration } from "./migrations/019-gate-findings.ts";
 import { sqliteObjectListsMigration } from "./migrations/020-sqlite-object-lists.ts";
-import { packageVersionsOfObjectsMigration } from "./migrations/021-package-versions-of-objects.ts";
+import { registrationCountsMigration } from "./migrations/021-registration-counts.ts";
+import { advisoryProvenanceMigration } from "./migrations/022-advisory-provenance.ts";
+import { packageSourcesAndFactsQueueMigration } from "./migrations/023-package-sources-and-facts-queue.ts";
+import { packageVersionsOfObjectsMigration } from "./migrations/024-package-versions-of-objects.ts";
 import { createNodeSqliteDialect, openNodeSqliteDatabase } from "./node-sqlite-dialect.ts";
 import { createPooledSqliteDialect } from "./pooled-sqlite-dialect.ts";
+import { createGuardedPool, type GuardedPool, parsePostgresUrl } from "./postgres-pool.ts";
 import type { Database } from "./schema.ts";
 
 export type StoreKind = "sqlite" | "postgres";
@@ -39,6 +43,12 @@ export interface StoreHandle {
   notices: string[];
   /** The migrations this opening applied (replicas starting together: exactly one of them applies each). */
   migrated: string[];
+  /**
+   * Whether the store is taken as available. PostgreSQL: false while the database is known to be down
+   * (a new connection failed), with a reason that names no host; queries are then refused at once
+   * (StoreUnavailableError) while the pool reconnects with backoff.
+   */
+  availability(): { available: true } | { available: false; reason: string };
   close(): Promise<void>;
 }
 
@@ -54,6 +64,19 @@ export interface OpenStoreOptions {
   readWorkers?: number | undefined;
   /** Kysely's query log (the benchmarks time statements with it). */
   log?: (event: LogEvent) => void;
+  /**
+   * Milliseconds a query waits for the store before a StoreUnavailableError: PostgreSQL, to connect or for
+   * a free connection of the pool; SQLite, for the write lock another process holds (default 5 s).
+   */
+  waitTimeoutMs?: number | undefined;
+  /**
+   * PostgreSQL: milliseconds a statement may run (the server's statement_timeout; the client gives up 5 s
+   * later, a server that stopped answering). Unset: no limit (the CLI's long imports). Migrations never
+   * have one.
+   */
+  statementTimeoutMs?: number | undefined;
+  /** The store's state changes (database down with its cause, back), for the process's log. */
+  notify?: (line: string) => void;
 }
 
 /**
@@ -64,23 +87,69 @@ export function defaultReadWorkers(): number {
   return Math.max(2, Math.min(availableParallelism(), 8)) + 1;
 }
 
+/** How long a query waits for the store by default (a connection, or SQLite's write lock). */
+export const DEFAULT_WAIT_TIMEOUT_MS = 5_000;
+
 export async function openStore(options: OpenStoreOptions): Promise<StoreHandle> {
   const log = timedQueries(options.databaseUrl ? "postgres" : "sqlite", options.log);
-  const handle = options.databaseUrl
-    ? await openPostgres(options.databaseUrl, log)
-    : openSqlite(options.sqliteFile, options.readWorkers ?? defaultReadWorkers(), log);
-  if (options.migrate ?? true) {
-    try {
-      handle.migrated = await migrateToLatest(handle);
-      if (handle.kind === "postgres") {
-        const notice = await ensurePgSearchIndex(handle.db);
-        if (notice) handle.notices.push(notice);
+  const waitTimeoutMs = options.waitTimeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS;
+  const notify = options.notify ?? (() => {});
+  if (!options.databaseUrl) {
+    const handle = openSqlite(
+      options.sqliteFile,
+      options.readWorkers ?? defaultReadWorkers(),
+      waitTimeoutMs,
+      log,
+    );
+    if (options.migrate ?? true) {
+      try {
+        handle.migrated = await migrateToLatest(handle);
+      } catch (error) {
+        await handle.close();
+        throw error;
       }
+    }
+    return handle;
+  }
+  const { default: pg } = await import("pg");
+  const location = parsePostgresUrl(options.databaseUrl);
+  const open = (statementTimeoutMs: number | undefined, max: number) =>
+    openPostgres(
+      pg,
+      createGuardedPool(pg, { location, max, waitTimeoutMs, statementTimeoutMs, log: notify }),
+      location.safe,
+      log,
+    );
+  const handle = observed(open(options.statementTimeoutMs, 10));
+  if (options.migrate ?? true) {
+    // Migrations and the index build run without a statement timeout (a trigram index over millions of
+    // objects takes minutes): on connections of their own when the store's statements have one.
+    const migrating = options.statementTimeoutMs === undefined ? handle : open(undefined, 2);
+    try {
+      handle.migrated = await migrateToLatest(migrating);
+      const notice = await ensurePgSearchIndex(migrating.db);
+      if (notice) handle.notices.push(notice);
     } catch (error) {
       await handle.close();
       throw error;
+    } finally {
+      if (migrating !== handle) {
+        handle.notices.push(...migrating.notices);
+        await migrating.close();
+      }
     }
   }
+  return handle;
+}
+
+/** The handle's pool in the process's metrics until it closes. */
+function observed(handle: StoreHandle): StoreHandle {
+  const unobserve = observeStorePool(() => pool(handle).stats());
+  const close = handle.close;
+  handle.close = async () => {
+    unobserve();
+    await close();
+  };
   return handle;
 }
 
@@ -99,89 +168,121 @@ function timedQueries(store: StoreKind, log?: (event: LogEvent) => void): (event
   };
 }
 
-function openSqlite(file: string, readWorkers: number, log?: (event: LogEvent) => void): StoreHandle {
+function openSqlite(
+  file: string,
+  readWorkers: number,
+  waitTimeoutMs: number,
+  log?: (event: LogEvent) => void,
+): StoreHandle {
   const notices = [...secureDataDirectory(dirname(file)), ...secureSqliteFiles(file)];
   // An in-memory database has no file another connection could open.
   const pooled = readWorkers > 0 && file !== "" && file !== ":memory:" && !file.startsWith("file:");
   const { dialect } = pooled
-    ? createPooledSqliteDialect(file, openNodeSqliteDatabase(file).database, readWorkers)
-    : createNodeSqliteDialect(file);
+    ? createPooledSqliteDialect(file, openNodeSqliteDatabase(file).database, readWorkers, waitTimeoutMs)
+    : createNodeSqliteDialect(file, waitTimeoutMs);
   const db = new Kysely<Database>({ dialect, ...(log ? { log } : {}) });
-  return { db, kind: "sqlite", location: file, notices, migrated: [], close: () => db.destroy() };
-}
-
-async function openPostgres(url: string, log?: (event: LogEvent) => void): Promise<StoreHandle> {
-  // The driver is loaded with the first PostgreSQL store: a SQLite deployment never needs it.
-  const { default: pg } = await import("pg");
-  const pool = new pg.Pool({ connectionString: url, max: 10 });
-  // An idle connection the server drops (restart, failover) is discarded by the pool, and the next
-  // query reconnects or fails where it is answered. Unlistened, this event would end the process.
-  pool.on("error", () => {});
-  // Numeric/bigint columns come back as strings by default; our counts fit in JS numbers.
-  pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number.parseInt(v, 10));
-  pg.types.setTypeParser(pg.types.builtins.FLOAT4, (v) => Number.parseFloat(v));
-  pg.types.setTypeParser(pg.types.builtins.FLOAT8, (v) => Number.parseFloat(v));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...(log ? { log } : {}) });
-  const safe = new URL(url);
-  safe.password = "";
+  storeUp.set({ store: "sqlite" }, 1);
   return {
     db,
-    kind: "postgres",
-    location: safe.toString(),
-    notices: [],
+    kind: "sqlite",
+    location: file,
+    notices,
     migrated: [],
+    availability: () => ({ available: true }),
     close: () => db.destroy(),
   };
 }
 
-export const migrationNames = [
-  "001-initial",
-  "002-gate-rules",
-  "003-users",
-  "004-cimd",
-  "005-oidc",
-  "006-open-objects-index",
-  "007-hashed-oidc-keys",
-  "008-advisory-records",
-  "009-registered-clients",
-  "011-affected-functions",
-  "012-occurrence-model",
-  "013-service-state",
-  "014-console-sessions",
-  "015-occurrence-object-lists",
-  "016-list-search",
-  "017-compare-and-gate-models",
-  "018-reference-range-totals",
-  "019-gate-findings",
-  "020-sqlite-object-lists",
-  "021-package-versions-of-objects",
-] as const;
+const pools = new WeakMap<StoreHandle, GuardedPool>();
+const pool = (handle: StoreHandle) => pools.get(handle) as GuardedPool;
 
-function inCodeMigrations(kind: StoreKind): MigrationProvider {
+function openPostgres(
+  pg: typeof import("pg").default,
+  guarded: GuardedPool,
+  location: string,
+  log?: (event: LogEvent) => void,
+): StoreHandle {
+  // Numeric/bigint columns come back as strings by default; our counts fit in JS numbers.
+  pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number.parseInt(v, 10));
+  pg.types.setTypeParser(pg.types.builtins.FLOAT4, (v) => Number.parseFloat(v));
+  pg.types.setTypeParser(pg.types.builtins.FLOAT8, (v) => Number.parseFloat(v));
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: guarded }),
+    ...(log ? { log } : {}),
+  });
+  const handle: StoreHandle = {
+    db,
+    kind: "postgres",
+    location,
+    notices: [],
+    migrated: [],
+    availability: () => guarded.availability(),
+    close: async () => {
+      await db.destroy();
+    },
+  };
+  pools.set(handle, guarded);
+  return handle;
+}
+
+/**
+ * Every migration, in order: the name recorded in the store, and the migration for a store kind. A new
+ * one is a line here (and its file); it must leave the previous release able to run on the new schema
+ * (add, never rename or drop in the same release): during a rolling upgrade both run at once.
+ */
+export const MIGRATIONS: readonly (readonly [name: string, migration: (kind: StoreKind) => Migration])[] = [
+  ["001-initial", initialMigration],
+  ["002-gate-rules", gateRulesMigration],
+  ["003-users", usersMigration],
+  ["004-cimd", cimdMigration],
+  ["005-oidc", oidcMigration],
+  ["006-open-objects-index", openObjectsIndexMigration],
+  ["007-hashed-oidc-keys", hashedOidcKeysMigration],
+  ["008-advisory-records", advisoryRecordsMigration],
+  ["009-registered-clients", registeredClientsMigration],
+  ["011-affected-functions", affectedFunctionsMigration],
+  ["012-occurrence-model", occurrenceModelMigration],
+  ["013-service-state", serviceStateMigration],
+  ["014-console-sessions", consoleSessionsMigration],
+  ["015-occurrence-object-lists", occurrenceObjectListsMigration],
+  ["016-list-search", listSearchMigration],
+  ["017-compare-and-gate-models", compareAndGateModelsMigration],
+  ["018-reference-range-totals", referenceRangeTotalsMigration],
+  ["019-gate-findings", gateFindingsMigration],
+  ["020-sqlite-object-lists", sqliteObjectListsMigration],
+  ["021-registration-counts", registrationCountsMigration],
+  ["022-advisory-provenance", advisoryProvenanceMigration],
+  ["023-package-sources-and-facts-queue", packageSourcesAndFactsQueueMigration],
+  ["024-package-versions-of-objects", packageVersionsOfObjectsMigration],
+];
+
+/** The migrations' names, in order. */
+export const migrationNames: readonly string[] = MIGRATIONS.map(([name]) => name);
+
+/**
+ * This build's migrations, plus a no-op for each one the store has that this build does not know: a
+ * newer build applied it (a rolling upgrade under way, or rolled back), and this one runs on that schema
+ * (the rule above), where Kysely would refuse to start.
+ */
+function inCodeMigrations(kind: StoreKind, newer: readonly string[]): MigrationProvider {
   return {
     getMigrations: async (): Promise<Record<string, Migration>> => ({
-      [migrationNames[0]]: initialMigration(kind),
-      [migrationNames[1]]: gateRulesMigration(kind),
-      [migrationNames[2]]: usersMigration(kind),
-      [migrationNames[3]]: cimdMigration(kind),
-      [migrationNames[4]]: oidcMigration(kind),
-      [migrationNames[5]]: openObjectsIndexMigration(),
-      [migrationNames[6]]: hashedOidcKeysMigration(),
-      [migrationNames[7]]: advisoryRecordsMigration(kind),
-      [migrationNames[8]]: registeredClientsMigration(),
-      [migrationNames[9]]: affectedFunctionsMigration(kind),
-      [migrationNames[10]]: occurrenceModelMigration(kind),
-      [migrationNames[11]]: serviceStateMigration(),
-      [migrationNames[12]]: consoleSessionsMigration(),
-      [migrationNames[13]]: occurrenceObjectListsMigration(kind),
-      [migrationNames[14]]: listSearchMigration(kind),
-      [migrationNames[15]]: compareAndGateModelsMigration(kind),
-      [migrationNames[16]]: referenceRangeTotalsMigration(kind),
-      [migrationNames[17]]: gateFindingsMigration(kind),
-      [migrationNames[18]]: sqliteObjectListsMigration(kind),
-      [migrationNames[19]]: packageVersionsOfObjectsMigration(kind),
+      ...Object.fromEntries(newer.map((name) => [name, { up: async () => {} }])),
+      ...Object.fromEntries(MIGRATIONS.map(([name, migration]) => [name, migration(kind)])),
     }),
   };
+}
+
+/** The migrations recorded in the store that this build does not have (none on a fresh store). */
+async function newerMigrations(handle: StoreHandle): Promise<string[]> {
+  const known = new Set(MIGRATIONS.map(([name]) => name));
+  const tables = await handle.db.introspection.getTables({ withInternalKyselyTables: true });
+  if (!tables.some((table) => table.name === "kysely_migration")) return [];
+  const rows = await handle.db
+    .selectFrom("kysely_migration" as never)
+    .select("name" as never)
+    .execute();
+  return (rows as { name: string }[]).map((row) => row.name).filter((name) => !known.has(name));
 }
 
 export async function migrateToLatest(handle: StoreHandle): Promise<string[]> {
@@ -190,9 +291,15 @@ export async function migrateToLatest(handle: StoreHandle): Promise<string[]> {
   // wait, then find nothing left to do. On SQLite, one file is one machine: its write lock suffices.
   // Migrations are independent of each other, and one developed beside another may land after it: a store
   // that already ran 008 still takes 007.
+  const newer = await newerMigrations(handle);
+  if (newer.length > 0) {
+    handle.notices.push(
+      `the store has migrations a newer build applied (${newer.join(", ")}): this build runs on that schema`,
+    );
+  }
   const migrator = new Migrator({
     db: handle.db,
-    provider: inCodeMigrations(handle.kind),
+    provider: inCodeMigrations(handle.kind, newer),
     allowUnorderedMigrations: true,
   });
   const { error, results } = await migrator.migrateToLatest();

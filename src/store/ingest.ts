@@ -17,6 +17,7 @@ import {
   openOccurrencePackages,
 } from "./occurrence-model.ts";
 import type { PackageFactsRule } from "./package-facts.ts";
+import { lockPackageWrites, queueMissingFacts } from "./package-facts-queue.ts";
 import {
   type ApplicationObjectsTable,
   type Database,
@@ -51,6 +52,12 @@ export interface IngestResult {
 export interface IngestOptions {
   description?: string;
   demo?: boolean;
+  /**
+   * Queue the packages without published versions for a background lookup of their registry facts
+   * (package-facts-queue.ts), in the analysis's own transaction: uploads do, so that a restart between
+   * the answer and the lookups loses nothing.
+   */
+  queueMissingFacts?: boolean;
 }
 
 /**
@@ -66,6 +73,7 @@ export async function ingestAnalysis(
 ): Promise<IngestResult> {
   const analyzedAt = validateAnalysis(applicationName, input);
   const result = await db.transaction().execute(async (trx) => {
+    await lockPackageWrites(trx, "shared");
     const applicationId = await ensureApplication(trx, applicationName, options);
     const last = await trx
       .selectFrom("analyses")
@@ -88,6 +96,7 @@ export async function ingestAnalysis(
       .execute();
 
     const packageIds = await resolvePackages(trx, input);
+    if (options.queueMissingFacts) await queueMissingFacts(trx, packageIds.values(), Date.now());
     const { versionIds, ...packages } = await diffPackages(trx, applicationId, seq, input, packageIds, rule);
     // Each object's package version row: the version the referring code loads (object-versions.ts).
     const versionOf = new Map<string, number>();
@@ -245,6 +254,7 @@ async function diffPackages(
   const versionIds = new Map<string, number>();
   // The package of each version in use: application_packages carries its name for the packages list.
   const packageOf = new Map<number, { name: string; ecosystem: string }>();
+  const sourcesOf = new Map<number, Set<string>>();
   const recompute = new Set<number>();
   for (const p of input.packages) {
     const packageId = packageIds.get(packageKey(p.ecosystem, p.name)) as number;
@@ -276,7 +286,13 @@ async function diffPackages(
     wanted.set(row.id, wanted.get(row.id) ?? p.scope ?? null);
     versionIds.set(`${packageKey(p.ecosystem, p.name)}@${p.version}`, row.id);
     packageOf.set(row.id, { name: p.name, ecosystem: p.ecosystem });
+    if (p.sources && p.sources.length > 0) {
+      const sources = sourcesOf.get(row.id) ?? new Set<string>();
+      for (const source of p.sources) sources.add(source);
+      sourcesOf.set(row.id, sources);
+    }
   }
+  await diffPackageSources(trx, applicationId, seq, sourcesOf);
   await recomputePackagesFacts(trx, recompute, rule);
 
   const open = await trx
@@ -326,6 +342,45 @@ async function diffPackages(
     removed: closing.filter((r) => !wanted.has(r.package_version_id)).length,
     versionIds,
   };
+}
+
+/** The inputs of each package version (package_sources, migration 023): rows change only when they do. */
+async function diffPackageSources(
+  trx: Transaction<Database>,
+  applicationId: number,
+  seq: number,
+  sourcesOf: ReadonlyMap<number, ReadonlySet<string>>,
+): Promise<void> {
+  const wanted = new Map<number, string>();
+  for (const [versionId, sources] of sourcesOf) wanted.set(versionId, JSON.stringify([...sources].sort()));
+  const open = await trx
+    .selectFrom("package_sources")
+    .select(["id", "package_version_id", "sources"])
+    .where("application_id", "=", applicationId)
+    .where("to_seq", "=", OPEN_SEQ)
+    .execute();
+  const closed: number[] = [];
+  for (const row of open) {
+    if (wanted.get(row.package_version_id) === row.sources) wanted.delete(row.package_version_id);
+    else closed.push(row.id);
+  }
+  for (const batch of chunks(closed, 500)) {
+    await trx.updateTable("package_sources").set({ to_seq: seq }).where("id", "in", batch).execute();
+  }
+  for (const batch of chunks([...wanted], 300)) {
+    await trx
+      .insertInto("package_sources")
+      .values(
+        batch.map(([package_version_id, sources]) => ({
+          application_id: applicationId,
+          package_version_id,
+          sources,
+          from_seq: seq,
+          to_seq: OPEN_SEQ,
+        })),
+      )
+      .execute();
+  }
 }
 
 async function diffExternalObjects(

@@ -27,6 +27,12 @@ export interface PackageRef {
   scope?: PackageScope | null | undefined;
 }
 
+/** A package version of an analysis. */
+export interface AnalysisPackage extends PackageRef {
+  /** The inputs it was read from (lockfiles, POMs, archives, SBOMs), relative to the scanned path. */
+  sources?: string[] | undefined;
+}
+
 export interface ExternalObjectInput {
   id: string;
   /** `<ecosystem>:<name>` of the package the object belongs to. */
@@ -59,7 +65,7 @@ export interface ReferenceInput {
 
 export interface AnalysisInput {
   analyzedAt: string;
-  packages: PackageRef[];
+  packages: AnalysisPackage[];
   objects: ExternalObjectInput[];
   references: ReferenceInput[];
 }
@@ -78,6 +84,8 @@ export interface AdvisoryInput {
   cvssScore: number | null;
   summary: string;
   publishedAt: string | null;
+  /** The record's references (OSV `references`: advisory pages, fixes, reports), as it lists them. */
+  references?: AdvisoryReference[];
   affected: {
     ecosystem: Ecosystem;
     package: string;
@@ -85,6 +93,12 @@ export interface AdvisoryInput {
     /** Functions the advisory names as vulnerable (OSV `affected_functions`), as written in the record. */
     functions?: string[];
   }[];
+}
+
+export interface AdvisoryReference {
+  /** OSV reference type: ADVISORY, FIX, REPORT, WEB, PACKAGE, ARTICLE, ... */
+  type: string;
+  url: string;
 }
 
 /** One OSV record as `imaging advisories import` reads it (see scanner/advisories/osv-record.ts). */

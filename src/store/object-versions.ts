@@ -1,7 +1,7 @@
 /**
  * Which version of its package an external object belongs to: the version the referring code loads. The
  * analysis says it (`version`); documents of earlier scanners did not, and stores written before it was
- * recorded (migration 021) did not keep it, so the same rule reads it back from what they hold.
+ * recorded (migration 024) did not keep it, so the same rule reads it back from what they hold.
  */
 import { parsePackageKey } from "./input-records.ts";
 

@@ -6,7 +6,7 @@
  *   version): a page of packages is one index range read in page order, no sort.
  * - `occurrence_objects`: one row per external object and run of analyses in which it exists unchanged
  *   and is referred to, keyed (application, package version, full name, object id), carrying the
- *   object's JSON. An object belongs to the package version the referring code loads (migration 021), so
+ *   object's JSON. An object belongs to the package version the referring code loads (migration 024), so
  *   two versions of a package in one analysis list each its own objects.
  *
  * - `occurrence_object_lists` (migration 015 on PostgreSQL, 020 on SQLite, by version since 021): each
@@ -306,7 +306,7 @@ function groupDocs(rows: readonly { package_version_id: number; doc: string }[])
 }
 
 /**
- * Builds occurrence_object_lists from occurrence_objects (migration 021), the rows refreshObjectLists
+ * Builds occurrence_object_lists from occurrence_objects (migration 024), the rows refreshObjectLists
  * would have written: a package version's list starts at every analysis where one of its rows starts or
  * ends, and runs to the next such analysis; analyses where none of its objects is referred have no row.
  */
@@ -391,7 +391,7 @@ async function buildPackedObjectLists(db: Kysely<Database>): Promise<void> {
 }
 
 /**
- * Builds both tables from the history already stored (migration 021): the same rows ingestAnalysis and
+ * Builds both tables from the history already stored (migration 024): the same rows ingestAnalysis and
  * the recomputations would have written, one application and a few hundred package versions at a time.
  */
 export async function buildOccurrenceModel(db: Kysely<Database>): Promise<void> {

@@ -140,6 +140,7 @@ export async function listPackages(
     .where((eb) => eb.and(kept))
     .select([
       "pv.id as version_id",
+      "p.id as package_id",
       "ap.package_ecosystem as ecosystem",
       "ap.package_name as name",
       "pv.version",
@@ -171,11 +172,22 @@ export async function listPackages(
     db,
     rows.map((r) => r.version_id),
   );
+  const sources = await sourcesOfVersions(
+    db,
+    query.applicationId,
+    query.seq,
+    rows.map((r) => r.version_id),
+  );
+  const pending = await factsPending(
+    db,
+    rows.map((r) => r.package_id),
+  );
   return rows.map((r) => {
     const found = vulnerabilities.get(r.version_id) ?? [];
     return {
       // A text column; the store writes only the contract's ecosystems.
       ecosystem: r.ecosystem as PackageRecord["ecosystem"],
+      factsPending: pending.has(r.package_id),
       maxSeverity: maxSeverity(found.map((v) => v.severity)),
       name: r.name,
       releaseDate: releaseDateOf(r.released_at, r.released_at_source),
@@ -183,6 +195,7 @@ export async function listPackages(
       saferClosestVersion: r.safer_closest_version,
       safestVersion: r.safest_version,
       scope: scopeOf(r.scope),
+      sources: sources.get(r.version_id) ?? [],
       version: r.version,
       vulnerabilities: found.map((v) => v.cve),
     };
@@ -196,6 +209,43 @@ export function scopeIn(column: string, scopes: readonly string[]): RawBuilder<b
   if (known.length > 0) parts.push(sql<boolean>`${sql.ref(column)} in (${sql.join(known)})`);
   if (known.length < scopes.length) parts.push(sql<boolean>`${sql.ref(column)} is null`);
   return sql<boolean>`(${sql.join(parts, sql` or `)})`;
+}
+
+/** The inputs each package version of analysis `seq` was read from (package_sources, migration 023). */
+export async function sourcesOfVersions(
+  db: Db,
+  applicationId: number,
+  seq: number,
+  versionIds: readonly number[],
+): Promise<Map<number, string[]>> {
+  const byVersion = new Map<number, string[]>();
+  const ids = [...new Set(versionIds)];
+  for (let i = 0; i < ids.length; i += 500) {
+    const rows = await db
+      .selectFrom("package_sources as ps")
+      .select(["ps.package_version_id", "ps.sources"])
+      .where("ps.application_id", "=", applicationId)
+      .where("ps.package_version_id", "in", ids.slice(i, i + 500))
+      .where(liveAt("ps", seq))
+      .execute();
+    for (const r of rows) byVersion.set(r.package_version_id, JSON.parse(r.sources) as string[]);
+  }
+  return byVersion;
+}
+
+/** Packages whose registry facts are still being looked up (package_facts_queue, migration 023). */
+export async function factsPending(db: Db, packageIds: readonly number[]): Promise<Set<number>> {
+  const pending = new Set<number>();
+  const ids = [...new Set(packageIds)];
+  for (let i = 0; i < ids.length; i += 500) {
+    const rows = await db
+      .selectFrom("package_facts_queue")
+      .select("package_id")
+      .where("package_id", "in", ids.slice(i, i + 500))
+      .execute();
+    for (const r of rows) pending.add(r.package_id);
+  }
+  return pending;
 }
 
 /** CVEs affecting each package version, ordered by CVE id. */

@@ -13,6 +13,7 @@ import {
   SqliteIntrospector,
   SqliteQueryCompiler,
 } from "kysely";
+import { BEGIN_IMMEDIATE, counted, retryWhileBusy } from "./sqlite-busy.ts";
 import { createReadPool, type ReadPool } from "./sqlite-read-pool.ts";
 
 /**
@@ -25,10 +26,11 @@ export function createPooledSqliteDialect(
   file: string,
   writer: SqliteDatabase,
   readWorkers: number,
+  waitTimeoutMs: number,
 ): { dialect: Dialect; pool: ReadPool } {
   const pool = createReadPool(file, readWorkers);
   const dialect: Dialect = {
-    createDriver: () => new PooledSqliteDriver(writer, pool),
+    createDriver: () => new PooledSqliteDriver(writer, pool, waitTimeoutMs),
     createQueryCompiler: () => new SqliteQueryCompiler(),
     createAdapter: () => new PooledSqliteAdapter(pool),
     createIntrospector: (db: Kysely<unknown>) => new SqliteIntrospector(db),
@@ -85,11 +87,13 @@ class PooledSqliteDriver implements Driver {
   readonly #writerDriver: SqliteDriver;
   readonly #pool: ReadPool;
   readonly #lock = new WriterLock();
+  readonly #waitTimeoutMs: number;
   #writer: DatabaseConnection | undefined;
 
-  constructor(writer: SqliteDatabase, pool: ReadPool) {
+  constructor(writer: SqliteDatabase, pool: ReadPool, waitTimeoutMs: number) {
     this.#writerDriver = new SqliteDriver({ database: writer });
     this.#pool = pool;
+    this.#waitTimeoutMs = waitTimeoutMs;
   }
 
   async init(): Promise<void> {
@@ -107,13 +111,26 @@ class PooledSqliteDriver implements Driver {
   }
 
   async read(query: CompiledQuery): Promise<QueryResult<unknown>> {
-    return { rows: await this.#pool.read(query.sql, toInputs(query.parameters)) };
+    try {
+      return { rows: await this.#pool.read(query.sql, toInputs(query.parameters)) };
+    } catch (error) {
+      throw counted(error);
+    }
+  }
+
+  /** A statement of a transaction this process holds: the write lock is taken, a fault is counted. */
+  async inTransaction<R>(run: () => Promise<R>): Promise<R> {
+    try {
+      return await run();
+    } catch (error) {
+      throw counted(error);
+    }
   }
 
   async write<R>(query: CompiledQuery, run: () => Promise<R>): Promise<R> {
     const release = await this.#lock.acquire();
     try {
-      return await run();
+      return await retryWhileBusy(run, this.#waitTimeoutMs);
     } finally {
       if (REFRESHES_STATISTICS.test(query.sql)) this.#pool.statisticsChanged();
       release();
@@ -124,7 +141,7 @@ class PooledSqliteDriver implements Driver {
     const routed = connection as RoutedConnection;
     const release = await this.#lock.acquire();
     try {
-      await this.writer.executeQuery(CompiledQuery.raw("begin"));
+      await retryWhileBusy(() => this.writer.executeQuery(BEGIN_IMMEDIATE), this.#waitTimeoutMs);
     } catch (error) {
       release();
       throw error;
@@ -192,7 +209,7 @@ class RoutedConnection implements DatabaseConnection {
 
   executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     const writer = this.#driver.writer;
-    if (this.transaction) return writer.executeQuery<R>(query);
+    if (this.transaction) return this.#driver.inTransaction(() => writer.executeQuery<R>(query));
     if (isRead(query)) return this.#driver.read(query) as Promise<QueryResult<R>>;
     return this.#driver.write(query, () => writer.executeQuery<R>(query));
   }

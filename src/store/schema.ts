@@ -90,6 +90,14 @@ interface AdvisoryRecordsTable {
   published_at: string | null;
   /** JSON array of the record's aliases. */
   aliases: string;
+  /** JSON array of the record's references ({type, url}); null when stored before migration 022. */
+  reference_urls: string | null;
+}
+
+/** When advisories were last imported (one row, id 1; migration 022). */
+interface AdvisoryImportStateTable {
+  id: number;
+  imported_at: string;
 }
 
 /** Derived from ranges and versions: which versions each vulnerability affects. */
@@ -105,7 +113,7 @@ interface ApplicationPackagesTable {
   /** The package's name and ecosystem (packages.name, .ecosystem): the packages list walks them in order. */
   package_name: string;
   package_ecosystem: string;
-  /** The version's scope in the application (PACKAGE_SCOPES); null: unknown (migration 021). */
+  /** The version's scope in the application (PACKAGE_SCOPES); null: unknown (migration 024). */
   scope: string | null;
   from_seq: number;
   to_seq: number;
@@ -115,7 +123,7 @@ export interface ExternalObjectsTable {
   id: Generated<number>;
   application_id: number;
   package_id: number;
-  /** The version of the package the referring code loads (migration 021): the object belongs to it. */
+  /** The version of the package the referring code loads (migration 024): the object belongs to it. */
   package_version_id: number;
   object_id: string;
   name: string;
@@ -161,7 +169,7 @@ interface CveOccurrencesTable {
   version: string;
   package_version_id: number;
   package_id: number;
-  /** The version's scope in that interval (application_packages.scope; migration 021). */
+  /** The version's scope in that interval (application_packages.scope; migration 024). */
   scope: string | null;
   from_seq: number;
   to_seq: number;
@@ -194,6 +202,29 @@ interface OccurrenceObjectListsTable {
   from_seq: number;
   to_seq: number;
   docs: string | Uint8Array;
+}
+
+/** The inputs a package version of an analysis was read from (migration 023): a JSON array of paths. */
+interface PackageSourcesTable {
+  id: Generated<number>;
+  application_id: number;
+  package_version_id: number;
+  sources: string;
+  from_seq: number;
+  to_seq: number;
+}
+
+/** Packages whose registry facts an upload left to look up in the background (migration 023). */
+interface PackageFactsQueueTable {
+  package_id: number;
+  /** Epoch ms. */
+  enqueued_at: number;
+  attempts: number;
+  /** The process that holds the claim (for logs), null when unclaimed. */
+  claimed_by: string | null;
+  /** Epoch ms until which `claimed_by` works on it; 0 when unclaimed. */
+  claimed_until: number;
+  last_error: string | null;
 }
 
 interface ApiKeysTable {
@@ -238,7 +269,7 @@ export interface ReferenceChangesTable {
   target_object_id: string;
   source_full_name: string;
   source_object_id: string;
-  /** The target's package version (migration 021): a reference to another version is another identity. */
+  /** The target's package version (migration 024): a reference to another version is another identity. */
   package_version_id: number;
   seq: number;
   sign: number;
@@ -379,6 +410,13 @@ export interface SignInFailuresTable {
   locked_until: number;
 }
 
+/** Rows of migration 021: registrations per sender in its current window. */
+export interface RegistrationCountsTable {
+  sender: string;
+  window_start: number;
+  count: number;
+}
+
 /** Rows of migration 013. */
 export interface ServiceSecretsTable {
   name: string;
@@ -426,8 +464,11 @@ export interface Database {
   vulnerability_aliases: VulnerabilityAliasesTable;
   vulnerability_ranges: VulnerabilityRangesTable;
   advisory_records: AdvisoryRecordsTable;
+  advisory_import_state: AdvisoryImportStateTable;
   version_vulnerabilities: VersionVulnerabilitiesTable;
   application_packages: ApplicationPackagesTable;
+  package_sources: PackageSourcesTable;
+  package_facts_queue: PackageFactsQueueTable;
   external_objects: ExternalObjectsTable;
   application_objects: ApplicationObjectsTable;
   object_references: ObjectReferencesTable;
@@ -451,6 +492,7 @@ export interface Database {
   console_sessions: ConsoleSessionsTable;
   registered_clients: RegisteredClientsTable;
   sign_in_failures: SignInFailuresTable;
+  registration_counts: RegistrationCountsTable;
   service_secrets: ServiceSecretsTable;
   affected_functions: AffectedFunctionsTable;
   oidc_payloads: OidcPayloadsTable;

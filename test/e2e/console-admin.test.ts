@@ -205,9 +205,27 @@ describe("web console administration pages (embedded identity provider, headless
       await signInToConsole(page, idp.base, alice, "/console/users");
       await page.getByRole("button", { name: "Rights of carol" }).click();
       await page.locator("#user-carol-role").selectOption("admin");
+      // The list reloads after each change; held back here, its answer lands while the removal is being
+      // confirmed, as it does on a slow link: the confirmation must survive it.
+      let releaseList = () => {};
+      const listHeld = new Promise<void>((resolve) => {
+        releaseList = resolve;
+      });
+      await page.route("**/console/api/admin/users", async (route) => {
+        if (route.request().method() === "GET") await listHeld;
+        await route.continue();
+      });
       await page.getByRole("button", { name: "Save rights of carol" }).click();
       await page.getByText("carol is now admin").waitFor();
       await page.getByRole("button", { name: "Remove carol" }).click();
+      await page.getByRole("button", { name: "Confirm: remove carol" }).waitFor();
+      releaseList();
+      await page
+        .getByRole("row")
+        .filter({ has: page.getByRole("cell", { name: "carol", exact: true }) })
+        .getByRole("cell", { name: "admin", exact: true })
+        .waitFor();
+      await page.unroute("**/console/api/admin/users");
       await page.getByRole("button", { name: "Confirm: remove carol" }).click();
       await page.getByText("carol removed").waitFor();
       await page.getByRole("cell", { name: "carol", exact: true }).waitFor({ state: "detached" });

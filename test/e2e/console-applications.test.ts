@@ -238,13 +238,17 @@ describe("console Applications pages (embedded identity provider, headless Chrom
 
     await admin.page.getByRole("button", { name: "Next" }).first().click();
     await admin.page.waitForURL(/skip=5/);
-    await admin.page.waitForFunction(() => document.querySelector("tbody tr th")?.textContent === "lib-07");
+    await admin.page.waitForFunction(
+      () => document.querySelector("table.occurrences tbody tr th")?.textContent === "lib-07",
+    );
     assert.deepEqual(await shown(), expected(await rest<Occurrence[]>(`${base}?limit=5&skip=5`)));
 
     // As of 2024-02-01: the first analysis, where lib-01 1.0.0 is still affected; paging starts over.
     await admin.page.getByLabel("As of (UTC day)").fill("2024-02-01");
     await admin.page.waitForURL(/date=2024-02-01/);
-    await admin.page.waitForFunction(() => document.querySelector("tbody tr th")?.textContent === "lib-01");
+    await admin.page.waitForFunction(
+      () => document.querySelector("table.occurrences tbody tr th")?.textContent === "lib-01",
+    );
     const asOf = await rest<Occurrence[]>(`${base}?limit=5&skip=0&date=2024-02-01T23:59:59Z`);
     assert.deepEqual(await shown(), expected(asOf));
     assert.deepEqual(
@@ -255,7 +259,7 @@ describe("console Applications pages (embedded identity provider, headless Chrom
       await admin.page.getByRole("button", { name: "Next" }).first().click();
       await admin.page.waitForURL(new RegExp(`skip=${skip}`));
       await admin.page.waitForFunction(
-        (name) => document.querySelector("tbody tr th")?.textContent === name,
+        (name) => document.querySelector("table.occurrences tbody tr th")?.textContent === name,
         first,
       );
     };
@@ -270,6 +274,72 @@ describe("console Applications pages (embedded identity provider, headless Chrom
       true,
       "the last page has no next",
     );
+    admin.assertClean();
+  });
+
+  it("a CVE's page shows the advisory and, when the latest analysis is unaffected, the last that was", async () => {
+    await open(
+      "/console/applications/payments-service/cves/CVE-2021-44228",
+      "CVE-2021-44228 in payments-service",
+    );
+    const advisory = await rest<{ summary: string; references: { url: string }[] }>(
+      "/vulnerabilities/CVE-2021-44228",
+    );
+    await admin.page.locator("p.advisory-summary").waitFor();
+    assert.equal(await admin.page.locator("p.advisory-summary").innerText(), advisory.summary);
+    const facts = await admin.page.locator("dl.pairs dd").allTextContents();
+    assert.deepEqual(facts, ["CRITICAL", "10", "GHSA-jfh8-c2jp-5v3q", "2021-12-10 00:40 UTC"]);
+    assert.deepEqual(await tableRows(admin.page, "Affected packages and versions"), [
+      [
+        "org.apache.logging.log4j:log4j-core",
+        "maven",
+        ">= 2.0-beta9, < 2.3.1; >= 2.4, < 2.12.2; >= 2.13.0, < 2.15.0",
+        "2.3.1, 2.12.2, 2.15.0",
+      ],
+    ]);
+    assert.deepEqual(
+      await admin.page
+        .locator("ul.references a")
+        .evaluateAll((links) => links.map((a) => a.getAttribute("href"))),
+      advisory.references.map((r) => r.url),
+    );
+    // The latest analysis (log4j-core 2.17.1) is not affected: the page names the last one that was.
+    const status = admin.page.locator("p.cve-status");
+    await status.waitFor();
+    assert.match(
+      await status.innerText(),
+      /uses no version CVE-2021-44228 affects\. The last analysis that did: 2024-01-15/,
+    );
+    assert.match(await admin.page.locator("main").innerText(), /CVE-2021-44228 affects none of the packages/);
+    await auditAccessibility(admin.page, "the CVE page of an unaffected analysis");
+    await screenshot(admin.page, "cve-unaffected-latest");
+    await status.getByRole("link").click();
+    await admin.page.waitForURL(/date=2024-01-15T/);
+    const rows = await tableRows(admin.page, "Packages affected by CVE-2021-44228");
+    assert.deepEqual(
+      rows.map((r) => [r[0], r[1]]),
+      [["org.apache.logging.log4j:log4j-core", "2.14.1"]],
+    );
+    assert.match(await admin.page.locator("p.cve-status").innerText(), /uses 1 affected package version/);
+    admin.assertClean();
+  });
+
+  it("a CVE no imported advisory names is shown as unknown, never as unaffected", async () => {
+    await open(
+      "/console/applications/payments-service/cves/CVE-2099-424242",
+      "CVE-2099-424242 in payments-service",
+    );
+    const alert = admin.page.getByRole("alert");
+    await alert.waitFor();
+    const text = await alert.innerText();
+    assert.match(text, /Unknown vulnerability/);
+    assert.match(
+      text,
+      /No advisory known for CVE-2099-424242; advisories last imported at \d{4}-\d{2}-\d{2}T/,
+    );
+    assert.doesNotMatch(await admin.page.locator("main").innerText(), /affects none/);
+    await auditAccessibility(admin.page, "the page of an unknown CVE");
+    await screenshot(admin.page, "cve-unknown");
     admin.assertClean();
   });
 

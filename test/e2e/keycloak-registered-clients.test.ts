@@ -169,6 +169,32 @@ describe("registered clients on Keycloak: imaging clients, expiry, unverified ma
     refreshToken = String(body.refresh_token);
   });
 
+  it("a refresh naming a resource the grant does not cover leaves the refresh token usable (Keycloak ignores `resource`)", async () => {
+    const refreshWith = (extra: Record<string, string>) =>
+      fetch(`${kc.issuer}/protocol/openid-connect/token`, {
+        method: "POST",
+        body: new URLSearchParams({
+          grant_type: "refresh_token",
+          client_id: signedIn,
+          refresh_token: refreshToken,
+          ...extra,
+        }),
+      });
+    // No invalid_target: Keycloak ignores RFC 8707 `resource` (docs/keycloak.md), the token names the
+    // audiences it always names, never the one asked for.
+    const other = await refreshWith({ resource: "https://evil.example/mcp" });
+    const otherBody = (await other.json()) as Record<string, unknown>;
+    assert.equal(other.status, 200, JSON.stringify(otherBody));
+    const audience = JSON.parse(
+      Buffer.from(String(otherBody.access_token).split(".")[1] ?? "", "base64url").toString(),
+    );
+    assert.ok(!JSON.stringify(audience.aud).includes("evil.example"), JSON.stringify(audience.aud));
+    assert.ok(JSON.stringify(audience.aud).includes(`${kc.base}/mcp`), JSON.stringify(audience.aud));
+    // The refresh token used is still good (the realm does not revoke used refresh tokens).
+    const again = await refreshWith({});
+    assert.equal(again.status, 200, await again.text());
+  });
+
   it("the sweep keeps young and signed-in clients and deletes old ones that never signed in", async () => {
     // A long claimed name (the policy allows 1000 characters) still fits Keycloak's 255.
     const unused = await register({ ...METADATA, client_name: "never signs in ".repeat(60) });
@@ -204,7 +230,7 @@ describe("registered clients on Keycloak: imaging clients, expiry, unverified ma
     assert.ok(listed[0]?.lastUsedAt);
     const table = await cli(["clients", "list"]);
     assert.match(table.stdout, new RegExp(signedIn));
-    const show = await cli(["clients", "show", signedIn]);
+    const show = await cli(["clients", "show", "--", signedIn]);
     assert.equal(show.code, 0, show.stderr);
     assert.match(show.stdout, /Registered from 127\.0\.0\.1 at/);
     const other = await cli(["clients", "show", "mcp-token-exchange"]);

@@ -59,7 +59,12 @@ describe("dynamic client registration on Keycloak (DYNAMIC_CLIENT_REGISTRATION=l
     mcpRemote = ensureMcpRemote();
     python = ensurePythonMcp();
     store = await createDemoStore("sqlite");
-    kc = await startKeycloakService({ store, overrides: { dynamicClientRegistration: "loopback" } });
+    kc = await startKeycloakService({
+      store,
+      overrides: { dynamicClientRegistration: "loopback" },
+      // Its refusals count too: more than the 10 an hour the gateway allows one address by default.
+      registration: { perAddress: 100 },
+    });
     await seedKeycloakUsers(kc.admin);
     browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_FLAGS });
   });
@@ -108,6 +113,23 @@ describe("dynamic client registration on Keycloak (DYNAMIC_CLIENT_REGISTRATION=l
     });
     const policy = policies.policies?.find((p) => p.name === REGISTERED_CLIENTS_POLICY);
     assert.deepEqual(policy?.profiles, [REGISTERED_CLIENTS_PROFILE]);
+    assert.deepEqual(
+      (policy?.conditions?.[0]?.configuration as Record<string, unknown> | undefined)?.[
+        "update-client-source"
+      ],
+      ["ByAnonymous", "ByRegistrationAccessToken"],
+    );
+    const profiles = await kc.admin.clientPolicies.listProfiles({
+      realm: kc.realm,
+      includeGlobalProfiles: false,
+    });
+    const uriChecks = profiles.profiles
+      ?.find((p) => p.name === REGISTERED_CLIENTS_PROFILE)
+      ?.executors?.filter((e) => e.executor === "secure-client-uris-pattern")
+      .map((e) => e.configuration as Record<string, string[]>);
+    assert.deepEqual(uriChecks?.[0]?.["client-uri-fields"], ["redirectUris", "postLogoutRedirectUris"]);
+    assert.equal(uriChecks?.[0]?.["allowed-patterns"]?.length, 1, "loopback only in loopback mode");
+    assert.deepEqual(uriChecks?.[1]?.["allowed-patterns"], [], "the URIs Keycloak would call: none");
     assert.ok(
       (kc.service.keycloak?.changes ?? []).some((c) => /client registration policy Trusted Hosts/.test(c)),
     );
@@ -143,12 +165,79 @@ describe("dynamic client registration on Keycloak (DYNAMIC_CLIENT_REGISTRATION=l
     const other = await register(`${kc.issuer}/clients-registrations/default`, { clientId: "x" });
     assert.equal(other.status, 403);
 
-    // Straight to Keycloak, bypassing the gateway: its own Trusted Hosts policy refuses other hosts.
-    const direct = await register(
-      `${kc.keycloak.url}/realms/${kc.realm}/clients-registrations/openid-connect`,
-      { ...MCP_REMOTE_METADATA, redirect_uris: ["https://evil.example.net/cb"] },
+    // Every URI the browser is sent to is under the policy: the sign-out page's redirect too.
+    const postLogout = await register(endpoint(), {
+      ...MCP_REMOTE_METADATA,
+      post_logout_redirect_uris: ["https://evil.example/phish"],
+    });
+    assert.equal(postLogout.status, 400, JSON.stringify(postLogout.body));
+    assert.equal(postLogout.body.error, "invalid_redirect_uri");
+    assert.match(
+      String(postLogout.body.error_description),
+      /^post_logout_redirect_uris: .*\[rule redirect-uri-not-loopback\]/,
     );
-    assert.ok(direct.status >= 400, JSON.stringify(direct.body));
+    for (const [field, value, rule] of [
+      ["frontchannel_logout_uri", "https://evil.example/logout", "redirect-uri-not-loopback"],
+      ["backchannel_logout_uri", "http://127.0.0.1:5432/", "uri-field-refused"],
+      ["sector_identifier_uri", "http://127.0.0.1:5432/", "uri-field-refused"],
+    ] as const) {
+      const refused = await register(endpoint(), { ...MCP_REMOTE_METADATA, [field]: value });
+      assert.equal(refused.status, 400, `${field}: ${JSON.stringify(refused.body)}`);
+      assert.equal(refused.body.error, "invalid_client_metadata");
+      assert.match(String(refused.body.error_description), new RegExp(`\\[rule ${rule}\\]`));
+    }
+    // 10 KB of 5,000 nested arrays: refused before anything measures (or Keycloak parses) them.
+    const nested = await fetch(endpoint(), {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: `{"redirect_uris":["http://localhost:3334/cb"],"contacts":${"[".repeat(5000)}${"]".repeat(5000)}}`,
+    });
+    const nestedBody = (await nested.json()) as Record<string, unknown>;
+    assert.equal(nested.status, 400, JSON.stringify(nestedBody));
+    assert.equal(nestedBody.error, "invalid_client_metadata");
+    assert.match(String(nestedBody.error_description), /\[rule metadata-too-deep\]/);
+
+    // Straight to Keycloak, bypassing the gateway: its own Trusted Hosts policy refuses other hosts.
+    const direct = (metadata: Record<string, unknown>) =>
+      register(`${kc.keycloak.url}/realms/${kc.realm}/clients-registrations/openid-connect`, {
+        ...MCP_REMOTE_METADATA,
+        ...metadata,
+      });
+    const otherHost = await direct({ redirect_uris: ["https://evil.example.net/cb"] });
+    assert.ok(otherHost.status >= 400, JSON.stringify(otherHost.body));
+    // Keycloak's own client policy (start-up's) refuses the URIs the browser is sent to and those it
+    // would call, for registrations that bypass the gateway too: 403 insufficient_scope, its way.
+    for (const metadata of [
+      { post_logout_redirect_uris: ["https://evil.example/phish"] },
+      { post_logout_redirect_uris: ["http://evil.example/phish"] },
+      { redirect_uris: ["https://localhost/cb"] },
+      { backchannel_logout_uri: "http://127.0.0.1:5432/" },
+      { sector_identifier_uri: "https://evil.example/sector" },
+    ]) {
+      const refused = await direct(metadata);
+      assert.equal(refused.status, 403, `${JSON.stringify(metadata)}: ${JSON.stringify(refused.body)}`);
+      assert.equal(refused.body.error_description, "invalid_client_metadata");
+    }
+    assert.equal((await direct({ post_logout_redirect_uris: ["http://127.0.0.1:9/bye"] })).status, 201);
+    // Where Keycloak has no check (docs/keycloak.md): only the gateway refuses these.
+    for (const metadata of [
+      { frontchannel_logout_uri: "https://evil.example/logout" },
+      { initiate_login_uri: "https://evil.example/login" },
+    ]) {
+      assert.equal((await direct(metadata)).status, 201, JSON.stringify(metadata));
+    }
+    // A registered client updating itself with its registration access token meets the same policy.
+    const registered = await register(endpoint(), MCP_REMOTE_METADATA);
+    assert.equal(registered.status, 201);
+    const update = await fetch(String(registered.body.registration_client_uri), {
+      method: "PUT",
+      headers: {
+        "content-type": "application/json",
+        authorization: `Bearer ${registered.body.registration_access_token}`,
+      },
+      body: JSON.stringify({ ...registered.body, post_logout_redirect_uris: ["https://evil.example/phish"] }),
+    });
+    assert.equal(update.status, 403, await update.text());
 
     // Accepted: a public client with PKCE S256 enforced by the client policy.
     const accepted = await register(endpoint(), MCP_REMOTE_METADATA);
@@ -158,6 +247,37 @@ describe("dynamic client registration on Keycloak (DYNAMIC_CLIENT_REGISTRATION=l
     assert.equal(client?.publicClient, true);
     assert.equal(client?.attributes?.["pkce.code.challenge.method"], "S256");
     assert.equal(client?.consentRequired, true, "Keycloak's Consent Required policy: the user is asked");
+  });
+
+  it("in trusted-hosts mode, Keycloak's own policy accepts https URIs on a trusted host only", async () => {
+    const direct = (metadata: Record<string, unknown>) =>
+      register(`${kc.keycloak.url}/realms/${kc.realm}/clients-registrations/openid-connect`, {
+        ...MCP_REMOTE_METADATA,
+        ...metadata,
+      });
+    const trusted = {
+      ...registrationPolicyOf(kc.service.config),
+      mode: "trusted-hosts" as const,
+      trustedHosts: ["app.example.com"],
+    };
+    await provisionRegistrationPolicies(kc.admin, kc.realm, trusted, []);
+    try {
+      const accepted = await direct({
+        redirect_uris: ["https://app.example.com/cb", "http://127.0.0.1:9/cb"],
+        post_logout_redirect_uris: ["https://APP.example.com:8443/bye?x=1"],
+      });
+      assert.equal(accepted.status, 201, JSON.stringify(accepted.body));
+      for (const metadata of [
+        { redirect_uris: ["http://app.example.com/cb"] },
+        { post_logout_redirect_uris: ["https://app.example.com.evil.example/bye"] },
+        { post_logout_redirect_uris: ["https://evil.example/bye"] },
+      ]) {
+        const refused = await direct(metadata);
+        assert.equal(refused.status, 403, `${JSON.stringify(metadata)}: ${JSON.stringify(refused.body)}`);
+      }
+    } finally {
+      await provisionRegistrationPolicies(kc.admin, kc.realm, registrationPolicyOf(kc.service.config), []);
+    }
   });
 
   it("imaging doctor reports the mode and that Keycloak's metadata and /register agree", async () => {

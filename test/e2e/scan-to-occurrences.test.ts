@@ -113,6 +113,24 @@ describe("a scanned application answers the occurrences operation (scan --server
   });
 
   it("a viewer granted the application reads log4j-core 2.13.2 with its facts from Maven Central", async () => {
+    // The upload is answered at once; the registries are read after it (scanner/facts/background.ts), and
+    // each package says so (factsPending) until its facts are stored: wait for them as a user would.
+    const pending = async () => {
+      for (let skip = 0; ; skip += 1000) {
+        const response = await fetch(
+          `${gatewayUrl}/rest/applications/${APP}/packages?limit=1000&skip=${skip}`,
+          {
+            headers: { "x-api-key": viewerKey },
+          },
+        );
+        assert.equal(response.status, 200, await response.clone().text());
+        const page = (await response.json()) as { factsPending: boolean }[];
+        if (page.some((p) => p.factsPending)) return true;
+        if (page.length < 1000) return false;
+      }
+    };
+    for (let i = 0; i < 1200 && (await pending()); i++) await new Promise((r) => setTimeout(r, 250));
+    assert.equal(await pending(), false, "the facts of every package arrived");
     const list = await occurrences("limit=20");
     const log4j = list.find((p) => p.name === "org.apache.logging.log4j:log4j-core");
     assert.ok(log4j, JSON.stringify(list.map((p) => p.name)));

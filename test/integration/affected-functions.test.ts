@@ -59,6 +59,14 @@ for (const kind of STORE_KINDS) {
       assert.equal(response.status, 200, await response.clone().text());
       return (await response.json()) as Reference[];
     };
+    /** An id no stored advisory names: 404 unknown-vulnerability, never an empty list that reads "safe". */
+    const assertUnknown = async (cve: string) => {
+      const response = await get(`/rest/applications/webshop/insights/cve/${cve}/references`);
+      assert.equal(response.status, 404, await response.clone().text());
+      const problem = (await response.json()) as { type: string; vulnerability: string };
+      assert.equal(problem.type, "urn:imaging:problem:unknown-vulnerability");
+      assert.equal(problem.vulnerability, cve);
+    };
     /** source → target [reached functions], as a user reads the list. */
     const pairs = (list: Reference[]) =>
       list.map(
@@ -175,7 +183,7 @@ for (const kind of STORE_KINDS) {
       ]);
       assert.deepEqual(await references("CVE-2021-44228", "?reachesAffectedFunction=true"), []);
       assert.deepEqual(await references("CVE-2021-44228", "?reachesAffectedFunction=false"), []);
-      assert.deepEqual(await references("CVE-2099-0001"), []);
+      await assertUnknown("CVE-2099-0001");
     });
 
     it("pages with limit and skip", async () => {
@@ -297,7 +305,8 @@ for (const kind of STORE_KINDS) {
       const file = join(work, "withdrawn.json");
       writeFileSync(file, JSON.stringify(withdrawn));
       assert.equal((await importRecords(file)).withdrawn, 1);
-      assert.deepEqual(await references("CVE-2019-10744"), []);
+      // Its only advisory withdrawn, the CVE is no longer one the platform knows.
+      await assertUnknown("CVE-2019-10744");
       const left = await service.store.db
         .withTables<{ affected_functions: { record_id: string } }>()
         .selectFrom("affected_functions")

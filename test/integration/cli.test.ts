@@ -212,8 +212,10 @@ describe("imaging command", () => {
       );
       assert.ok(!listed.stdout.includes(key), "secrets are never listed");
 
-      const revoked = await runCli(["api-keys", "revoke", id, "--data-dir", store.dataDir]);
-      assert.equal(revoked.code, 0);
+      // Key ids are hex, never read as an option; `--` ends the options all the same.
+      assert.match(id, /^[0-9a-f]{16}$/);
+      const revoked = await runCli(["api-keys", "revoke", "--data-dir", store.dataDir, "--", id]);
+      assert.equal(revoked.code, 0, revoked.stderr);
       assert.equal((await fetch(url, { headers: { "x-api-key": key } })).status, 401);
       const unknown = await runCli(["api-keys", "revoke", "0000", "--data-dir", store.dataDir]);
       assert.equal(unknown.code, 1);

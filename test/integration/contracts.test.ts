@@ -54,6 +54,7 @@ describe("contracts: a field added to a zod shape reaches every copy", () => {
       async () => [
         {
           ecosystem: "npm",
+          factsPending: false,
           maxSeverity: null,
           name: "left-pad",
           plantedField: "reached",
@@ -62,6 +63,7 @@ describe("contracts: a field added to a zod shape reaches every copy", () => {
           saferClosestVersion: null,
           safestVersion: null,
           scope: "production",
+          sources: ["package-lock.json"],
           version: "1.0.0",
           vulnerabilities: [],
           notInTheShape: "dropped",
@@ -102,6 +104,7 @@ describe("contracts: a field added to a zod shape reaches every copy", () => {
   it("the rest-client type is the shape's type (a compile-time check: typecheck fails on drift)", () => {
     const fromShape: z.infer<typeof resources.packageUse> = {
       ecosystem: "maven",
+      factsPending: false,
       maxSeverity: "HIGH",
       name: "g:a",
       releaseDate: { dateTime: "2024-01-01T00:00:00Z", source: "signature" },
@@ -109,6 +112,7 @@ describe("contracts: a field added to a zod shape reaches every copy", () => {
       saferClosestVersion: "1.1",
       safestVersion: "2.0",
       scope: "compile",
+      sources: ["pom.xml"],
       version: "1.0",
       vulnerabilities: ["CVE-2099-1"],
     };

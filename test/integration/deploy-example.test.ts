@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { Ajv2019 } from "ajv/dist/2019.js";
 import { parseAllDocuments, parse as parseYaml } from "yaml";
-import { settingList } from "../../src/config/settings.ts";
+import { SETTINGS, settingList } from "../../src/config/settings.ts";
 import { HAPROXY } from "../support/haproxy.ts";
 
 /**
@@ -82,13 +82,43 @@ describe("deployment example: deploy/compose.yaml", () => {
     assert.equal(keys.size, 1, "the replicas are configured alike");
   });
 
-  it("HAProxy's configuration is accepted by haproxy -c and balances over those replicas", () => {
+  it("HAProxy's configuration is accepted by haproxy -c and balances over those replicas, ready ones first", () => {
     const config = readFileSync(join(DEPLOY, "haproxy", "haproxy.cfg"), "utf8");
     haproxyAccepts(config);
-    const servers = [...config.matchAll(/^\s*server (\S+) (\S+):8090\b/gm)].map((m) => m[2]);
-    assert.deepEqual(servers, gateways.map(([name]) => name).sort());
-    assert.match(config, /option httpchk GET \/readyz/);
-    assert.match(config, /stick match req\.hdr\(mcp-session-id\)/);
+    const backend = (name: string) =>
+      config.split(/^backend /m).find((part) => part.startsWith(`${name}\n`)) ?? "";
+    for (const [name, check] of [
+      ["replicas", "/readyz"],
+      ["alive", "/livez"],
+    ] as const) {
+      const servers = [...backend(name).matchAll(/^\s*server (\S+) (\S+):8090\b/gm)].map((m) => m[2]);
+      assert.deepEqual(servers, gateways.map(([gateway]) => gateway).sort(), `backend ${name}`);
+      assert.match(backend(name), new RegExp(`option httpchk GET ${check}\n`), `backend ${name}`);
+    }
+    assert.match(
+      config,
+      /use_backend replicas if \{ nbsrv\(replicas\) gt 0 \}\n\s*(#.*\n\s*)*default_backend alive/,
+    );
+    assert.match(backend("replicas"), /stick match req\.hdr\(mcp-session-id\)/);
+    // Requests in flight on a replica taken out are left to finish (a draining one answers them).
+    assert.doesNotMatch(config, /^[^#]*on-marked-down\s+shutdown-sessions/m);
+  });
+
+  it("SHUTDOWN_DRAIN's default covers the time HAProxy's checks take to take a draining replica out", () => {
+    const config = readFileSync(join(DEPLOY, "haproxy", "haproxy.cfg"), "utf8");
+    const defaults = /default-server check ([^\n]*)/.exec(config.split(/^backend /m)[1] ?? "")?.[1] ?? "";
+    const value = (name: string) => {
+      const text = new RegExp(`\\b${name} (\\d+)(ms|s)?\\b`).exec(defaults);
+      assert.ok(text, `${name} in '${defaults}'`);
+      return Number(text[1]) * (text[2] === "ms" ? 0.001 : text[2] === "s" ? 1 : 0.001);
+    };
+    // The first failing check comes within one interval; the next ones `fastinter` apart until `fall`.
+    const detection = value("inter") + (value("fall") - 1) * value("fastinter");
+    const drain = SETTINGS.shutdownDrain.schema.parse(undefined);
+    assert.ok(
+      detection + 1 <= drain,
+      `HAProxy takes up to ${detection} s to take a replica out: SHUTDOWN_DRAIN (${drain} s) must leave a second of margin`,
+    );
   });
 });
 

@@ -9,6 +9,8 @@ import { startTcpRelay, type TcpRelay } from "../support/tcp-relay.ts";
 interface Readiness {
   status: string;
   checks: Record<string, string>;
+  /** Why each DOWN check is down (only when not ready). */
+  reasons?: Record<string, string>;
 }
 
 const readiness = async (gateway: string) => {
@@ -44,7 +46,10 @@ describe("gateway: liveness and readiness", () => {
     assert.equal(live.status, 200);
     assert.deepEqual(await live.json(), { status: "UP" });
     assert.equal(live.headers.get("cache-control"), "no-store");
-    const ready = await readinessBecomes(service.gatewayUrl, 200);
+    // Ready at the first ask once started: readiness probes an upstream it has not reached yet.
+    const first = await readiness(service.gatewayUrl);
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    const ready = first.body;
     assert.deepEqual(ready, {
       status: "UP",
       checks: {
@@ -75,6 +80,9 @@ describe("gateway: liveness and readiness", () => {
     assert.equal(down.status, "DOWN");
     assert.equal(down.checks.store, "DOWN");
     assert.equal(down.checks["upstream rest"], "UP");
+    // It says why, in words for an operator.
+    assert.deepEqual(Object.keys(down.reasons ?? {}), ["store"]);
+    assert.match(down.reasons?.store ?? "", /database|store/);
     // The answer names no host, port or driver message.
     assert.doesNotMatch(JSON.stringify(down), /127\.0\.0\.1|ECONNREFUSED|postgres/i);
     assert.equal((await fetch(`${service.gatewayUrl}/livez`)).status, 200);

@@ -283,6 +283,44 @@ describe("graceful stop of imaging start (SIGTERM / SIGINT)", { timeout: 180_000
     }
   });
 
+  it("SIGTERM with SHUTDOWN_DRAIN: /readyz answers 503 and says why, requests are still served with Connection: close, then exit 0", async () => {
+    const service = await start({ SHUTDOWN_DRAIN: "3", SHUTDOWN_TIMEOUT: "5" });
+    try {
+      const gateway = service.mcp.replace(/\/mcp$/, "");
+      const token = await issuer.signMcp("alice", service.mcp);
+      // Ready at the first ask after start (readiness probes the upstreams it has not reached yet).
+      const before = await fetch(`${gateway}/readyz`);
+      assert.equal(before.status, 200, await before.text());
+      const signalled = Date.now();
+      service.child.kill("SIGTERM");
+      while (!service.stderr().includes("SIGTERM received")) await settle();
+      assert.match(service.stderr(), /SIGTERM received: draining for 3 s/);
+      const ready = await fetch(`${gateway}/readyz`);
+      assert.equal(ready.status, 503);
+      assert.deepEqual(await ready.json(), {
+        status: "DOWN",
+        checks: { shutdown: "DOWN" },
+        reasons: { shutdown: "the process is stopping (SIGTERM): draining, then exiting" },
+      });
+      assert.equal(ready.headers.get("connection"), "close");
+      const call = await fetch(service.mcp, {
+        method: "POST",
+        headers: modernHeaders(token),
+        body: TOOLS_CALL,
+      });
+      assert.equal(call.status, 200, "a request during the drain is served");
+      assert.equal(call.headers.get("connection"), "close", "and its connection is not kept alive");
+      assert.deepEqual(applicationNamesInAnswer(await call.text()), DEMO);
+      assert.equal(service.child.exitCode, null, "still serving while it drains");
+      const [code] = await exited(service.child);
+      assert.equal(code, 0, service.stderr());
+      assert.ok(Date.now() - signalled >= 3_000, "the process listened for the whole drain");
+      assert.match(service.stderr(), /stopped in \d+ ms \(drained 3 s, /);
+    } finally {
+      service.child.kill("SIGKILL");
+    }
+  });
+
   it("a request that never completes is cut when SHUTDOWN_TIMEOUT is nearly over, and the process exits 0", async () => {
     const service = await start({ SHUTDOWN_TIMEOUT: "2" });
     try {

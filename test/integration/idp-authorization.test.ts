@@ -156,6 +156,22 @@ for (const kind of STORE_KINDS) {
       assert.equal(onAnalysis.status, 401);
     });
 
+    it("a refresh refused for a resource its grant does not cover (invalid_target) leaves the refresh token as it was", async () => {
+      const signedIn = await authorize(setup, { username: "alice", password: USERS.alice.password });
+      const token = signedIn.refreshToken as string;
+      // The gatekeeper is an MCP resource of this issuer, but not the one this grant was given for.
+      for (const resource of [idp.gatekeeper, "https://evil.example/mcp"]) {
+        await assert.rejects(refresh({ ...setup, resource }, token), (error: { error?: string }) => {
+          assert.equal(error.error, "invalid_target", resource);
+          return true;
+        });
+      }
+      const next = await refresh(setup, token);
+      assert.ok(next.refreshToken, "the refused requests spent nothing");
+      assert.deepEqual(decodeJwt(next.accessToken).payload.aud, [idp.mcp, "mcp-token-exchange"]);
+      assert.ok((await refresh(setup, next.refreshToken as string)).accessToken, "nor revoked the grant");
+    });
+
     let rotated: string;
 
     it("rotates the refresh token of the public client at each use; the used one is refused", async () => {

@@ -1,7 +1,15 @@
 import assert from "node:assert/strict";
+import { request } from "node:http";
 import { after, before, describe, it } from "node:test";
 import { openStore } from "../../src/store/database.ts";
-import { expireUnusedRegisteredClients, listRegisteredClients } from "../../src/store/registered-clients.ts";
+import { createOidcAdapterFactory } from "../../src/store/oidc-adapter.ts";
+import {
+  expireUnusedRegisteredClients,
+  listRegisteredClients,
+  recordRegisteredClient,
+} from "../../src/store/registered-clients.ts";
+import { storeRegistrationCounts } from "../../src/store/registration-counts.ts";
+import { follow, formsOf, postForm } from "../support/browserless-session.ts";
 import { runCli } from "../support/cli.ts";
 import { type IdpService, seedUsers, startIdpService, USERS } from "../support/idp-service.ts";
 import {
@@ -73,15 +81,32 @@ for (const kind of STORE_KINDS) {
     let store: TestStore;
     let idp: IdpService;
     let endpoint: string;
+    /** What the identity provider logged, by level. */
+    const logged: { level: string; message: string }[] = [];
+    /** A client registered as mcp-remote registers, signing in at its loopback callback. */
+    const mcpRemoteSetup = (clientId: string): ClientSetup => ({
+      issuer: idp.issuer,
+      clientId,
+      redirectUri: "http://localhost:3334/oauth/callback",
+      resource: idp.mcp,
+    });
     before(async () => {
       store = await createTestStore(kind);
       idp = await startIdpService(store, {
         overrides: { dynamicClientRegistration: "loopback" },
-        idp: { registration: { perAddress: 100 } },
+        idp: {
+          registration: { perAddress: 100 },
+          log: (level, message) => logged.push({ level, message }),
+        },
         seed: async (handle) => seedUsers(handle.db),
       });
       endpoint = `${idp.issuer}/reg`;
     });
+    /** `imaging clients COMMAND` on this store, its options first (anything after `--` is an argument). */
+    const clients = (command: string, ...args: string[]) =>
+      runCli(["clients", command, "--data-dir", store.dataDir, ...args], {
+        ...(store.databaseUrl ? { DATABASE_URL: store.databaseUrl } : {}),
+      });
     after(async () => {
       await idp?.stop();
       await store?.drop();
@@ -105,12 +130,7 @@ for (const kind of STORE_KINDS) {
       assert.equal(registered.body.registration_access_token, undefined);
       const clientId = String(registered.body.client_id);
 
-      const setup: ClientSetup = {
-        issuer: idp.issuer,
-        clientId,
-        redirectUri: "http://localhost:3334/oauth/callback",
-        resource: idp.mcp,
-      };
+      const setup = mcpRemoteSetup(clientId);
       // Without PKCE: refused, as for every client.
       const noPkce = new URL(`${idp.issuer}/auth`);
       noPkce.search = new URLSearchParams({
@@ -156,10 +176,6 @@ for (const kind of STORE_KINDS) {
         assert.equal(exchanged.status, 200, JSON.stringify(exchanged.body));
 
         // Revocation: the refresh token ends, its access tokens are no longer exchanged, the client is unknown.
-        const clients = (...args: string[]) =>
-          runCli(["clients", ...args, "--data-dir", store.dataDir], {
-            ...(store.databaseUrl ? { DATABASE_URL: store.databaseUrl } : {}),
-          });
         const listJson = await clients("list", "--json");
         assert.equal(listJson.code, 0, listJson.stderr);
         const row = (JSON.parse(listJson.stdout) as Record<string, unknown>[]).find(
@@ -206,12 +222,7 @@ for (const kind of STORE_KINDS) {
     it("expires registered clients that never complete a sign-in (24 h)", async () => {
       const unused = await register(endpoint, MCP_REMOTE_METADATA);
       const used = await register(endpoint, { ...MCP_REMOTE_METADATA, client_name: "used" });
-      const setup: ClientSetup = {
-        issuer: idp.issuer,
-        clientId: String(used.body.client_id),
-        redirectUri: "http://localhost:3334/oauth/callback",
-        resource: idp.mcp,
-      };
+      const setup = mcpRemoteSetup(String(used.body.client_id));
       await authorize(setup, { username: "alice", password: USERS.alice.password });
       const handle = await openStore({ databaseUrl: store.databaseUrl, sqliteFile: store.sqliteFile });
       try {
@@ -229,6 +240,98 @@ for (const kind of STORE_KINDS) {
       }
       const gone = await startAuthorization({ ...setup, clientId: String(unused.body.client_id) });
       assert.match(gone.html, /invalid_client|client is invalid|not found/i);
+    });
+
+    it("generates client ids of letters and digits only; every client command takes `--` before the id", async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 20; i++) {
+        const registered = await register(endpoint, { ...MCP_REMOTE_METADATA, client_name: `ids ${i}` });
+        assert.equal(registered.status, 201, JSON.stringify(registered.body));
+        ids.push(String(registered.body.client_id));
+      }
+      // oidc-provider's own ids (nanoid: 21 characters of A-Z a-z 0-9 _ -) start with `-` once in 64.
+      for (const id of ids) assert.match(id, /^[A-Za-z0-9]{22}$/);
+      const [first = ""] = ids;
+      const shown = await clients("show", "--json", "--", first);
+      assert.equal(shown.code, 0, shown.stderr);
+      assert.equal(JSON.parse(shown.stdout).clientId, first);
+      const revoked = await clients("revoke", "--", first);
+      assert.equal(revoked.code, 0, revoked.stderr);
+      assert.equal((await clients("show", "--", first)).code, 1, "revoked");
+    });
+
+    it("a client registered before the fix with an id starting with `-` still works, named after `--`", async () => {
+      // What oidc-provider's default ids looked like, once in 64: stored as the provider stored them.
+      const legacy = "-fa7cQ2bR_9x-LmN3pZkY";
+      await createOidcAdapterFactory(idp.service.store.db)("Client").upsert(legacy, {
+        client_id: legacy,
+        client_id_issued_at: Math.floor(Date.now() / 1000),
+        client_name: "Legacy client",
+        redirect_uris: ["http://localhost:3334/oauth/callback"],
+        token_endpoint_auth_method: "none",
+        grant_types: ["authorization_code", "refresh_token"],
+        response_types: ["code"],
+        application_type: "native",
+      });
+      await recordRegisteredClient(idp.service.store.db, {
+        clientId: legacy,
+        clientName: "Legacy client",
+        redirectUris: ["http://localhost:3334/oauth/callback"],
+        sourceAddress: "127.0.0.1",
+      });
+      const setup = mcpRemoteSetup(legacy);
+      const tokens = await authorize(setup, { username: "alice", password: USERS.alice.password });
+      assert.ok(tokens.accessToken, "the provider still serves the client");
+
+      const asOption = await clients("show", legacy);
+      assert.equal(asOption.code, 1);
+      assert.match(asOption.stderr, /unknown option '-fa7cQ2bR_9x-LmN3pZkY'/);
+      assert.match(
+        asOption.stderr,
+        /goes after '--', which ends the options: imaging clients show \[options\] -- -fa7cQ2bR_9x-LmN3pZkY/,
+      );
+      const shown = await clients("show", "--", legacy);
+      assert.equal(shown.code, 0, shown.stderr);
+      assert.match(shown.stdout, /Client ID: +-fa7cQ2bR_9x-LmN3pZkY/);
+      const listed = await clients("list", "--json");
+      assert.ok((JSON.parse(listed.stdout) as { clientId: string }[]).some((c) => c.clientId === legacy));
+      const revoked = await clients("revoke", "--json", "--", legacy);
+      assert.equal(revoked.code, 0, revoked.stderr);
+      assert.deepEqual(JSON.parse(revoked.stdout), { clientId: legacy, revoked: true });
+      await assert.rejects(
+        refresh(setup, tokens.refreshToken as string),
+        (error: { cause?: { error?: string } }) => error.cause?.error === "invalid_client",
+      );
+    });
+
+    it("sends the browser after sign-out only to a registered loopback post_logout_redirect_uri", async () => {
+      const registered = await register(endpoint, {
+        ...MCP_REMOTE_METADATA,
+        post_logout_redirect_uris: ["http://localhost:3334/signed-out"],
+      });
+      assert.equal(registered.status, 201, JSON.stringify(registered.body));
+      assert.deepEqual(registered.body.post_logout_redirect_uris, ["http://localhost:3334/signed-out"]);
+      const clientId = String(registered.body.client_id);
+      const setup = mcpRemoteSetup(clientId);
+      const { jar } = await authorize(setup, { username: "alice", password: USERS.alice.password });
+      const signOut = async (postLogoutRedirectUri: string) => {
+        const start = `${idp.issuer}/session/end?${new URLSearchParams({
+          client_id: clientId,
+          post_logout_redirect_uri: postLogoutRedirectUri,
+        })}`;
+        const page = await follow(jar, start, "http://localhost:3334/");
+        return { page, html: await page.response.text() };
+      };
+      const elsewhere = await signOut("https://evil.example/phish");
+      assert.equal(elsewhere.page.response.status, 400);
+      assert.match(elsewhere.html, /post_logout_redirect_uri not registered/);
+      const { page, html } = await signOut("http://localhost:3334/signed-out");
+      assert.equal(page.response.status, 200);
+      const [form] = formsOf(html, page.url);
+      assert.ok(form, html);
+      const confirmed = await postForm(jar, form, { logout: "yes" });
+      assert.equal(confirmed.status, 303);
+      assert.equal(new URL(String(confirmed.headers.get("location"))).origin, "http://localhost:3334");
     });
 
     const refusals: [string, unknown, string, string][] = [
@@ -292,6 +395,30 @@ for (const kind of STORE_KINDS) {
         "invalid_client_metadata",
         "metadata-oversized",
       ],
+      [
+        "a post-logout redirect URI off loopback (the sign-out page would redirect there)",
+        { ...MCP_REMOTE_METADATA, post_logout_redirect_uris: ["https://evil.example/phish"] },
+        "invalid_redirect_uri",
+        "redirect-uri-not-loopback",
+      ],
+      [
+        "a third-party login URI off loopback",
+        { ...MCP_REMOTE_METADATA, initiate_login_uri: "https://evil.example/login" },
+        "invalid_client_metadata",
+        "redirect-uri-not-loopback",
+      ],
+      [
+        "a sector identifier URI (the provider would fetch it)",
+        { ...MCP_REMOTE_METADATA, sector_identifier_uri: "http://127.0.0.1:5432/" },
+        "invalid_client_metadata",
+        "uri-field-refused",
+      ],
+      [
+        "10 KB of 5,000 nested arrays",
+        `{"redirect_uris":["http://localhost:3334/cb"],"contacts":${"[".repeat(5000)}${"]".repeat(5000)}}`,
+        "invalid_client_metadata",
+        "metadata-too-deep",
+      ],
       ["malformed JSON", "{not json", "invalid_client_metadata", "metadata-malformed"],
       ["a JSON array", [MCP_REMOTE_METADATA], "invalid_client_metadata", "metadata-malformed"],
     ];
@@ -303,6 +430,24 @@ for (const kind of STORE_KINDS) {
         assert.match(String(refused.body.error_description), new RegExp(`\\[rule ${rule}\\]`));
       });
     }
+
+    it("registers none of the informative URIs (mcp-remote's client_uri among them)", async () => {
+      const registered = await register(endpoint, {
+        ...MCP_REMOTE_METADATA,
+        logo_uri: "https://evil.example/logo.png",
+        tos_uri: "https://evil.example/tos",
+      });
+      assert.equal(registered.status, 201, JSON.stringify(registered.body));
+      for (const field of ["client_uri", "logo_uri", "tos_uri"])
+        assert.equal(registered.body[field], undefined);
+    });
+
+    it("logged nothing at error level for the clients' bad input", () => {
+      assert.deepEqual(
+        logged.filter((l) => l.level === "error"),
+        [],
+      );
+    });
   });
 }
 
@@ -344,6 +489,94 @@ describe("dynamic client registration, trusted-hosts mode and rate limit", () =>
     const limited = await register(endpoint, MCP_REMOTE_METADATA);
     assert.equal(limited.status, 429);
     assert.match(String(limited.body.error_description), /\[rule registration-rate-limit\]/);
+    assert.match(String(limited.body.error_description), /too many registrations from 127\.0\.0\.1:/);
     assert.ok(Number(limited.headers.get("retry-after")) > 0);
+    // IPv4 senders are counted by address: the next loopback address is another sender.
+    const status = await new Promise<number>((resolve, reject) => {
+      const sent = request(endpoint, {
+        method: "POST",
+        localAddress: "127.0.0.2",
+        headers: { "content-type": "application/json" },
+      });
+      sent.on("response", (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      });
+      sent.on("error", reject);
+      sent.end(JSON.stringify(MCP_REMOTE_METADATA));
+    });
+    assert.equal(status, 201);
+  });
+});
+
+for (const kind of STORE_KINDS) {
+  describe(`registration counters in the store (${kind})`, () => {
+    let store: TestStore;
+    let handle: Awaited<ReturnType<typeof openStore>>;
+    before(async () => {
+      store = await createTestStore(kind);
+      handle = await openStore({
+        databaseUrl: store.databaseUrl,
+        sqliteFile: store.sqliteFile,
+        readWorkers: 0,
+      });
+    });
+    after(async () => {
+      await handle?.close();
+      await store?.drop();
+    });
+
+    it("count per sender in fixed windows, and past the bound forget the oldest windows, not everyone's", async () => {
+      const counts = storeRegistrationCounts(handle.db, 3);
+      assert.equal(await counts.take("a", 0, 1000, 1), undefined);
+      assert.equal(await counts.take("a", 400, 1000, 1), 1, "a waits for the end of its window");
+      assert.equal(await counts.take("b", 10, 1000, 1), undefined);
+      assert.equal(await counts.take("c", 20, 1000, 1), undefined);
+      assert.equal(await counts.take("d", 30, 1000, 1), undefined, "a fourth sender: a, the oldest, goes");
+      assert.equal(await counts.take("b", 40, 1000, 1), 1, "b is still counted");
+      assert.equal(await counts.take("c", 40, 1000, 1), 1, "c too");
+      assert.equal(await counts.take("a", 50, 1000, 1), undefined, "a was forgotten");
+      assert.equal(await counts.take("b", 2000, 1000, 1), undefined, "b's new window");
+      const senders = await handle.db
+        .selectFrom("registration_counts")
+        .select("sender")
+        .orderBy("sender")
+        .execute();
+      assert.deepEqual(
+        senders.map((r) => r.sender),
+        ["b"],
+        "the windows that ended were dropped when b started its new one",
+      );
+    });
+  });
+}
+
+describe("the registration rate limit is shared by replicas on one store (postgres)", () => {
+  let store: TestStore;
+  const replicas: IdpService[] = [];
+  before(async () => {
+    store = await createTestStore("postgres");
+    for (let i = 0; i < 2; i++) {
+      replicas.push(
+        await startIdpService(store, {
+          overrides: { dynamicClientRegistration: "loopback" },
+          idp: { registration: { perAddress: 3 } },
+        }),
+      );
+    }
+  });
+  after(async () => {
+    for (const replica of replicas) await replica.stop();
+    await store?.drop();
+  });
+
+  it("counts registrations made on either replica against the same sender", async () => {
+    const [one, two] = replicas as [IdpService, IdpService];
+    const statuses: number[] = [];
+    for (const replica of [one, two, one, two]) {
+      statuses.push((await register(`${replica.issuer}/reg`, MCP_REMOTE_METADATA)).status);
+    }
+    assert.deepEqual(statuses, [201, 201, 201, 429]);
+    assert.equal((await register(`${one.issuer}/reg`, MCP_REMOTE_METADATA)).status, 429);
   });
 });

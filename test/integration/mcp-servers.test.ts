@@ -689,6 +689,70 @@ describe("MCP servers over HTTP (demo data)", () => {
       await after.body?.cancel();
     });
 
+    it("a second GET stream of a session is served beside the first (not 409); DELETE ends both", async () => {
+      const opened = await initialize(analysis.endpoint, { authorization: `Bearer ${adminToken}` });
+      const sessionId = opened.headers.get("mcp-session-id") ?? "";
+      await readJsonRpc(opened);
+      await (
+        await inSession(analysis.endpoint, sessionId, { jsonrpc: "2.0", method: "notifications/initialized" })
+      ).body?.cancel();
+      const openStream = async () => {
+        const response = await fetch(analysis.endpoint, {
+          headers: {
+            accept: "text/event-stream",
+            "mcp-session-id": sessionId,
+            "mcp-protocol-version": "2025-06-18",
+          },
+        });
+        // The body is read only when it is an error: a stream's never ends.
+        if (response.status !== 200) assert.fail(`${response.status}: ${await response.text()}`);
+        assert.match(response.headers.get("content-type") ?? "", /^text\/event-stream/);
+        assert.equal(response.headers.get("mcp-session-id"), sessionId);
+        const reader = response.body?.getReader() as ReadableStreamDefaultReader<Uint8Array>;
+        assert.equal(new TextDecoder().decode((await reader.read()).value), ": stream opened\n\n");
+        return reader;
+      };
+      // Gemini CLI opens a second one while the first is open (curl reproduces it): both stay open.
+      const first = await openStream();
+      const second = await openStream();
+      const third = await openStream();
+      const deleted = await fetch(analysis.endpoint, {
+        method: "DELETE",
+        headers: { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-06-18" },
+      });
+      assert.equal(deleted.status, 200);
+      for (const reader of [first, second, third]) {
+        assert.equal((await reader.read()).done, true, "the session's end ends every stream");
+      }
+    });
+
+    it("a resumption of an answered stream with nothing left is 405, not an empty stream", async () => {
+      const opened = await initialize(analysis.endpoint, { authorization: `Bearer ${adminToken}` });
+      const sessionId = opened.headers.get("mcp-session-id") ?? "";
+      await readJsonRpc(opened);
+      const listed = await inSession(analysis.endpoint, sessionId, {
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/list",
+      });
+      const text = await listed.text();
+      // The answer's event id: what an older SDK client (Gemini CLI's) resumes with once the stream ends.
+      const eventId = /^id: (\S+)$/m.exec(text)?.[1];
+      assert.ok(eventId, text.slice(0, 200));
+      const resumed = await fetch(analysis.endpoint, {
+        headers: {
+          accept: "text/event-stream",
+          "mcp-session-id": sessionId,
+          "mcp-protocol-version": "2025-06-18",
+          "last-event-id": eventId,
+        },
+      });
+      assert.equal(resumed.status, 405);
+      assert.match(resumed.headers.get("allow") ?? "", /GET/);
+      const body = (await resumed.json()) as { error: { message: string } };
+      assert.match(body.error.message, /Nothing to resume/);
+    });
+
     it("each request of a session uses its own token, not the one that opened the session", async () => {
       const opened = await initialize(analysis.endpoint, { authorization: `Bearer ${adminToken}` });
       const sessionId = opened.headers.get("mcp-session-id") ?? "";

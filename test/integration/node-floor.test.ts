@@ -12,7 +12,7 @@ import {
   rmSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, join } from "node:path";
+import { delimiter, dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -26,9 +26,9 @@ const PACKAGE = join(ROOT, "test-artifacts", "node-floor");
 const BUILT = join(PACKAGE, "dist");
 
 /** Result of a command that may fail, as a user sees it. */
-async function attempt(file: string, args: string[], cwd = ROOT) {
+async function attempt(file: string, args: string[], cwd = ROOT, env = process.env) {
   try {
-    const { stdout, stderr } = await run(file, args, { cwd, timeout: 120_000 });
+    const { stdout, stderr } = await run(file, args, { cwd, timeout: 120_000, env });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };
@@ -112,6 +112,32 @@ describe("Node.js floor: an older Node.js gets one sentence, not a stack trace",
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stdout.trim(), VERSION);
   });
+
+  for (const script of ["start", "test"]) {
+    it(`npm ${script} on a fresh clone under the old Node.js: the one line, not "tsc: not found"`, async () => {
+      // What a fresh clone has once `npm ci` refused the old Node.js: the sources, no node_modules.
+      const dir = mkdtempSync(join(tmpdir(), "imaging-fresh-clone-"));
+      try {
+        for (const file of ["package.json", ".npmrc", "tsconfig.json", "tsconfig.build.json"])
+          copyFileSync(join(ROOT, file), join(dir, file));
+        mkdirSync(join(dir, "scripts"));
+        copyFileSync(join(ROOT, "scripts", "check-node.js"), join(dir, "scripts", "check-node.js"));
+        // npm runs its scripts with the `node` of PATH: the old one, as on the user's machine.
+        const path = [dirname(old.path), process.env.PATH].join(delimiter);
+        const result = await attempt(old.path, [npmCli(), script], dir, { ...process.env, PATH: path });
+        assert.notEqual(result.code, 0);
+        assert.doesNotMatch(result.stderr, /not found/);
+        assert.ok(
+          result.stderr.includes(
+            `imaging: Node.js 22.13 or newer is needed (this is Node.js ${old.version}): install Node.js 24 LTS from https://nodejs.org/en/download (or run \`nvm install 24\`) and run the command again.\n`,
+          ),
+          result.stderr,
+        );
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
 
   it("npm ci refuses the old Node.js (engine-strict)", async () => {
     const dir = mkdtempSync(join(tmpdir(), "imaging-npm-ci-"));

@@ -54,7 +54,8 @@ type CvePackage = { name: string; version: string; scope: string; objects: { ful
 type Component = {
   purl: string;
   scope?: string;
-  evidence?: { occurrences: { symbol: string }[] };
+  /** identity: the lockfile each version was read from; occurrences: the code's uses of it. */
+  evidence?: { occurrences?: { symbol: string }[] };
   properties?: { name: string; value: string }[];
 };
 
@@ -153,7 +154,7 @@ for (const kind of STORE_KINDS) {
       };
       const lodash = bom.components.filter((c) => c.purl.startsWith("pkg:npm/lodash@"));
       assert.deepEqual(
-        lodash.map((c) => [c.purl, c.scope, c.evidence?.occurrences.map((o) => o.symbol) ?? []]),
+        lodash.map((c) => [c.purl, c.scope, c.evidence?.occurrences?.map((o) => o.symbol) ?? []]),
         [
           ["pkg:npm/lodash@4.17.4", "required", ["lodash", "lodash.merge"]],
           ["pkg:npm/lodash@4.17.10", "excluded", []],

@@ -41,7 +41,7 @@ function haproxyConfig(port: number, backends: Record<string, number>): string {
     "  default_backend replicas",
     "backend replicas",
     "  balance roundrobin",
-    // The session id a replica answered with pins the session to it (README, "2025-era sessions").
+    // The session id a replica answered with pins the session to it (docs/administrators.md, "2025-era MCP sessions behind a load balancer").
     "  stick-table type string len 128 size 100k expire 30m",
     "  stick match req.hdr(mcp-session-id)",
     "  stick store-response res.hdr(mcp-session-id)",

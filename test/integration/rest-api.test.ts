@@ -91,10 +91,12 @@ for (const kind of STORE_KINDS) {
         assert.equal(byAlias, byCve);
       });
 
-      it("returns an empty list for a well-formed CVE that affects nothing", async () => {
+      it("answers 404 unknown-vulnerability for a well-formed CVE no advisory names (never [])", async () => {
         const response = await asAdmin(occurrences("shop", "CVE-1999-0001", "?limit=5"));
-        assert.equal(response.status, 200);
-        assert.deepEqual(await response.json(), []);
+        assert.equal(response.status, 404);
+        const problem = (await response.json()) as { type: string; detail: string };
+        assert.equal(problem.type, "urn:imaging:problem:unknown-vulnerability");
+        assert.match(problem.detail, /^No advisory known for CVE-1999-0001; /);
       });
 
       const badRequests: [string, string, RegExp][] = [

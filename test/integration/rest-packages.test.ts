@@ -10,6 +10,7 @@ const FEBRUARY = "date=2024-02-15T00:00:00Z";
 
 const churn = (version: string, releasedAt: string) => ({
   ecosystem: "npm",
+  factsPending: false,
   maxSeverity: null,
   name: "churn",
   releaseDate: { dateTime: releasedAt, source: null },
@@ -17,6 +18,7 @@ const churn = (version: string, releasedAt: string) => ({
   saferClosestVersion: "1.15.0",
   safestVersion: "1.15.0",
   scope: "unknown",
+  sources: [],
   version,
   vulnerabilities: [],
 });
@@ -89,6 +91,7 @@ for (const kind of STORE_KINDS) {
             churn("1.15.0", "2021-04-01T00:00:00Z"),
             {
               ecosystem: "npm",
+              factsPending: false,
               maxSeverity: null,
               name: "quiet-lib",
               releaseDate: { dateTime: "2023-07-01T00:00:00Z", source: null },
@@ -96,11 +99,13 @@ for (const kind of STORE_KINDS) {
               saferClosestVersion: "1.1.0",
               safestVersion: "1.1.0",
               scope: "unknown",
+              sources: [],
               version: "1.1.0",
               vulnerabilities: [],
             },
             {
               ecosystem: "npm",
+              factsPending: false,
               maxSeverity: "HIGH",
               name: "unused-vuln",
               releaseDate: { dateTime: "2023-01-01T00:00:00Z", source: null },
@@ -108,6 +113,7 @@ for (const kind of STORE_KINDS) {
               saferClosestVersion: "1.1.0",
               safestVersion: "1.1.0",
               scope: "unknown",
+              sources: [],
               version: "1.0.0",
               vulnerabilities: [PORTAL.cves.unused],
             },
@@ -128,6 +134,7 @@ for (const kind of STORE_KINDS) {
         );
         assert.deepEqual(packages[1], {
           ecosystem: "maven",
+          factsPending: false,
           maxSeverity: "CRITICAL",
           name: "org.example:core",
           releaseDate: { dateTime: "2022-01-01T00:00:00Z", source: null },
@@ -135,6 +142,7 @@ for (const kind of STORE_KINDS) {
           saferClosestVersion: null,
           safestVersion: null,
           scope: "unknown",
+          sources: [],
           version: "1.1",
           vulnerabilities: [PORTAL.cves.coreCritical, PORTAL.cves.coreLow],
         });

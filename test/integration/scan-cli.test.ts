@@ -266,7 +266,13 @@ describe("imaging scan: inputs it cannot read, the analysis document and the upl
     assert.equal(document.packages.length, expectedPackages());
     assert.deepEqual(
       document.packages.find((p: { name: string }) => p.name === "lodash"),
-      { ecosystem: "npm", name: "lodash", scope: "production", version: "4.17.15" },
+      {
+        ecosystem: "npm",
+        name: "lodash",
+        scope: "production",
+        version: "4.17.15",
+        sources: ["package-lock.json"],
+      },
     );
     assert.deepEqual(document.objects, []);
     assert.deepEqual(document.references, []);
@@ -295,12 +301,21 @@ describe("imaging scan: inputs it cannot read, the analysis document and the upl
     const answers: Record<string, { status: number; body: unknown }> = {
       "firebase-cli": {
         status: 201,
+        // What the platform answers (src/contracts/analysis-upload.ts), as a recorded answer.
         body: {
           application: "firebase-cli",
-          analyzedAt: "2024-06-01T00:00:00.000Z",
+          analyzedAt: "2024-06-01T00:00:00Z",
           seq: 3,
           packages: 993,
+          externalObjects: 0,
+          references: 0,
           vulnerablePackages: 1,
+          warnings: 0,
+          changes: {
+            packages: { added: 993, removed: 0 },
+            externalObjects: { added: 0, removed: 0 },
+            references: { added: 0, removed: 0 },
+          },
         },
       },
       "no-key": problem(401, "Unauthorized", "API key unknown or revoked"),

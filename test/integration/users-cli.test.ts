@@ -328,6 +328,38 @@ describe("imaging users", () => {
     removeThenUnknown(target);
   });
 
+  it("takes a user name starting with '-' after '--' in every command naming a user", async () => {
+    // User names may start with '-' (letters, digits, '.', '_', '-', '@'): before `--` such a name is
+    // an unknown option, and the error says what to type.
+    const asOption = await runCli(["users", "add", "-dash", "--role", "viewer", ...dir]);
+    assert.equal(asOption.code, 1);
+    assert.match(asOption.stderr, /unknown option '-dash'/);
+    assert.match(
+      asOption.stderr,
+      /goes after '--', which ends the options: imaging users add \[options\] -- -dash/,
+    );
+    assert.ok(!(await list()).some((u) => u.username === "-dash"));
+
+    const added = await runCliWithStdin(
+      ["users", "add", "--role", "viewer", "--password-stdin", ...dir, "--", "-dash"],
+      "dash's long password\n",
+    );
+    assert.equal(added.code, 0, added.stderr);
+    assert.ok(await signIn("-dash", "dash's long password"));
+    const passwd = await runCliWithStdin(
+      ["users", "passwd", "--password-stdin", ...dir, "--", "-DASH"],
+      "dash's newer password\n",
+    );
+    assert.equal(passwd.code, 0, passwd.stderr);
+    assert.ok(await signIn("-dash", "dash's newer password"));
+    const granted = await runCli(["users", "grant", "--role", "admin", "--json", ...dir, "--", "-dash"]);
+    assert.equal(granted.code, 0, granted.stderr);
+    assert.deepEqual((JSON.parse(granted.stdout) as ListedUser).roles, ["admin"]);
+    const removed = await runCli(["users", "remove", ...dir, "--", "-dash"]);
+    assert.equal(removed.code, 0, removed.stderr);
+    assert.ok(!(await list()).some((u) => u.username === "-dash"));
+  });
+
   describe("on PostgreSQL (DATABASE_URL)", () => {
     let pgStore: TestStore;
     before(async () => {

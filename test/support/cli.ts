@@ -93,16 +93,19 @@ export async function spawnService(
    * 2-core machine, where a start that takes 3 s alone took over 30 s under load.
    */
   startTimeoutMs = 120_000,
+  /** The `imaging` entry to run: another build's (a copy of src/ with a new migration), else this one's. */
+  cli = CLI,
 ): Promise<{
   child: ChildProcess;
-  summary: { baseUrl: string; gateway: string; rest: string; demo: string[] };
+  summary: { baseUrl: string; gateway: string; rest: string; demo: string[]; metrics?: string | null };
   stderr: () => string;
   /** Everything written to stdout: the summary, then the log lines (JSON, one a line) at LOG_LEVEL. */
   stdout: () => string;
   stop: () => Promise<number | null>;
 }> {
-  const child = spawn(process.execPath, [CLI, "start", "--json", ...args], {
-    env: { ...process.env, LOG_LEVEL: "silent", ...env },
+  const child = spawn(process.execPath, [cli, "start", "--json", ...args], {
+    // No drain before the stop (SHUTDOWN_DRAIN): no load balancer waits on these; a test that wants one says so.
+    env: { ...process.env, LOG_LEVEL: "silent", SHUTDOWN_DRAIN: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";
@@ -110,33 +113,37 @@ export async function spawnService(
   child.stderr?.on("data", (d) => {
     stderr += d;
   });
-  const summary = await new Promise<{ baseUrl: string; gateway: string; rest: string; demo: string[] }>(
-    (resolve, reject) => {
-      const timer = setTimeout(() => {
-        child.kill("SIGKILL"); // the caller never gets it to stop
-        reject(new Error(`service did not start in ${startTimeoutMs / 1000} s: ${stderr}`));
-      }, startTimeoutMs);
-      child.stdout?.on("data", (d) => {
-        stdout += d;
-        try {
-          // Log lines (LOG_LEVEL other than silent) may come before and after the summary.
-          const summaryText = stdout
-            .split("\n")
-            .filter((line) => !line.startsWith('{"level":'))
-            .join("\n");
-          const parsed = JSON.parse(summaryText);
-          clearTimeout(timer);
-          resolve(parsed);
-        } catch {
-          // JSON not complete yet
-        }
-      });
-      child.once("exit", (code) => {
+  const summary = await new Promise<{
+    baseUrl: string;
+    gateway: string;
+    rest: string;
+    demo: string[];
+    metrics?: string | null;
+  }>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL"); // the caller never gets it to stop
+      reject(new Error(`service did not start in ${startTimeoutMs / 1000} s: ${stderr}`));
+    }, startTimeoutMs);
+    child.stdout?.on("data", (d) => {
+      stdout += d;
+      try {
+        // Log lines (LOG_LEVEL other than silent) may come before and after the summary.
+        const summaryText = stdout
+          .split("\n")
+          .filter((line) => !line.startsWith('{"level":'))
+          .join("\n");
+        const parsed = JSON.parse(summaryText);
         clearTimeout(timer);
-        reject(new Error(`service exited with ${code}: ${stderr}`));
-      });
-    },
-  );
+        resolve(parsed);
+      } catch {
+        // JSON not complete yet
+      }
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`service exited with ${code}: ${stderr}`));
+    });
+  });
   const stop = async (): Promise<number | null> => {
     if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
     const exited = once(child, "exit") as Promise<[number | null]>;

@@ -97,9 +97,12 @@ export interface AxeViolation {
 export async function auditAccessibility(page: Page, what: string): Promise<AxeViolation[]> {
   await page.evaluate(axeSource);
   const violations = (await page.evaluate(async () => {
-    // biome-ignore lint/suspicious/noExplicitAny: axe is the global the script just defined
-    const axe = (globalThis as any).axe;
-    const result = await axe.run((globalThis as any).document, {
+    // axe is the global the script just defined; the page's document is what it audits
+    const { axe, document } = globalThis as unknown as {
+      axe: { run(context: unknown, options: unknown): Promise<{ violations: AxeViolation[] }> };
+      document: unknown;
+    };
+    const result = await axe.run(document, {
       runOnly: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"],
     });
     return result.violations.map((v: AxeViolation) => ({

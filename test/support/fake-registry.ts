@@ -17,14 +17,22 @@ export interface FakeRegistry {
   npmUrl: string;
   mavenUrl: string;
   requests: string[];
+  /** The next `count` requests of `path` (e.g. `/maven2/.../maven-metadata.xml`) answer 503. */
+  failNext(path: string, count: number): void;
   close(): Promise<void>;
 }
 
 export async function startFakeRegistry(): Promise<FakeRegistry> {
   const requests: string[] = [];
+  const failures = new Map<string, number>();
   const server: Server = createServer((request, response) => {
     const path = request.url ?? "";
     requests.push(path);
+    const failing = failures.get(path) ?? 0;
+    if (failing > 0) {
+      failures.set(path, failing - 1);
+      return response.writeHead(503).end("unavailable");
+    }
     const send = (body: Buffer, type: string, headers: Record<string, string> = {}) =>
       response.writeHead(200, { "content-type": type, ...headers }).end(body);
     if (path === "/npm/ms") return send(recorded("npm/ms.json"), "application/json");
@@ -70,6 +78,7 @@ export async function startFakeRegistry(): Promise<FakeRegistry> {
     npmUrl: `${base}/npm`,
     mavenUrl: `${base}/maven2`,
     requests,
+    failNext: (path, count) => failures.set(path, count),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -39,10 +39,18 @@ export interface RunningHaproxy {
 export const HEALTH_PATH = "/mcp/healthcheck";
 
 /**
- * The configuration of the tests and the benchmark: round robin over the replicas, an HTTP health check
- * every second (three failures take a server out, two successes bring it back), and a connection that
- * fails (a replica just killed, not yet marked down) retried on another server, which is safe because
- * nothing was sent yet.
+ * The configuration of the tests and the benchmark, tuned as deploy/haproxy/haproxy.cfg (docs/deployment.md):
+ *
+ * - round robin over the replicas that are ready (`/readyz`), checked every second and every 500 ms while
+ *   a state changes: two failures take a replica out (at most 1.5 s after it starts draining, within the
+ *   service's SHUTDOWN_DRAIN), two successes bring it back;
+ * - when none is ready (the database they share is down: every `/readyz` fails), the requests go to the
+ *   replicas that are alive (`/livez`), which answer 503 with Retry-After for what needs the database and
+ *   serve the rest, instead of HAProxy's own 503 for everything;
+ * - a connection that fails (a replica just gone, not yet marked down) retried on another server, which is
+ *   safe because nothing was sent yet; a refused connection takes the replica out at once (observe layer4);
+ * - a server marked down keeps its requests in flight (no `on-marked-down shutdown-sessions`): a draining
+ *   replica finishes them.
  */
 export function haproxyConfig(options: {
   port: number;
@@ -52,10 +60,17 @@ export function haproxyConfig(options: {
   healthPath?: string;
   maxconn?: number;
 }): string {
-  const servers = options.backends.map((b) => `  server ${b.name} 127.0.0.1:${b.port}`);
+  const healthPath = options.healthPath ?? HEALTH_PATH;
+  // Builds without /readyz have no /livez either: their one health route serves both backends.
+  const livePath = healthPath === "/readyz" ? "/livez" : healthPath;
+  const servers = options.backends.map((b, i) => `  server ${b.name} 127.0.0.1:${b.port} id ${i + 1}`);
   const pins = options.pinnable
     ? options.backends.map((b) => `  use-server ${b.name} if { req.hdr(${PIN_HEADER}) -m str ${b.name} }`)
     : [];
+  // Each replica gets at most 64 requests at once, the rest wait in HAProxy's queue: an overloaded
+  // replica answers its health check late and would be taken out, sending its load to the others.
+  const serverDefaults =
+    "  default-server check inter 1s fastinter 500ms fall 2 rise 2 maxconn 64 observe layer4 error-limit 1 on-error mark-down";
   return [
     "global",
     `  maxconn ${options.maxconn ?? 4096}`,
@@ -78,7 +93,8 @@ export function haproxyConfig(options: {
     "  timeout check 5s",
     "frontend imaging",
     `  bind 127.0.0.1:${options.port}`,
-    "  default_backend replicas",
+    "  use_backend replicas if { nbsrv(replicas) gt 0 }",
+    "  default_backend alive",
     "frontend stats",
     `  bind 127.0.0.1:${options.statsPort}`,
     "  stats enable",
@@ -89,12 +105,18 @@ export function haproxyConfig(options: {
     "  stick-table type string len 128 size 100k expire 30m",
     "  stick match req.hdr(mcp-session-id)",
     "  stick store-response res.hdr(mcp-session-id)",
-    `  option httpchk GET ${options.healthPath ?? HEALTH_PATH}`,
+    `  option httpchk GET ${healthPath}`,
     "  http-check expect status 200",
-    // Each replica gets at most 64 requests at once, the rest wait in HAProxy's queue: an overloaded
-    // replica answers its health check late and would be taken out, sending its load to the others.
-    // A refused connection takes the replica out at once (observe layer4), before its health check does.
-    "  default-server check inter 1s fall 3 rise 2 maxconn 64 observe layer4 error-limit 1 on-error mark-down",
+    serverDefaults,
+    ...pins,
+    ...servers,
+    "backend alive",
+    "  balance roundrobin",
+    "  stick match req.hdr(mcp-session-id) table replicas",
+    "  stick store-response res.hdr(mcp-session-id) table replicas",
+    `  option httpchk GET ${livePath}`,
+    "  http-check expect status 200",
+    serverDefaults,
     ...pins,
     ...servers,
     "",

@@ -146,3 +146,109 @@ export async function loggingJars(): Promise<void> {
   const { dir } = await projectDir("java-logging-jars", { pomXml: LOGGING_JARS_POM });
   await mvnDependencyList(dir);
 }
+
+/**
+ * A Spring Boot 2.7.18 application as its quick starts make one: spring-boot-starter-web, log4j2 instead of
+ * logback (pinned to 2.14.1, affected by CVE-2021-44228), commons-text 1.9 (CVE-2022-42889), one class
+ * calling both; packaged by spring-boot-maven-plugin as a "fully executable" jar (a launch script before
+ * the zip data).
+ */
+export const SPRING_BOOT_APP_POM = `<?xml version="1.0" encoding="UTF-8"?>
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <parent>
+    <groupId>org.springframework.boot</groupId>
+    <artifactId>spring-boot-starter-parent</artifactId>
+    <version>2.7.18</version>
+    <relativePath/>
+  </parent>
+  <groupId>com.example</groupId>
+  <artifactId>greeting-service</artifactId>
+  <version>1.0.0</version>
+  <properties>
+    <java.version>17</java.version>
+    <log4j2.version>2.14.1</log4j2.version>
+  </properties>
+  <dependencies>
+    <dependency>
+      <groupId>org.springframework.boot</groupId>
+      <artifactId>spring-boot-starter-web</artifactId>
+      <exclusions>
+        <exclusion><groupId>org.springframework.boot</groupId><artifactId>spring-boot-starter-logging</artifactId></exclusion>
+      </exclusions>
+    </dependency>
+    <dependency>
+      <groupId>org.springframework.boot</groupId>
+      <artifactId>spring-boot-starter-log4j2</artifactId>
+    </dependency>
+    <dependency>
+      <groupId>org.apache.commons</groupId>
+      <artifactId>commons-text</artifactId>
+      <version>1.9</version>
+    </dependency>
+  </dependencies>
+  <build>
+    <plugins>
+      <plugin>
+        <groupId>org.springframework.boot</groupId>
+        <artifactId>spring-boot-maven-plugin</artifactId>
+        <configuration><executable>true</executable></configuration>
+      </plugin>
+    </plugins>
+  </build>
+</project>
+`;
+
+const SPRING_BOOT_APP_SOURCE = `package com.example.greeting;
+
+import java.util.Map;
+import org.apache.commons.text.StringSubstitutor;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+
+@SpringBootApplication
+@RestController
+public class GreetingApplication {
+  private static final Logger LOG = LogManager.getLogger(GreetingApplication.class);
+
+  public static void main(String[] args) {
+    SpringApplication.run(GreetingApplication.class, args);
+  }
+
+  @GetMapping("/greet")
+  public String greet(@RequestParam String name) {
+    LOG.info("greeting {}", name);
+    return new StringSubstitutor(Map.of("name", name)).replace("Hello, \${name}!");
+  }
+}
+`;
+
+/**
+ * Builds that application with Maven (once; its local repository is the oracle's) and returns the
+ * executable jar, its project directory and what `mvn dependency:list` resolves for it.
+ */
+export async function builtSpringBootApp(): Promise<{ dir: string; jar: string }> {
+  const dir = join(MAVEN_SUBJECTS_DIR, "projects", "spring-boot-executable-app");
+  const jar = join(dir, "target", "greeting-service-1.0.0.jar");
+  if (!existsSync(join(dir, ".built"))) {
+    await withCacheLock(dir, async () => {
+      if (existsSync(join(dir, ".built"))) return;
+      const sources = join(dir, "src", "main", "java", "com", "example", "greeting");
+      await mkdir(sources, { recursive: true });
+      await writeFile(join(dir, "pom.xml"), SPRING_BOOT_APP_POM);
+      await writeFile(join(sources, "GreetingApplication.java"), SPRING_BOOT_APP_SOURCE);
+      execFileSync("mvn", ["-B", "-q", `-Dmaven.repo.local=${ORACLE_REPOSITORY}`, "-DskipTests", "package"], {
+        cwd: dir,
+        stdio: ["ignore", "pipe", "pipe"],
+        maxBuffer: 64 * 1024 * 1024,
+      });
+      await writeFile(join(dir, ".built"), "");
+    });
+  }
+  return { dir, jar };
+}

@@ -51,6 +51,8 @@ export async function startKeycloakService(
     /** The gateway's port (a restart keeps base_url); a free one otherwise. */
     port?: number;
     overrides?: Partial<Record<keyof Settings, string | number | undefined>>;
+    /** The gateway's registration rate limit (DYNAMIC_CLIENT_REGISTRATION on), for tests registering more. */
+    registration?: { perAddress?: number };
   } = {},
 ): Promise<KeycloakService> {
   const keycloak = await useKeycloak();
@@ -78,7 +80,10 @@ export async function startKeycloakService(
       ...options.overrides,
     },
   });
-  const service = await startService(await resolveRuntimeConfig(settings));
+  const service = await startService(
+    await resolveRuntimeConfig(settings),
+    options.registration ? { idp: { registration: options.registration } } : {},
+  );
   const admin = await connectTestAdmin(keycloak, realm);
   return {
     service,

@@ -2,7 +2,11 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { connectKeycloakAdmin, type KeycloakAdmin } from "../../src/idp/keycloak/admin.ts";
+import {
+  connectKeycloakAdmin,
+  type KeycloakAdmin,
+  PROVISIONING_REQUEST_TIMEOUT_MS,
+} from "../../src/idp/keycloak/admin.ts";
 import { freePort } from "./service.ts";
 import { makeTestCertificates, type TestCertificates } from "./test-certificates.ts";
 
@@ -249,13 +253,19 @@ export function keycloakEnv(
   };
 }
 
-/** An Admin API client of the test server's master administrator, working in `realm`. */
+/**
+ * An Admin API client of the test server's master administrator, working in `realm`; tests create realms
+ * with it, so it has start-up provisioning's patience.
+ */
 export function connectTestAdmin(keycloak: TestKeycloak, realm: string): Promise<KeycloakAdmin> {
-  return connectKeycloakAdmin({
-    keycloakUrl: keycloak.url,
-    keycloakAdminRealm: "master",
-    keycloakAdminUsername: KEYCLOAK_ADMIN.username,
-    keycloakAdminPassword: KEYCLOAK_ADMIN.password,
-    realm,
-  });
+  return connectKeycloakAdmin(
+    {
+      keycloakUrl: keycloak.url,
+      keycloakAdminRealm: "master",
+      keycloakAdminUsername: KEYCLOAK_ADMIN.username,
+      keycloakAdminPassword: KEYCLOAK_ADMIN.password,
+      realm,
+    },
+    { timeoutMs: PROVISIONING_REQUEST_TIMEOUT_MS },
+  );
 }

@@ -3,7 +3,8 @@ import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { spawnService } from "./cli.ts";
+import { SETTINGS } from "../../src/config/settings.ts";
+import { CLI, spawnService } from "./cli.ts";
 import { HEALTH_PATH, type RunningHaproxy, startHaproxy } from "./haproxy.ts";
 import { freePort, internalPortsBeside } from "./service.ts";
 
@@ -14,6 +15,8 @@ export interface Replica {
   port: number;
   /** The replica's analysis MCP server (an internal port; the gateway's upstream). */
   mcpAnalysisPort: number;
+  /** Its metrics listener's `/metrics`, when METRICS_PORT is set. */
+  metrics: string | undefined;
   child: ChildProcess;
   stderr(): string;
 }
@@ -25,8 +28,13 @@ export interface ReplicaSet {
   replicas: Replica[];
   /** kill -9: no graceful stop, no connection drained. */
   kill(name: string): Promise<void>;
-  /** Starts a killed replica again on its port, with its environment; HAProxy's checks bring it back. */
-  restart(name: string): Promise<Replica>;
+  /**
+   * Starts a killed or stopped replica again on its port, with its environment (and `cli`, another
+   * build's `imaging` entry, when given); HAProxy's checks bring it back.
+   */
+  restart(name: string, options?: { cli?: string }): Promise<Replica>;
+  /** SIGTERM, as a service manager stops it: resolves with its exit code once it has exited. */
+  terminate(name: string): Promise<number | null>;
   stop(): Promise<void>;
 }
 
@@ -40,6 +48,9 @@ export async function startReplicas(options: {
   env: Record<string, string>;
   pinnable?: boolean;
 }): Promise<ReplicaSet> {
+  // Stopped with SIGTERM, a replica drains as it would behind the shipped HAProxy configuration: the
+  // setting's default, which the test configuration's checks are tuned to (test/support/haproxy.ts).
+  const drain = String(SETTINGS.shutdownDrain.schema.parse(undefined));
   const haproxyPort = await freePort();
   const base = `http://127.0.0.1:${haproxyPort}`;
   const names = Array.from({ length: options.count }, (_, i) => String.fromCharCode(97 + i));
@@ -49,12 +60,13 @@ export async function startReplicas(options: {
     names.map((name) => [name, mkdtempSync(join(tmpdir(), `imaging-replica-${name}-`))]),
   );
   // A restart under full load on a small machine takes far longer than a start on an idle one.
-  const launch = async (name: string, startTimeoutMs = 90_000): Promise<Replica> => {
+  const launch = async (name: string, startTimeoutMs = 90_000, cli = CLI): Promise<Replica> => {
     const port = ports.get(name) as number;
     const internal = await internalPortsBeside(port);
     const started = await spawnService(
       [],
       {
+        SHUTDOWN_DRAIN: drain,
         ...options.env,
         PUBLIC_URL: base,
         PORT: String(port),
@@ -65,12 +77,14 @@ export async function startReplicas(options: {
         IMAGING_DATA_DIR: dataDirs.get(name) as string,
       },
       startTimeoutMs,
+      cli,
     );
     return {
       name,
       direct: `http://127.0.0.1:${port}`,
       port,
       mcpAnalysisPort: internal.mcpAnalysisPort,
+      metrics: started.summary.metrics ?? undefined,
       child: started.child,
       stderr: started.stderr,
     };
@@ -123,10 +137,15 @@ export async function startReplicas(options: {
     async kill(name) {
       await stopChild((replicas[find(name)] as Replica).child, "SIGKILL");
     },
-    async restart(name) {
-      const replica = await launch(name, 120_000);
+    async restart(name, restartOptions = {}) {
+      const replica = await launch(name, 120_000, restartOptions.cli);
       replicas[find(name)] = replica;
       return replica;
+    },
+    async terminate(name) {
+      const { child } = replicas[find(name)] as Replica;
+      await stopChild(child, "SIGTERM");
+      return child.exitCode;
     },
     async stop() {
       await Promise.all(replicas.map((r) => stopChild(r.child, "SIGTERM")));

@@ -34,6 +34,8 @@ const SERIAL = [
   // half runs serial with it: the sign-in journey is one file, written once for both providers.
   "test/e2e/sign-in.test.ts",
   "test/e2e/replicas-embedded.test.ts",
+  // Three replicas, HAProxy and a PostgreSQL server of its own, under load through restarts and faults.
+  "test/integration/replica-faults.test.ts",
   "test/integration/bench-occurrences.test.ts",
   "test/integration/occurrences-http-bench.test.ts",
   "test/integration/gateway-bench.test.ts",

@@ -40,7 +40,7 @@ export async function createTestStore(kind: "sqlite" | "postgres"): Promise<Test
   } catch (error) {
     throw new Error(
       `PostgreSQL is required for the store tests (TEST_POSTGRES_URL=${postgresAdminUrl}): ${(error as Error).message}. ` +
-        "Run .ci/run, or start a server and create the role: see README 'Running the tests'.",
+        "Run .ci/run, or start a server and create the role: see docs/contributing.md 'Running the tests'.",
     );
   }
   await admin.query(`create database ${name}`);

@@ -66,12 +66,20 @@ describe("analysis document", () => {
   });
 
   it("publishes in its JSON Schema that a blank name is refused, as the upload does", () => {
-    type Published = { properties: { packages: { items: { properties: { name: { pattern: string } } } } } };
-    const pattern = new RegExp(
-      (analysisDocumentJsonSchema as unknown as Published).properties.packages.items.properties.name.pattern,
+    type Branch = { properties: { ecosystem: { const: string }; name: { pattern: string } } };
+    type Published = { properties: { packages: { items: { oneOf: Branch[] } } } };
+    const branches = (analysisDocumentJsonSchema as unknown as Published).properties.packages.items.oneOf;
+    assert.deepEqual(
+      branches.map((b) => b.properties.ecosystem.const),
+      ["npm", "maven"],
     );
+    for (const branch of branches) {
+      const pattern = new RegExp(branch.properties.name.pattern);
+      for (const blank of ["\t", " ", "\n  "]) {
+        assert.equal(pattern.test(blank), false, "the schema refuses it");
+      }
+    }
     for (const blank of ["\t", " ", "\n  "]) {
-      assert.equal(pattern.test(blank), false, "the schema refuses it");
       const document = analysisDocumentOf("storefront", {
         ...input,
         packages: [{ ecosystem: "npm", name: blank, version: "4.17.21" }],
@@ -81,6 +89,7 @@ describe("analysis document", () => {
       const parsed = parseAnalysisDocument(JSON.parse(JSON.stringify(document)));
       assert.equal(parsed.ok, false, "the upload refuses it");
     }
-    assert.equal(pattern.test(" lodash"), true);
+    assert.equal(new RegExp(branches[0]?.properties.name.pattern ?? "").test("lodash"), true);
+    assert.equal(new RegExp(branches[1]?.properties.name.pattern ?? "").test("org.example:core"), true);
   });
 });

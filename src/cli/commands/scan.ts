@@ -2,6 +2,7 @@ import { writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { Command } from "commander";
+import { applicationNameProblem } from "../../domain/application-names.ts";
 import { createRegistryFetcher, redactUrl } from "../../scanner/registry/cached-fetch.ts";
 import {
   analysisDocument,
@@ -12,7 +13,7 @@ import {
   unrecordedSummary,
 } from "../../scanner/scan.ts";
 import { UploadError, uploadAnalysis } from "../../scanner/upload.ts";
-import { settingsFrom, withStore } from "../context.ts";
+import { isUnusedDefaultStore, refuseUnusedDefaultStore, settingsFrom, withStore } from "../context.ts";
 import { cliIo } from "../io.ts";
 import { CliError, emit } from "../output.ts";
 
@@ -27,6 +28,8 @@ interface ScanCliOptions {
   server?: string;
   progress?: boolean;
   lockfile?: string;
+  allowEmpty?: boolean;
+  allProjects?: boolean;
 }
 
 /** As the REST API reads `date`: an ISO 8601 date-time, UTC when it has no offset. */
@@ -50,6 +53,11 @@ export function registerScan(program: Command): void {
       "--lockfile <path>",
       "the npm/pnpm/yarn lockfile to read where a folder has several (default: the package manager's)",
     )
+    .option("--allow-empty", "record (or write, or send) the analysis even when no package was found")
+    .option(
+      "--all-projects",
+      "also read the projects found below the application (templates, examples, fixtures with their own lockfile or build)",
+    )
     .action(async (path: string, options: ScanCliOptions) => {
       const summary = await scan(path, options);
       emit(Boolean(options.json), summary, () => describe(summary, options));
@@ -58,8 +66,12 @@ export function registerScan(program: Command): void {
 
 async function scan(path: string, options: ScanCliOptions): Promise<ScanSummary> {
   const application = options.app.trim();
-  if (application === "" || application.includes("`")) {
-    throw new CliError(`--app "${options.app}" must be a non-empty name without back-quotes`);
+  const nameProblem = applicationNameProblem(application);
+  if (nameProblem) {
+    // JSON quoting: a control character in the name is shown escaped, never sent to the terminal
+    throw new CliError(
+      `--app ${JSON.stringify(options.app)} ${nameProblem}: an application name is one URL path segment`,
+    );
   }
   const withOffset = (text: string) => (/(Z|[+-]\d{2}:\d{2})$/.test(text) ? text : `${text}Z`);
   if (
@@ -79,8 +91,15 @@ async function scan(path: string, options: ScanCliOptions): Promise<ScanSummary>
     if (!apiKey) throw new CliError("--server needs an admin API key in IMAGING_API_KEY");
   }
   const settings = settingsFrom(options);
+  // Before scanning: a scan that would be recorded in a store nobody uses stops here, saying so.
+  if (options.server === undefined && options.output === undefined)
+    refuseUnusedDefaultStore(options, settings);
+  // From a project folder (CI), the registry cache is the user's, not a ./data left in the project.
+  const cacheDir = isUnusedDefaultStore(options, settings)
+    ? join(cliIo().env.XDG_CACHE_HOME || join(homedir(), ".cache"), "imaging-services", "http")
+    : join(settings.dataDir, "cache", "http");
   const offline = Boolean(options.offline);
-  const fetcher = createRegistryFetcher({ cacheDir: join(settings.dataDir, "cache", "http"), offline });
+  const fetcher = createRegistryFetcher({ cacheDir, offline });
   // Progress is for people at a terminal; scripts and CI logs get the summary and one-line errors.
   const showProgress = Boolean(options.progress) || cliIo().stderr.isTTY;
   const progress = (message: string) => {
@@ -92,9 +111,22 @@ async function scan(path: string, options: ScanCliOptions): Promise<ScanSummary>
     npmRegistryUrl: settings.npmRegistryUrl,
     mavenRepositoryUrl: settings.mavenRepositoryUrl,
     mavenLocalRepository: settings.mavenLocalRepository ?? join(homedir(), ".m2", "repository"),
+    mavenSearchUrl: settings.mavenSearchUrl,
     progress,
   };
-  const result = await scanPath(path, { ...context, readers: INPUT_READERS, lockfile: options.lockfile });
+  const result = await scanPath(path, {
+    ...context,
+    readers: INPUT_READERS,
+    allProjects: Boolean(options.allProjects),
+    lockfile: options.lockfile,
+  });
+  // an empty analysis would replace the application's inventory with nothing: only when asked for
+  if (result.packages.length === 0 && !options.allowEmpty) {
+    const why = result.warnings[0];
+    throw new CliError(
+      `${path}: no package found, nothing recorded${why ? ` (${why.file}: ${why.message})` : ""}; --allow-empty records an empty analysis`,
+    );
+  }
   const document = analysisDocument(application, analyzedAt, result);
   if (options.output !== undefined) {
     try {
@@ -108,7 +140,18 @@ async function scan(path: string, options: ScanCliOptions): Promise<ScanSummary>
     progress(`sending the analysis to ${redactUrl(options.server)}`);
     try {
       const answer = await uploadAnalysis(options.server, apiKey as string, document);
-      return { ...unrecordedSummary(document, result), ...answer } as ScanSummary;
+      // The platform's counts of what it recorded; the warnings are this scan's own, listed here.
+      return {
+        ...unrecordedSummary(document, result),
+        analyzedAt: answer.analyzedAt,
+        seq: answer.seq,
+        packages: answer.packages,
+        externalObjects: answer.externalObjects,
+        references: answer.references,
+        vulnerablePackages: answer.vulnerablePackages,
+        changes: answer.changes,
+        ...(answer.facts ? { factsMissing: answer.facts.missing } : {}),
+      };
     } catch (error) {
       if (error instanceof UploadError) throw new CliError(error.message);
       throw error;
@@ -124,7 +167,7 @@ async function scan(path: string, options: ScanCliOptions): Promise<ScanSummary>
 
 function describe(summary: ScanSummary, options: ScanCliOptions): string {
   const where = options.server
-    ? `sent to ${redactUrl(options.server)}`
+    ? `sent to ${redactUrl(options.server)}, recorded there as analysis ${summary.seq}`
     : summary.seq !== undefined
       ? `recorded as analysis ${summary.seq}`
       : `written to ${options.output}, not recorded`;
@@ -151,5 +194,9 @@ function describe(summary: ScanSummary, options: ScanCliOptions): string {
   }
   for (const w of summary.warnings)
     lines.push(`  warning: ${w.file}${w.line ? `:${w.line}` : ""}: ${w.message}`);
+  for (const s of summary.skippedProjects ?? []) lines.push(`  skipped project: ${s.path}: ${s.reason}`);
+  if ((summary.skippedProjects ?? []).length > 0) {
+    lines.push("  (--all-projects reads the skipped projects too)");
+  }
   return lines.join("\n");
 }

@@ -143,7 +143,14 @@ function UserActions(props: {
           type="button"
           class="secondary"
           aria-expanded={granting}
-          onClick={() => setGranting(!granting)}
+          onClick={() => {
+            // The form opens on the user's rights as last loaded (the list reloads after every change).
+            if (!granting) {
+              rights.role.onValue(user.roles.includes("admin") ? "admin" : "viewer");
+              rights.applications.onValue(user.applications.join(", "));
+            }
+            setGranting(!granting);
+          }}
         >
           Rights of {user.username}
         </button>
@@ -238,7 +245,9 @@ function UsersSection() {
             : [
                 {
                   header: "Actions",
-                  cell: (u: User) => <UserActions key={JSON.stringify(u)} user={u} onChanged={changed} />,
+                  // Keyed by name, not by content: a reload after a change must not remount the row's
+                  // actions and drop a removal being confirmed (console-admin test, one run in many).
+                  cell: (u: User) => <UserActions key={u.username} user={u} onChanged={changed} />,
                 },
               ]),
         ]}

@@ -130,6 +130,15 @@ export function isJsonMediaType(contentType: string | undefined): boolean {
   return essence === "application/json" || /^application\/[a-z0-9!#$&^_.+-]+\+json$/.test(essence);
 }
 
+/** A fetched body as JSON (not yet validated: checkDocument does that); CimdFetchError when it is not JSON. */
+export function parseDocumentBody(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString("utf8"));
+  } catch {
+    throw new CimdFetchError("document-json", "the document is not valid JSON");
+  }
+}
+
 /** Stops reading a body: the connection is closed, its abort error swallowed. */
 function discard(body: { on(event: "error", listener: () => void): unknown; destroy(): unknown }): void {
   body.on("error", () => {});
@@ -216,12 +225,7 @@ export function createCimdFetcher(options: CimdFetcherOptions = {}): CimdFetcher
         }
         chunks.push(chunk as Buffer);
       }
-      const text = Buffer.concat(chunks).toString("utf8");
-      try {
-        document = JSON.parse(text);
-      } catch {
-        throw new CimdFetchError("document-json", "the document is not valid JSON");
-      }
+      document = parseDocumentBody(Buffer.concat(chunks));
     } catch (error) {
       if (error instanceof CimdFetchError) throw error;
       if (signal.aborted)

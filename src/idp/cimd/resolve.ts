@@ -1,3 +1,4 @@
+import { printable } from "../../domain/printable-text.ts";
 import { checkClientIdUrl } from "./client-id.ts";
 import { type ClientMetadataDocument, checkDocument } from "./document.ts";
 import { type CimdDocumentFetcher, CimdFetchError } from "./fetcher.ts";
@@ -26,7 +27,7 @@ const refuse = (
   error: "invalid_client" | "invalid_request",
   rule: CimdRule,
   description: string,
-): CimdResolution => ({ ok: false, error, description, rule });
+): CimdResolution => ({ ok: false, error, rule, description: printable(description) });
 
 /**
  * Resolves a URL client_id for an authorization request, as Keycloak's client policies do:

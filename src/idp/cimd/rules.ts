@@ -1,3 +1,5 @@
+import { printable } from "../../domain/printable-text.ts";
+
 /**
  * Every refusal names its rule: a stable id (for tests, logs and the console) and a sentence for the
  * error_description.
@@ -44,4 +46,8 @@ export interface RuleViolation {
   description: string;
 }
 
-export const violation = (rule: CimdRule, description: string): RuleViolation => ({ rule, description });
+/** The description quotes the client's URLs: kept one printable line (it becomes an error_description). */
+export const violation = (rule: CimdRule, description: string): RuleViolation => ({
+  rule,
+  description: printable(description),
+});

@@ -23,12 +23,26 @@ export class KeycloakAdminError extends Error {
   }
 }
 
+/** How long one Admin API request may take before the platform calls Keycloak unreachable. */
+export const ADMIN_REQUEST_TIMEOUT_MS = 15_000;
+
+/**
+ * Creating a realm is Keycloak's dearest request (its default roles, clients, scopes, flows and keys in
+ * one transaction): 5-11 s measured on the test Keycloak with two cores busy, beyond 15 s on a loaded CI
+ * run, where start-up failed as "cannot reach Keycloak". Start-up provisioning runs once and waits.
+ */
+export const PROVISIONING_REQUEST_TIMEOUT_MS = 120_000;
+
 /**
  * An Admin REST API client working in the platform's realm. It signs in to the admin realm (an
  * administrator through `admin-cli`, or a service account) and signs in again whenever its token has
  * expired: admin tokens live one minute by default, shorter than a provisioning run on a slow server.
  */
-export async function connectKeycloakAdmin(settings: KeycloakAdminSettings): Promise<KeycloakAdmin> {
+export async function connectKeycloakAdmin(
+  settings: KeycloakAdminSettings,
+  options: { timeoutMs?: number } = {},
+): Promise<KeycloakAdmin> {
+  const timeout = options.timeoutMs ?? ADMIN_REQUEST_TIMEOUT_MS;
   const baseUrl = settings.keycloakUrl?.replace(/\/+$/, "");
   if (!baseUrl) throw new KeycloakAdminError("KEYCLOAK_URL is not set");
   // Loaded here, not at import: the CLI's commands reach this module without always talking to Keycloak.
@@ -45,7 +59,7 @@ export async function connectKeycloakAdmin(settings: KeycloakAdminSettings): Pro
         username: settings.keycloakAdminUsername ?? "",
         password: settings.keycloakAdminPassword ?? "",
       };
-  const login = new KeycloakAdminClient({ baseUrl, realmName: settings.keycloakAdminRealm, timeout: 15_000 });
+  const login = new KeycloakAdminClient({ baseUrl, realmName: settings.keycloakAdminRealm, timeout });
   const signIn = async () => {
     try {
       await login.auth(credentials);
@@ -55,7 +69,7 @@ export async function connectKeycloakAdmin(settings: KeycloakAdminSettings): Pro
   };
   await signIn();
 
-  const admin = new KeycloakAdminClient({ baseUrl, realmName: settings.realm, timeout: 15_000 });
+  const admin = new KeycloakAdminClient({ baseUrl, realmName: settings.realm, timeout });
   let pending: Promise<void> | undefined;
   admin.registerTokenProvider({
     async getAccessToken() {

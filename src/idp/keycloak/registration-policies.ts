@@ -92,55 +92,114 @@ export async function provisionRegistrationPolicies(
       );
     }
   }
-  await ensureRegisteredClientsPolicy(admin, realm, changes);
+  await ensureRegisteredClientsPolicy(admin, realm, policy, changes);
 }
 
-async function ensureRegisteredClientsPolicy(admin: KeycloakAdmin, realm: string, changes: string[]) {
-  const executors = [
+/** A Java regex matching a URI on one of these hosts with this scheme, any port, any path. */
+const uriPattern = (scheme: "http" | "https", hosts: readonly string[]) =>
+  `(?i)^${scheme}://(?:${hosts.map((h) => h.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")})(?::[0-9]+)?(?:[/?].*)?$`;
+
+/**
+ * What the client profile of registered clients enforces: PKCE S256, no implicit or password grant,
+ * and the redirect policy on every URI the browser is sent to (Keycloak's Trusted Hosts policy checks
+ * the redirect URIs' hosts, not their scheme, and not the post-logout redirect URIs at all: a client
+ * registering straight at Keycloak, or updating itself with its registration access token, could make
+ * the sign-out page an open redirect). URIs Keycloak itself would call are refused: the
+ * secure-client-uris-pattern executor refuses every URI of its fields when it has no pattern.
+ */
+function registeredClientsExecutors(policy: RegistrationPolicy) {
+  const allowed = [
+    uriPattern("http", ["127.0.0.1", "localhost", "[::1]"]),
+    ...(policy.mode === "trusted-hosts" && policy.trustedHosts.length > 0
+      ? [uriPattern("https", policy.trustedHosts)]
+      : []),
+  ];
+  return [
     { executor: "pkce-enforcer", configuration: { "auto-configure": "true" } },
     { executor: "reject-implicit-grant", configuration: { "auto-configure": "true" } },
     { executor: "reject-ropc-grant", configuration: { "auto-configure": "true" } },
+    {
+      executor: "secure-client-uris-pattern",
+      configuration: {
+        "client-uri-fields": ["redirectUris", "postLogoutRedirectUris"],
+        "allowed-patterns": allowed,
+      },
+    },
+    {
+      executor: "secure-client-uris-pattern",
+      configuration: {
+        "client-uri-fields": [
+          "backchannelLogoutUrl",
+          "requestUris",
+          "sectorIdentifierUri",
+          "cibaClientNotificationEndpoint",
+          "jwksUri",
+        ],
+        "allowed-patterns": [],
+      },
+    },
   ];
+}
+
+/** Registrations, and updates with the registration access token Keycloak gives each registered client. */
+const REGISTERED_CLIENTS_CONDITION = {
+  condition: "client-updater-context",
+  configuration: { "update-client-source": ["ByAnonymous", "ByRegistrationAccessToken"] },
+};
+
+/** JSON with object keys sorted: Keycloak gives back what it was given in its own key order. */
+const canonical = (value: unknown): string =>
+  JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)))
+      : v,
+  );
+const sameJson = (a: unknown, b: unknown) => canonical(a) === canonical(b);
+
+async function ensureRegisteredClientsPolicy(
+  admin: KeycloakAdmin,
+  realm: string,
+  policy: RegistrationPolicy,
+  changes: string[],
+) {
+  const executors = registeredClientsExecutors(policy);
   const profiles =
     (await admin.clientPolicies.listProfiles({ realm, includeGlobalProfiles: false })).profiles ?? [];
-  if (!profiles.some((p) => p.name === REGISTERED_CLIENTS_PROFILE)) {
+  const profile = profiles.find((p) => p.name === REGISTERED_CLIENTS_PROFILE);
+  if (!profile || !sameJson(profile.executors, executors)) {
     await admin.clientPolicies.createProfiles({
       realm,
       profiles: [
-        ...profiles,
+        ...profiles.filter((p) => p.name !== REGISTERED_CLIENTS_PROFILE),
         {
           name: REGISTERED_CLIENTS_PROFILE,
           description:
-            "Dynamically registered clients: PKCE S256, no implicit or password grant (managed by imaging-services)",
+            "Dynamically registered clients: PKCE S256, no implicit or password grant, redirect and post-logout URIs under the registration policy (managed by imaging-services)",
           executors,
         },
       ],
     });
-    changes.push(`client profile ${REGISTERED_CLIENTS_PROFILE}`);
+    changes.push(`client profile ${REGISTERED_CLIENTS_PROFILE}${profile ? " (executors updated)" : ""}`);
   }
   const policies =
     (await admin.clientPolicies.listPolicies({ realm, includeGlobalPolicies: false })).policies ?? [];
-  if (!policies.some((p) => p.name === REGISTERED_CLIENTS_POLICY)) {
+  const existing = policies.find((p) => p.name === REGISTERED_CLIENTS_POLICY);
+  if (!existing || !sameJson(existing.conditions, [REGISTERED_CLIENTS_CONDITION])) {
     await admin.clientPolicies.updatePolicy({
       realm,
       policies: [
-        ...policies,
+        ...policies.filter((p) => p.name !== REGISTERED_CLIENTS_POLICY),
         {
           name: REGISTERED_CLIENTS_POLICY,
           description:
             "Clients registered anonymously (DYNAMIC_CLIENT_REGISTRATION, managed by imaging-services)",
           enabled: true,
-          conditions: [
-            {
-              condition: "client-updater-context",
-              configuration: { "update-client-source": ["ByAnonymous"] },
-            },
-          ],
+          conditions: [REGISTERED_CLIENTS_CONDITION],
           profiles: [REGISTERED_CLIENTS_PROFILE],
         },
       ],
     });
-    changes.push(`client policy ${REGISTERED_CLIENTS_POLICY}`);
+    changes.push(`client policy ${REGISTERED_CLIENTS_POLICY}${existing ? " (conditions updated)" : ""}`);
   }
 }
 

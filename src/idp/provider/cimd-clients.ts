@@ -5,6 +5,7 @@ import { cimdRefusals } from "../../observability/metrics.ts";
 import { isLoopbackHost } from "../cimd/model.ts";
 import { redirectUriMatches } from "../cimd/redirect.ts";
 import type { CimdContext, CimdResolution } from "../cimd/resolve.ts";
+import { type RefusalReporter, ruleOf } from "../refusal-log.ts";
 
 /** Resolves a URL client_id with our policy engine (src/idp/cimd): injected, so tests can stand in. */
 export type CimdResolver = (clientId: string, redirectUri: string | undefined) => Promise<CimdResolution>;
@@ -64,7 +65,11 @@ function preferredApplicationType(redirectUris: readonly string[]): "native" | "
  * to an unverified client is not trusted. Redirect URIs match with the engine's rule (loopback: any
  * port) whatever the application type.
  */
-export function installCimdClientLookup(provider: Provider, resolver: CimdResolver): void {
+export function installCimdClientLookup(
+  provider: Provider,
+  resolver: CimdResolver,
+  onRefused: RefusalReporter = () => {},
+): void {
   const ClientClass = provider.Client;
   const ownFind = ClientClass.find.bind(ClientClass);
   // The client model validates metadata in its constructor (lib/models/client.js), which the typings
@@ -77,7 +82,15 @@ export function installCimdClientLookup(provider: Provider, resolver: CimdResolv
   // Refusals are counted per resolution, so once per request however often the provider looks.
   const resolve = (id: string, redirectUri: string | undefined) =>
     resolver(id, redirectUri).then((resolution) => {
-      if (!resolution.ok) cimdRefusals.inc({ rule: resolution.rule });
+      if (!resolution.ok) {
+        cimdRefusals.inc({ rule: resolution.rule });
+        onRefused({
+          kind: "sign-in",
+          client: id,
+          rule: resolution.rule,
+          description: ruleOf(resolution.description).description,
+        });
+      }
       return resolution;
     });
   const resolveOnce = (id: string, redirectUri: string | undefined, ctx: object | undefined) => {
@@ -104,6 +117,12 @@ export function installCimdClientLookup(provider: Provider, resolver: CimdResolv
     }
     const method = resolution.metadata.token_endpoint_auth_method;
     if (method !== "none") {
+      onRefused({
+        kind: "sign-in",
+        client: id,
+        rule: "document-auth-method-unsupported",
+        description: `token_endpoint_auth_method ${method} is not supported`,
+      });
       // Refused rather than silently treated as a public client: the client would believe it
       // authenticates while anyone presenting its client_id could redeem its codes.
       throw new errors.InvalidClient(

@@ -14,6 +14,7 @@ import {
   consolePostLogoutUri,
   consoleRedirectUri,
 } from "../../auth/console-client.ts";
+import { alphanumericId } from "../../domain/generated-ids.ts";
 import type { OidcAdapter } from "../../store/oidc-adapter.ts";
 import type { Database } from "../../store/schema.ts";
 import { findUserById } from "../../store/users.ts";
@@ -42,6 +43,26 @@ const htmlPage = (ctx: KoaContextWithOIDC, body: string) => {
   ctx.type = "text/html; charset=utf-8";
   ctx.body = body;
 };
+
+interface RefreshTokenEntity {
+  ttlPercentagePassed(): number;
+  readonly resourceIndicators: ReadonlySet<string>;
+}
+
+/**
+ * A refresh asking for a `resource` its grant does not cover is refused (invalid_target), and a
+ * refused request must change nothing (RFC 6749 section 5.2). oidc-provider resolves the resource only
+ * after it has consumed the rotated token, and has no option to check it first; its rotateRefreshToken
+ * hook runs just before the rotation, so the same check is made there (as its resolve_resource.js
+ * does it: with several `resource` values, defaultResource below picks the first).
+ */
+function refuseUngrantedResource(ctx: KoaContextWithOIDC, token: RefreshTokenEntity): void {
+  const requested = ctx.oidc.params?.resource as string | string[] | undefined;
+  const resource = Array.isArray(requested) ? requested[0] : requested;
+  if (resource && !token.resourceIndicators.has(resource)) {
+    throw new errors.InvalidTarget(`the refresh token was not granted for ${resource}`);
+  }
+}
 
 /** Token claims only platform tokens may carry: never in a token issued to an AI client. */
 const PLATFORM_CLAIMS = ["roles", "applications"];
@@ -141,7 +162,13 @@ export function providerConfiguration(input: ConfigurationInput): Configuration 
       dPoP: { enabled: false },
       pushedAuthorizationRequests: { enabled: false },
       registration: input.registration
-        ? { enabled: true, initialAccessToken: false, issueRegistrationAccessToken: false }
+        ? {
+            enabled: true,
+            initialAccessToken: false,
+            issueRegistrationAccessToken: false,
+            // oidc-provider's default ids (nanoid) start with `-` once in 64: the CLI took them for options.
+            idFactory: () => alphanumericId(),
+          }
         : { enabled: false },
       introspection: { enabled: false },
       clientIdMetadataDocument: { enabled: false },
@@ -209,7 +236,8 @@ export function providerConfiguration(input: ConfigurationInput): Configuration 
       (code.scopes.has("offline_access") || client.clientAuthMethod === "none"),
     rotateRefreshToken: (ctx: KoaContextWithOIDC) => {
       const client = ctx.oidc.entities.Client as Client;
-      const token = ctx.oidc.entities.RefreshToken as { ttlPercentagePassed(): number };
+      const token = ctx.oidc.entities.RefreshToken as RefreshTokenEntity;
+      refuseUngrantedResource(ctx, token);
       return client.clientAuthMethod === "none" || token.ttlPercentagePassed() >= 70;
     },
     ttl: {

@@ -9,6 +9,7 @@ import { expireUnusedRegisteredClients } from "../../store/registered-clients.ts
 import type { Database } from "../../store/schema.ts";
 import { type SecretVault, serviceSecretVersion } from "../../store/service-secrets.ts";
 import { storeThrottleState } from "../../store/sign-in-failures.ts";
+import { refusalLog } from "../refusal-log.ts";
 import { REGISTRATION_LIMITS } from "../registration/policy.ts";
 import { ensureStoredSecret } from "../stored-secrets.ts";
 import { type CimdResolver, installCimdClientLookup } from "./cimd-clients.ts";
@@ -35,7 +36,7 @@ interface EmbeddedIdpOptions {
   registration?: Omit<RegistrationOptions, "now">;
   /** How often the store is checked for a key rotation made by any replica (ms). */
   keyWatchIntervalMs?: number;
-  log?: (level: "warn" | "error", message: string) => void;
+  log?: (level: "info" | "warn" | "error", message: string) => void;
 }
 
 export interface EmbeddedIdp {
@@ -70,6 +71,8 @@ export async function createEmbeddedIdp(options: EmbeddedIdpOptions): Promise<Em
   const throttle = new SignInThrottle({ state: throttleState, ...options.throttle });
   const pendingClaims: PendingClaims = new WeakMap();
   const log = options.log ?? (() => {});
+  // Why a client could not sign in or register, for the administrator (rate-limited).
+  const onRefused = refusalLog((message) => log("info", message));
   // A failing dependency (the store, mostly) fails every request alike: its cause is logged once.
   const outage = new OutageLog({
     down: (cause, failures) =>
@@ -82,8 +85,10 @@ export async function createEmbeddedIdp(options: EmbeddedIdpOptions): Promise<Em
     up: (failures) => log("warn", `identity provider serves requests again (${failures} got 503 meanwhile)`),
   });
   const registration = options.registration?.policy.mode === "off" ? undefined : options.registration;
-  // One rate limit for the process, whatever the rebuilds of the provider (key rotation).
-  const registrationMiddleware = registration ? registrationPolicy(options.db, registration) : undefined;
+  // One registration gate (and rate limit), whatever the rebuilds of the provider (key rotation).
+  const registrationMiddleware = registration
+    ? registrationPolicy(options.db, { onRefused, ...registration })
+    : undefined;
 
   const loaded = await loadSigningKeys(options.vault, KEY_RETENTION_SECONDS, { importFrom: options.dataDir });
   let keys: StoredSigningKey[] = loaded.keys;
@@ -109,7 +114,7 @@ export async function createEmbeddedIdp(options: EmbeddedIdpOptions): Promise<Em
     // Behind the gateway: protocol, host and client address come from the X-Forwarded-* headers the
     // mount sets from base_url and the connection (never from the client).
     provider.proxy = true;
-    installCimdClientLookup(provider, options.cimd);
+    installCimdClientLookup(provider, options.cimd, onRefused);
     provider.registerGrantType(
       TOKEN_EXCHANGE_GRANT,
       tokenExchangeGrant(provider, {
@@ -162,14 +167,22 @@ export async function createEmbeddedIdp(options: EmbeddedIdpOptions): Promise<Em
   // A rotation on any replica (or by `imaging idp rotate-keys`) bumps the stored keys' version: one
   // indexed read per interval tells every replica, so all publish and sign alike within that delay.
   let polling = false;
+  // A store outage fails every poll: said once when it starts (and if its reason changes), and once when over.
+  let pollFailure: string | undefined;
   const pollKeys = async () => {
     if (polling) return;
     polling = true;
     try {
       const version = await serviceSecretVersion(options.db, SIGNING_KEYS_SECRET);
       if (version !== undefined && version !== keysVersion) await reloadKeys();
+      if (pollFailure !== undefined) log("warn", "signing keys polled from the store again");
+      pollFailure = undefined;
     } catch (error) {
-      log("warn", `signing keys not reloaded from the store: ${(error as Error).message}`);
+      const reason = (error as Error).message;
+      if (reason !== pollFailure) {
+        log("warn", `signing keys not polled from the store (the current ones stay in use): ${reason}`);
+      }
+      pollFailure = reason;
     } finally {
       polling = false;
     }

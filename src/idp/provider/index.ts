@@ -28,7 +28,7 @@ export interface EmbeddedIdpStartOptions {
   /** Registration rate limit (tests); the policy comes from the settings. */
   registration?: { perAddress?: number; windowMs?: number };
   keyWatchIntervalMs?: number;
-  log?: (level: "warn" | "error", message: string) => void;
+  log?: (level: "info" | "warn" | "error", message: string) => void;
 }
 
 interface StartedEmbeddedIdp {

@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
 import type { KoaContextWithOIDC } from "oidc-provider";
 import { markRegisteredClientUsed, recordRegisteredClient } from "../../store/registered-clients.ts";
+import { storeRegistrationCounts } from "../../store/registration-counts.ts";
 import type { Database } from "../../store/schema.ts";
 import { createRegistrationGate, type RegistrationGateOptions } from "../registration/gate.ts";
 import { REGISTRATION_LIMITS } from "../registration/policy.ts";
@@ -31,16 +32,17 @@ const answer = (ctx: KoaContextWithOIDC, status: number, body: Record<string, st
 /**
  * The registration policy in front of oidc-provider's registration endpoint (whose own checks know
  * nothing of loopback-only or trusted hosts, and refuse the `mcp:*` scopes clients declare): rate
- * limit per source address, then the policy; an accepted request reaches the provider rewritten to
- * what is registered, and the registration is recorded for `imaging clients` and expiry.
+ * limit per sender, counted in the store (every replica counts the same registrations), then the
+ * policy; an accepted request reaches the provider rewritten to what is registered, and the
+ * registration is recorded for `imaging clients` and expiry.
  */
 export function registrationPolicy(db: Kysely<Database>, options: RegistrationOptions) {
-  const gate = createRegistrationGate(options);
+  const gate = createRegistrationGate({ counts: storeRegistrationCounts(db), ...options });
   return async (ctx: KoaContextWithOIDC, next: () => Promise<void>) => {
     if (ctx.path !== REGISTRATION_PATH || ctx.method !== "POST") return next();
     const address = ctx.ip;
     const contentType = ctx.get("content-type");
-    const verdict = gate(
+    const verdict = await gate(
       address,
       contentType,
       contentType.toLowerCase().startsWith("application/json") ? await readBody(ctx) : undefined,

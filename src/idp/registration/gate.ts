@@ -1,31 +1,6 @@
+import { type RefusalReporter, ruleOf } from "../refusal-log.ts";
 import { checkRegistration, REGISTRATION_LIMITS, type RegistrationPolicy } from "./policy.ts";
-
-/** Fixed-window registration counter per source address, bounded in size. */
-class RegistrationRateLimit {
-  readonly #counts = new Map<string, { windowStart: number; count: number }>();
-  readonly limit: number;
-  readonly windowMs: number;
-  readonly now: () => number;
-  constructor(limit: number, windowMs: number, now: () => number) {
-    this.limit = limit;
-    this.windowMs = windowMs;
-    this.now = now;
-  }
-
-  /** Counts one registration; the seconds to wait when over the limit. */
-  take(address: string): number | undefined {
-    const now = this.now();
-    const entry = this.#counts.get(address);
-    if (!entry || now - entry.windowStart >= this.windowMs) {
-      if (this.#counts.size >= 10_000) this.#counts.clear();
-      this.#counts.set(address, { windowStart: now, count: 1 });
-      return undefined;
-    }
-    if (entry.count >= this.limit) return Math.ceil((entry.windowStart + this.windowMs - now) / 1000);
-    entry.count += 1;
-    return undefined;
-  }
-}
+import { memoryRegistrationCounts, type RegistrationCounts, rateLimitKey } from "./rate-limit.ts";
 
 type GateAnswer =
   | { ok: true; body: Record<string, unknown>; metadata: Record<string, unknown> }
@@ -41,25 +16,46 @@ export interface RegistrationGateOptions {
   perAddress?: number;
   windowMs?: number;
   now?: () => number;
+  /** Where the counters live: the store's, shared by every replica (service.ts), else this process's. */
+  counts?: RegistrationCounts;
+  /** Told of each refusal (the service logs them, rate-limited). */
+  onRefused?: RefusalReporter;
 }
 
 /**
  * The registration policy in front of an identity provider's registration endpoint, for a request
- * already read: content type, rate limit per source address, then the policy (policy.ts). On success,
- * `body` is the request as sent with `token_endpoint_auth_method: none` made explicit (RFC 7591's
- * default is client_secret_basic), `metadata` what the embedded provider registers.
+ * already read: content type, rate limit per sender (rate-limit.ts), then the policy (policy.ts). On
+ * success, `body` is the request without what is not registered and with `token_endpoint_auth_method:
+ * none` made explicit (RFC 7591's default is client_secret_basic), `metadata` what the embedded
+ * provider registers.
  */
 export function createRegistrationGate(options: RegistrationGateOptions) {
   const perAddress = options.perAddress ?? REGISTRATION_LIMITS.perAddress;
-  const limit = new RegistrationRateLimit(
-    perAddress,
-    options.windowMs ?? REGISTRATION_LIMITS.windowMs,
-    options.now ?? Date.now,
-  );
-  const refuse = (status: number, error: string, description: string, headers: Record<string, string> = {}) =>
-    ({ ok: false, status, headers, body: { error, error_description: description } }) as const;
+  const windowMs = options.windowMs ?? REGISTRATION_LIMITS.windowMs;
+  const now = options.now ?? Date.now;
+  const counts = options.counts ?? memoryRegistrationCounts();
 
-  return (address: string, contentType: string | undefined, raw: Buffer | undefined): GateAnswer => {
+  return async (
+    address: string,
+    contentType: string | undefined,
+    raw: Buffer | undefined,
+  ): Promise<GateAnswer> => {
+    const refuse = (
+      status: number,
+      error: string,
+      description: string,
+      headers: Record<string, string> = {},
+    ) => {
+      if (options.onRefused) {
+        const named = clientNameOf(raw);
+        options.onRefused({
+          kind: "registration",
+          client: named ? `"${named}" from ${address}` : `from ${address}`,
+          ...ruleOf(description),
+        });
+      }
+      return { ok: false, status, headers, body: { error, error_description: description } } as const;
+    };
     if (!(contentType ?? "").toLowerCase().startsWith("application/json")) {
       return refuse(
         400,
@@ -67,12 +63,13 @@ export function createRegistrationGate(options: RegistrationGateOptions) {
         "the registration request must be JSON (application/json) [rule metadata-malformed]",
       );
     }
-    const wait = limit.take(address);
+    const sender = rateLimitKey(address);
+    const wait = await counts.take(sender, now(), windowMs, perAddress);
     if (wait !== undefined) {
       return refuse(
         429,
         "invalid_request",
-        `too many registrations from ${address}: at most ${perAddress} per hour, retry in ${wait} s [rule registration-rate-limit]`,
+        `too many registrations from ${sender}: at most ${perAddress} per hour, retry in ${wait} s [rule registration-rate-limit]`,
         { "retry-after": String(wait) },
       );
     }
@@ -93,10 +90,21 @@ export function createRegistrationGate(options: RegistrationGateOptions) {
     if (!verdict.ok) return refuse(400, verdict.error, verdict.description);
     return {
       ok: true,
-      body: { ...(parsed as Record<string, unknown>), token_endpoint_auth_method: "none" },
+      body: verdict.request,
       metadata: verdict.metadata,
     };
   };
 }
 
 export type RegistrationGate = ReturnType<typeof createRegistrationGate>;
+
+/** The client_name of a registration request, for the log (at most 80 printable characters). */
+function clientNameOf(raw: Buffer | undefined): string | undefined {
+  if (!raw || raw.length > REGISTRATION_LIMITS.maxMetadataBytes * 2) return undefined;
+  try {
+    const name = (JSON.parse(raw.toString("utf8")) as { client_name?: unknown }).client_name;
+    return typeof name === "string" ? name.replace(/[^\x20-\x7e]/g, "?").slice(0, 80) : undefined;
+  } catch {
+    return undefined;
+  }
+}

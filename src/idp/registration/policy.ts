@@ -22,6 +22,8 @@ export const REGISTRATION_LIMITS = {
   maxMetadataBytes: 8 * 1024,
   maxRedirectUris: 10,
   maxStringLength: 1000,
+  /** Nesting of arrays and objects (jwks, the deepest metadata RFC 7591 defines, has 3). */
+  maxDepth: 8,
   /** Registrations per source address per window. */
   perAddress: 10,
   windowMs: 60 * 60_000,
@@ -40,7 +42,13 @@ const GRANTS = new Set(["authorization_code", "refresh_token"]);
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
 type RegistrationVerdict =
-  | { ok: true; metadata: Record<string, unknown> }
+  | {
+      ok: true;
+      /** What the embedded provider registers. */
+      metadata: Record<string, unknown>;
+      /** The request without what is not registered, `token_endpoint_auth_method: none` explicit (Keycloak's). */
+      request: Record<string, unknown>;
+    }
   | {
       ok: false;
       error: "invalid_client_metadata" | "invalid_redirect_uri";
@@ -63,35 +71,139 @@ export function parseTrustedHosts(value: string | undefined): string[] {
     .filter(Boolean);
 }
 
-function checkRedirectUri(uri: unknown, policy: RegistrationPolicy): RegistrationVerdict | undefined {
+/**
+ * Every URI field of client metadata, by what the provider does with it. The browser is sent to
+ * redirection URIs (RFC 7591 `invalid_redirect_uri` when refused) and to the front-channel and
+ * third-party login URIs: the redirect policy applies to all of them, else the provider's sign-out
+ * page (post_logout_redirect_uris) or a logout iframe becomes an open redirect. URIs the provider
+ * itself would fetch or call are refused: none of the features that use them is offered to
+ * registered clients, and loopback there would be the server's own ports. Informative URIs are shown
+ * nowhere for a registered client: they are not registered (Keycloak's Trusted Hosts rule would
+ * check them against the trusted hosts too). Field names may carry a language tag (`logo_uri#ja`).
+ */
+const REDIRECTION_URI_LISTS = ["redirect_uris", "post_logout_redirect_uris"] as const;
+const BROWSER_URIS = ["initiate_login_uri", "frontchannel_logout_uri"] as const;
+const SERVER_FETCHED_URIS = new Set([
+  "sector_identifier_uri",
+  "request_uris",
+  "backchannel_logout_uri",
+  "backchannel_client_notification_endpoint",
+]);
+const INFORMATIVE_URIS = new Set(["client_uri", "logo_uri", "policy_uri", "tos_uri"]);
+/** A field this policy does not know that holds URIs, by its name's ending (RFC 7591's convention). */
+const URI_FIELD = /_(?:uri|uris|endpoint)$/;
+const baseName = (field: string) => field.split("#", 1)[0] as string;
+
+function checkRedirectUri(
+  uri: unknown,
+  policy: RegistrationPolicy,
+  field: string,
+  error: "invalid_redirect_uri" | "invalid_client_metadata",
+): RegistrationVerdict | undefined {
   if (typeof uri !== "string" || uri.length > REGISTRATION_LIMITS.maxStringLength) {
-    return refuse("invalid_redirect_uri", "redirect-uri-malformed", "redirect_uris must be URLs as strings");
+    return refuse(error, "redirect-uri-malformed", `${field} must be URLs as strings`);
   }
   const url = URL.parse(uri);
-  if (!url) return refuse("invalid_redirect_uri", "redirect-uri-malformed", `${uri} is not a URL`);
+  if (!url) return refuse(error, "redirect-uri-malformed", `${field}: ${uri} is not a URL`);
   if (url.hash || url.username || url.password) {
     return refuse(
-      "invalid_redirect_uri",
+      error,
       "redirect-uri-malformed",
-      `${uri} must have no fragment and no user information`,
+      `${field}: ${uri} must have no fragment and no user information`,
     );
   }
   if (isLoopbackRedirect(url)) return undefined;
   if (policy.mode === "trusted-hosts" && url.protocol === "https:") {
     if (policy.trustedHosts.includes(url.hostname.toLowerCase())) return undefined;
     return refuse(
-      "invalid_redirect_uri",
+      error,
       "redirect-uri-host-not-trusted",
-      `${uri}: ${url.hostname} is not in DYNAMIC_CLIENT_REGISTRATION_HOSTS`,
+      `${field}: ${uri}: ${url.hostname} is not in DYNAMIC_CLIENT_REGISTRATION_HOSTS`,
     );
   }
   return refuse(
-    "invalid_redirect_uri",
+    error,
     policy.mode === "trusted-hosts" ? "redirect-uri-not-allowed" : "redirect-uri-not-loopback",
     policy.mode === "trusted-hosts"
-      ? `${uri}: redirect URIs must be http loopback (127.0.0.1, localhost, [::1]) or https on a trusted host`
-      : `${uri}: redirect URIs must be http loopback (http://127.0.0.1, http://localhost or http://[::1], any port)`,
+      ? `${field}: ${uri}: URIs the browser is sent to must be http loopback (127.0.0.1, localhost, [::1]) or https on a trusted host`
+      : `${field}: ${uri}: URIs the browser is sent to must be http loopback (http://127.0.0.1, http://localhost or http://[::1], any port)`,
   );
+}
+
+/**
+ * Whether a JSON value nests deeper than `limit` arrays and objects, walked without recursion: a
+ * small body of thousands of nested arrays must not overflow the stack of whatever reads it next
+ * (JSON.stringify, for the size check, does).
+ */
+function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const pending: [unknown, number][] = [[value, 0]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [item, depth] = next;
+    if (typeof item !== "object" || item === null) continue;
+    if (depth >= limit) return true;
+    for (const child of Object.values(item)) pending.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/** The URI fields of the metadata: checked, refused, or left out of what is registered. */
+function checkUriFields(
+  metadata: Record<string, unknown>,
+  policy: RegistrationPolicy,
+): { refused: RegistrationVerdict } | { kept: Record<string, unknown> } {
+  const refuseField = (...args: Parameters<typeof refuse>) => ({ refused: refuse(...args) });
+  const kept: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(metadata)) {
+    const name = baseName(field);
+    // Informative URIs, and URI fields a client sends as null (an unset optional field), are not registered.
+    if (INFORMATIVE_URIS.has(name) || (value === null && URI_FIELD.test(name))) continue;
+    if (name !== field && URI_FIELD.test(name)) {
+      return refuseField(
+        "invalid_client_metadata",
+        "uri-field-refused",
+        `${field}: only informative URIs may carry a language tag`,
+      );
+    }
+    if ((REDIRECTION_URI_LISTS as readonly string[]).includes(field)) {
+      if (field !== "redirect_uris" && value !== undefined) {
+        if (!Array.isArray(value)) {
+          return refuseField(
+            "invalid_redirect_uri",
+            "redirect-uri-malformed",
+            `${field} must be an array of URLs`,
+          );
+        }
+        if (value.length > REGISTRATION_LIMITS.maxRedirectUris) {
+          return refuseField(
+            "invalid_client_metadata",
+            "metadata-oversized",
+            `at most ${REGISTRATION_LIMITS.maxRedirectUris} ${field}`,
+          );
+        }
+        for (const uri of value) {
+          const refused = checkRedirectUri(uri, policy, field, "invalid_redirect_uri");
+          if (refused) return { refused };
+        }
+      }
+    } else if ((BROWSER_URIS as readonly string[]).includes(field)) {
+      const refused = checkRedirectUri(value, policy, field, "invalid_client_metadata");
+      if (refused) return { refused };
+    } else if (field === "jwks_uri") {
+      return refuseField(
+        "invalid_client_metadata",
+        "confidential-client-refused",
+        "public clients register no keys",
+      );
+    } else if (SERVER_FETCHED_URIS.has(field) || URI_FIELD.test(field)) {
+      return refuseField(
+        "invalid_client_metadata",
+        "uri-field-refused",
+        `${field} is refused: registered clients may name no URL the identity provider would fetch or call (no pairwise subjects, request objects or back-channel logout)`,
+      );
+    }
+    kept[field] = value;
+  }
+  return { kept };
 }
 
 /**
@@ -106,6 +218,14 @@ export function checkRegistration(body: unknown, policy: RegistrationPolicy): Re
   }
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     return refuse("invalid_client_metadata", "metadata-malformed", "the request body must be a JSON object");
+  }
+  // Depth first: measuring the size serializes the metadata, recursively.
+  if (nestsDeeperThan(body, REGISTRATION_LIMITS.maxDepth)) {
+    return refuse(
+      "invalid_client_metadata",
+      "metadata-too-deep",
+      `client metadata may nest arrays and objects at most ${REGISTRATION_LIMITS.maxDepth} levels deep`,
+    );
   }
   const metadata = body as Record<string, unknown>;
   if (Buffer.byteLength(JSON.stringify(metadata)) > REGISTRATION_LIMITS.maxMetadataBytes) {
@@ -132,7 +252,7 @@ export function checkRegistration(body: unknown, policy: RegistrationPolicy): Re
       `token_endpoint_auth_method ${String(method)} is refused: only public clients (none, with PKCE) may register`,
     );
   }
-  if (metadata.jwks !== undefined || metadata.jwks_uri !== undefined) {
+  if (metadata.jwks !== undefined) {
     return refuse(
       "invalid_client_metadata",
       "confidential-client-refused",
@@ -167,9 +287,12 @@ export function checkRegistration(body: unknown, policy: RegistrationPolicy): Re
     );
   }
   for (const uri of redirectUris) {
-    const refusal = checkRedirectUri(uri, policy);
+    const refusal = checkRedirectUri(uri, policy, "redirect_uris", "invalid_redirect_uri");
     if (refusal) return refusal;
   }
+  const uris = checkUriFields(metadata, policy);
+  if ("refused" in uris) return uris.refused;
+  const registered = uris.kept;
   if (metadata.scope !== undefined) {
     if (typeof metadata.scope !== "string") {
       return refuse("invalid_client_metadata", "metadata-malformed", "scope must be a string");
@@ -187,7 +310,7 @@ export function checkRegistration(body: unknown, policy: RegistrationPolicy): Re
     }
   }
   const allLoopback = redirectUris.every((u) => isLoopbackRedirect(new URL(String(u))));
-  const { scope: _scope, ...rest } = metadata;
+  const { scope: _scope, ...rest } = registered;
   return {
     ok: true,
     metadata: {
@@ -197,5 +320,6 @@ export function checkRegistration(body: unknown, policy: RegistrationPolicy): Re
       response_types: ["code"],
       application_type: allLoopback ? "native" : "web",
     },
+    request: { ...registered, token_endpoint_auth_method: "none" },
   };
 }

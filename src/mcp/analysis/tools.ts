@@ -287,7 +287,8 @@ const packages = defineTool({
     "List the packages (npm and Maven dependencies) an application uses, ordered by name, with the version in " +
     "use, its scope (npm production, dev, optional, peer; Maven compile, runtime, provided, test, system; " +
     "unknown), the CVEs affecting that version and the most severe of them, its release date and releases " +
-    "per year, and the safer closest and safest versions to upgrade to. vulnerable=true keeps only affected " +
+    "per year, the safer closest and safest versions to upgrade to, and the lockfiles or manifests it was read " +
+    "from (factsPending: its registry facts are still being gathered). vulnerable=true keeps only affected " +
     "versions; query keeps names containing the text (any case); scopes keeps the versions of those scopes " +
     "(e.g. [production, compile, runtime] leaves out development-only packages).",
   input: z.object({
@@ -348,6 +349,7 @@ const packages = defineTool({
                 "safer closest",
                 "safest",
                 "released",
+                "read from",
               ],
               list.map((p) => [
                 p.name,
@@ -360,7 +362,8 @@ const packages = defineTool({
                 p.maxSeverity,
                 p.saferClosestVersion,
                 p.safestVersion,
-                p.releaseDate?.slice(0, 10),
+                p.factsPending ? "(facts pending)" : p.releaseDate?.slice(0, 10),
+                clip(p.sources.join(", "), 60),
               ]),
             ),
             pageNote(page, "packages"),

@@ -1,4 +1,7 @@
 import type { FastifyError, FastifyInstance } from "fastify";
+import { type AnalysisUploadSummary, analysisUploadSummary } from "../../contracts/analysis-upload.ts";
+import { resourceJsonSchema } from "../../contracts/json-schema.ts";
+import { APPLICATION_NAME_PATTERN, applicationNameProblem } from "../../domain/application-names.ts";
 import { ingestAnalysis } from "../../domain/package-facts.ts";
 import {
   analysisDocumentJsonSchema,
@@ -7,7 +10,6 @@ import {
 } from "../../scanner/analysis-document.ts";
 import { countAnalysis, findApplication, latestAnalyzedAt } from "../../store/applications.ts";
 import { IngestError } from "../../store/ingest.ts";
-import type { PackageRef } from "../../store/input-records.ts";
 import { toUtcSeconds } from "../../store/insights.ts";
 import { adminOnly } from "../authorization.ts";
 import type { RestDeps } from "../context.ts";
@@ -15,59 +17,21 @@ import { paramSchemas } from "../params.ts";
 import { refuse, sendError, sendProblem } from "../problem.ts";
 import { errorResponses } from "../schemas.ts";
 
-/** Package facts for packages the store knows nothing about yet (see scanner/facts). */
-export type GatherFacts = (
-  packages: readonly PackageRef[],
-) => Promise<{ withFacts: number; missing: { ecosystem: string; name: string; reason: string }[] }>;
-
 export interface AnalysisUploadOptions {
   /** Largest document accepted (ANALYSIS_UPLOAD_MAX_BYTES); above it, 413. */
   maxBytes: number;
-  gatherFacts?: GatherFacts;
+  /**
+   * Called once an analysis queued packages for the background lookup of their registry facts
+   * (scanner/facts/background.ts): the upload is answered without waiting for the registries.
+   */
+  onFactsQueued?: () => void;
 }
 
-const change = {
-  type: "object",
-  properties: { added: { type: "integer" }, removed: { type: "integer" } },
-} as const;
+/** The 201 answer, from the contract `imaging scan --server` reads it with. */
+const summarySchema = resourceJsonSchema(analysisUploadSummary);
 
-const summarySchema = {
-  type: "object",
-  description: "The analysis recorded",
-  properties: {
-    application: { type: "string" },
-    analyzedAt: { type: "string", format: "date-time" },
-    packages: { type: "integer", description: "Packages in use in this analysis" },
-    externalObjects: { type: "integer" },
-    references: { type: "integer" },
-    vulnerablePackages: { type: "integer", description: "Packages affected by at least one known advisory" },
-    warnings: { type: "integer", description: "Warnings the scanner reported" },
-    changes: {
-      type: "object",
-      description: "What changed since the previous analysis (rows added and removed)",
-      properties: { packages: change, externalObjects: change, references: change },
-    },
-    facts: {
-      type: "object",
-      description: "Package facts gathered from the registries for packages new to the platform",
-      properties: {
-        withFacts: { type: "integer" },
-        missing: {
-          type: "array",
-          items: {
-            type: "object",
-            properties: {
-              ecosystem: { type: "string" },
-              name: { type: "string" },
-              reason: { type: "string" },
-            },
-          },
-        },
-      },
-    },
-  },
-  required: ["application", "analyzedAt", "packages", "externalObjects", "references", "vulnerablePackages"],
-} as const;
+/** An analysis may be dated at most this far ahead of the server's clock (clocks drift, zones confuse). */
+const MAX_FUTURE_MS = 24 * 60 * 60 * 1000;
 
 // The JSON Schema dialect is the OpenAPI 3.1 document's own: no "$schema" inside it.
 const { $schema: _dialect, ...documentSchema } = analysisDocumentJsonSchema;
@@ -92,17 +56,36 @@ export function analysisRoutes(app: FastifyInstance, deps: RestDeps, options: An
           log: "analysis upload failed",
         });
       },
+      // Before the body is validated: a text/plain body is parsed as a string by Fastify's default parser
+      // and would otherwise be refused as a malformed document (400) rather than as the wrong media type.
+      preValidation: async (request) => {
+        const type = (request.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
+        if (!/^application\/(?:[\w.-]+\+)?json$/.test(type)) {
+          refuse(
+            415,
+            `The analysis document must be sent as application/json, not ${type || "without a Content-Type"}`,
+          );
+        }
+        const problem = applicationNameProblem(request.params.name);
+        if (problem) refuse(400, `Path parameter 'name': the application name ${problem}`);
+      },
       schema: {
         summary: "Record an analysis produced by a scanner elsewhere (administrators)",
         description:
           "The analysis document of `imaging scan --json --output FILE` (or `--server URL`). The application is " +
-          "created when missing. The analysis must be later than the application's latest one (409 otherwise). " +
-          "Packages the platform has no facts for are looked up in the configured registries.",
+          "created when missing. The analysis must be later than the application's latest one (409 otherwise) and " +
+          "dated at most a day ahead of the server's clock (400). The body is JSON (`Content-Type: application/json`, " +
+          "415 otherwise), sent as it is or compressed (`Content-Encoding: gzip`, `deflate` or `br`; the size limit " +
+          "applies to the decompressed document). The answer comes once the analysis is recorded: the published " +
+          "versions and release dates of packages new to the platform are then looked up in the configured " +
+          "registries in the background, and each such package says `factsPending: true` in the packages list " +
+          "until they are stored.",
         tags: ["applications"],
         params: {
           type: "object",
           properties: {
-            name: paramSchemas.applicationName,
+            // The application rules the upload applies to its name (applicationNameProblem), as a pattern.
+            name: { ...paramSchemas.applicationName, pattern: APPLICATION_NAME_PATTERN },
           },
           required: ["name"],
         },
@@ -114,11 +97,19 @@ export function analysisRoutes(app: FastifyInstance, deps: RestDeps, options: An
           403: { description: "The caller is not an administrator", $ref: "Problem#" },
           409: {
             description:
-              "Not later than the application's latest analysis, the document's `application` is not {name}, or its cross-references do not hold (an object naming a package the document does not list, a reference to an object it does not hold, an id twice)",
+              "Not later than the application's latest analysis, more than a day ahead of the server's clock, the document's `application` is not {name}, or its cross-references do not hold (an object naming a package the document does not list, a reference to an object it does not hold, an id twice)",
             $ref: "Problem#",
           },
-          413: { description: "Larger than ANALYSIS_UPLOAD_MAX_BYTES", $ref: "Problem#" },
-          415: { description: "Not application/json", $ref: "Problem#" },
+          413: {
+            description:
+              "Larger than ANALYSIS_UPLOAD_MAX_BYTES (decompressed, when sent with Content-Encoding)",
+            $ref: "Problem#",
+          },
+          415: {
+            description:
+              "Not application/json (or a Content-Encoding other than gzip, deflate, br and identity)",
+            $ref: "Problem#",
+          },
         },
       },
     },
@@ -131,6 +122,16 @@ export function analysisRoutes(app: FastifyInstance, deps: RestDeps, options: An
         return refuse(parsed.inconsistent ? 409 : 400, `Invalid analysis document: ${parsed.detail}`);
       }
       const document = parsed.document;
+      const ahead = Date.parse(document.analyzedAt) - Date.now();
+      // A well-formed date that contradicts this server's clock: a conflict with the platform's state (409,
+      // as a date not after the latest analysis), which no JSON Schema can state.
+      if (ahead > MAX_FUTURE_MS) {
+        return refuse(
+          409,
+          `Invalid analysis document: analyzedAt: ${toUtcSeconds(document.analyzedAt)} is more than a day ahead ` +
+            `of this server's clock (${toUtcSeconds(new Date().toISOString())})`,
+        );
+      }
       // A well-formed document about another application conflicts with this resource (409): no JSON
       // Schema can say "equal to the path parameter", so the contract states it as a conflict.
       if (document.application !== name) {
@@ -150,11 +151,14 @@ export function analysisRoutes(app: FastifyInstance, deps: RestDeps, options: An
           );
         }
       }
-      // Facts first: the ingestion then computes the affected versions against the full version history.
-      const facts = options.gatherFacts ? await options.gatherFacts(document.packages) : undefined;
+      // Registry facts follow in the background (scanner/facts/background.ts): their arrival recomputes
+      // the affected versions and upgrades against the full version history.
       let recorded: Awaited<ReturnType<typeof ingestAnalysis>>;
       try {
-        recorded = await ingestAnalysis(deps.db, name, analysisInputOf(document));
+        recorded = await ingestAnalysis(deps.db, name, analysisInputOf(document), {
+          queueMissingFacts: true,
+        });
+        options.onFactsQueued?.();
       } catch (error) {
         if (error instanceof IngestError) {
           return refuse(error.reason === "out-of-order" ? 409 : 400, error.message);
@@ -163,9 +167,10 @@ export function analysisRoutes(app: FastifyInstance, deps: RestDeps, options: An
       }
       const application = await findApplication(deps.db, name);
       const counts = await countAnalysis(deps.db, application?.id ?? 0, recorded.seq);
-      return reply.code(201).send({
+      const summary: AnalysisUploadSummary = {
         application: name,
         analyzedAt: toUtcSeconds(recorded.analyzedAt),
+        seq: recorded.seq,
         packages: counts.packages,
         externalObjects: counts.externalObjects,
         references: counts.references,
@@ -176,8 +181,8 @@ export function analysisRoutes(app: FastifyInstance, deps: RestDeps, options: An
           externalObjects: recorded.objects,
           references: recorded.references,
         },
-        ...(facts ? { facts } : {}),
-      });
+      };
+      return reply.code(201).send(summary);
     },
   );
 }

@@ -7,7 +7,7 @@
 
 import type { Kysely } from "kysely";
 import { recomputeTouched } from "../../domain/package-facts.ts";
-import { applyOsvRecords } from "../../store/advisories.ts";
+import { applyOsvRecords, noteAdvisoryImport } from "../../store/advisories.ts";
 import type { OsvRecordInput } from "../../store/input-records.ts";
 import type { Database } from "../../store/schema.ts";
 import { readOsvRecord } from "./osv-record.ts";
@@ -96,6 +96,8 @@ export async function importAdvisories(
     }
   }
   await flush();
+  // An import that changed nothing still tells that the store is current as of now.
+  await noteAdvisoryImport(db);
   return result;
 }
 

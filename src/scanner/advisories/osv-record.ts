@@ -5,13 +5,23 @@
  */
 import cvss from "ae-cvss-calculator";
 import { z } from "zod";
+import { printable } from "../../domain/printable-text.ts";
 import type { AffectedRange, Ecosystem } from "../../domain/versions/index.ts";
 import { isAffected } from "../../domain/versions/index.ts";
 import { type OsvEvent, spansOfOsvRange } from "../../domain/versions/osv-range.ts";
-import type { AdvisoryInput, OsvRecordInput } from "../../store/input-records.ts";
+import type { AdvisoryInput, AdvisoryReference, OsvRecordInput } from "../../store/input-records.ts";
 
 const text = z.string().trim().min(1);
 const instant = z.string().refine((s) => !Number.isNaN(Date.parse(s)), "expected an RFC 3339 date-time");
+
+/** The keys an event has, as a message quotes them: a few, each cut short (they are the input's text). */
+const gotKeys = (keys: string[]): string =>
+  keys.length === 0
+    ? "none"
+    : keys
+        .slice(0, 4)
+        .map((k) => JSON.stringify(k.length > 40 ? `${k.slice(0, 40)}…` : k))
+        .join(", ") + (keys.length > 4 ? `, and ${keys.length - 4} more` : "");
 
 const eventSchema = z
   .record(z.string(), z.unknown())
@@ -21,7 +31,7 @@ const eventSchema = z
     if (keys.length !== 1 || !known.includes(keys[0] as string)) {
       ctx.addIssue({
         code: "custom",
-        message: `expected exactly one of introduced, fixed, last_affected, limit (got ${keys.join(", ") || "none"})`,
+        message: `expected exactly one of introduced, fixed, last_affected, limit (got ${gotKeys(keys)})`,
       });
       return;
     }
@@ -79,6 +89,8 @@ const osvRecordSchema = z.object({
   details: z.string().optional(),
   severity: z.array(z.object({ type: z.string(), score: z.string() })).optional(),
   affected: z.array(affectedSchema).optional(),
+  // Read leniently: a reference without an http(s) URL is left out, never a reason to refuse the record.
+  references: z.array(z.unknown()).optional(),
   database_specific: z
     .object({ severity: z.string().optional(), cvss_score: z.number().min(0).max(10).optional() })
     .loose()
@@ -113,7 +125,8 @@ export function readOsvRecord(json: unknown): ReadRecord {
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue ? fieldPath(issue.path) : "";
-    return { kind: "malformed", reason: `${where || "record"}: ${issue?.message ?? "not an OSV record"}` };
+    const reason = `${where || "record"}: ${issue?.message ?? "not an OSV record"}`;
+    return { kind: "malformed", reason: printable(reason) };
   }
   const osv = parsed.data;
   const withdrawn = osv.withdrawn !== undefined;
@@ -131,12 +144,28 @@ export function readOsvRecord(json: unknown): ReadRecord {
     cvssScore: score,
     summary: (osv.summary ?? "").trim() || firstLine(osv.details ?? ""),
     publishedAt: osv.published ? isoSeconds(osv.published) : null,
+    references: referencesOf(osv.references ?? []),
     affected,
   };
   return {
     kind: "record",
     record: { osvId: osv.id, modified: isoSeconds(osv.modified), withdrawn, advisory },
   };
+}
+
+/** OSV references with an http(s) URL, at most 50, each type upper-cased (WEB when it has none). */
+function referencesOf(list: readonly unknown[]): AdvisoryReference[] {
+  const references: AdvisoryReference[] = [];
+  for (const item of list) {
+    const { type, url } = (item ?? {}) as { type?: unknown; url?: unknown };
+    if (typeof url !== "string" || !/^https?:\/\/\S+$/i.test(url) || url.length > 2048) continue;
+    references.push({
+      type: typeof type === "string" && type ? type.toUpperCase().slice(0, 40) : "WEB",
+      url,
+    });
+    if (references.length === 50) break;
+  }
+  return references;
 }
 
 /** ISO 8601 UTC, without milliseconds when they are zero (as the records write them). */
@@ -172,11 +201,13 @@ function affectedOf(osv: OsvRecord): AdvisoryInput["affected"] {
     const spans: AffectedRange[] = [];
     for (const range of entry.ranges ?? []) {
       if (range.type === "SEMVER" || range.type === "ECOSYSTEM") {
-        spans.push(...spansOfOsvRange(ecosystem, range.events));
+        for (const span of spansOfOsvRange(ecosystem, range.events)) spans.push(span);
       }
     }
     const listed = [...new Set(entry.versions ?? [])].filter((v) => !isAffected(ecosystem, v, spans));
-    target.ranges.push(...spans, ...listed.map((version) => ({ version })));
+    // One at a time: OSV records list up to hundreds of thousands of versions, too many to spread.
+    for (const span of spans) target.ranges.push(span);
+    for (const version of listed) target.ranges.push({ version });
     const functions = [
       ...(entry.ecosystem_specific?.affected_functions ?? []),
       ...(entry.database_specific?.affected_functions ?? []),

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import type { Kysely } from "kysely";
 import type { ReleaseDateSource } from "../../contracts/platform.ts";
 import { ingestAnalysis, loadPublishedVersions, recomputeTouched } from "../../domain/package-facts.ts";
-import { applyOsvRecord } from "../../store/advisories.ts";
+import { applyOsvRecord, noteAdvisoryImport } from "../../store/advisories.ts";
 import { latestAnalyzedAt } from "../../store/applications.ts";
 import {
   type AdvisoryInput,
@@ -64,6 +64,7 @@ export async function loadDemo(db: Kysely<Database>): Promise<DemoLoadResult> {
       await applyOsvRecord(trx, read.record, touched);
     }
     await recomputeTouched(trx, touched);
+    await noteAdvisoryImport(trx);
   });
 
   const result: DemoLoadResult = {

@@ -19,6 +19,15 @@ export function demoOsvRecord(advisory: AdvisoryInput): Record<string, unknown> 
     published,
     aliases: [advisory.id, ...advisory.aliases.filter((a) => a !== ghsa)],
     summary: advisory.summary,
+    // The pages every GitHub and NVD advisory has, derived from the ids (the dataset keeps no references).
+    references: [
+      ...(ghsa.startsWith("GHSA-")
+        ? [{ type: "ADVISORY", url: `https://github.com/advisories/${ghsa}` }]
+        : []),
+      ...(advisory.id.startsWith("CVE-")
+        ? [{ type: "ADVISORY", url: `https://nvd.nist.gov/vuln/detail/${advisory.id}` }]
+        : []),
+    ],
     affected: advisory.affected.map((a) => ({
       package: { ecosystem: a.ecosystem === "maven" ? "Maven" : "npm", name: a.package },
       ...(a.functions ? { ecosystem_specific: { affected_functions: a.functions } } : {}),

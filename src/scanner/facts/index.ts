@@ -8,6 +8,7 @@
 import type { Kysely } from "kysely";
 import { loadPublishedVersions } from "../../domain/package-facts.ts";
 import type { Ecosystem } from "../../domain/versions/index.ts";
+import { lockPackageWrites } from "../../store/package-facts-queue.ts";
 import type { Database } from "../../store/schema.ts";
 import type { RegistryFetcher } from "../registry/cached-fetch.ts";
 import type { VersionsLookup } from "./lookup.ts";
@@ -65,9 +66,10 @@ export async function gatherPackageFacts(
   for (const [i, p] of wanted.entries()) {
     const lookup = lookups[i] as VersionsLookup;
     if (lookup.kind === "ok" && lookup.versions.length > 0) {
-      await db
-        .transaction()
-        .execute((trx) => loadPublishedVersions(trx, p.ecosystem, p.name, lookup.versions));
+      await db.transaction().execute(async (trx) => {
+        await lockPackageWrites(trx, "exclusive");
+        await loadPublishedVersions(trx, p.ecosystem, p.name, lookup.versions);
+      });
       result.withFacts++;
     } else {
       result.missing.push({ ...p, reason: reasonOf(lookup, options.offline) });

@@ -9,7 +9,9 @@
  */
 import { XMLParser } from "fast-xml-parser";
 import type { ReleaseDateSource } from "../../contracts/platform.ts";
+import { packageNameProblem, versionProblem } from "../../domain/package-names.ts";
 import type { PublishedVersionInput } from "../../store/input-records.ts";
+import { artifactFileUrl, repositoryUrl } from "../maven/coordinates.ts";
 import type { RegistryFetcher } from "../registry/cached-fetch.ts";
 import type { VersionsLookup } from "./lookup.ts";
 
@@ -19,21 +21,15 @@ const xml = new XMLParser({
   isArray: (name) => name === "version",
 });
 
-function mavenBaseUrl(repositoryUrl: string, name: string): string | null {
-  const [groupId, artifactId, ...rest] = name.split(":");
-  if (!groupId || !artifactId || rest.length > 0) return null;
-  return `${repositoryUrl.replace(/\/+$/, "")}/${groupId.replaceAll(".", "/")}/${artifactId}`;
-}
-
 export async function mavenVersions(
   fetcher: RegistryFetcher,
-  repositoryUrl: string,
+  registryBase: string,
   name: string,
 ): Promise<VersionsLookup> {
-  const base = mavenBaseUrl(repositoryUrl, name);
-  if (base === null) return { kind: "failed", reason: `'${name}' is not groupId:artifactId` };
-  const artifactId = name.split(":")[1] as string;
-  const outcome = await fetcher.get(`${base}/maven-metadata.xml`);
+  const problem = packageNameProblem("maven", name);
+  if (problem) return { kind: "failed", reason: `${JSON.stringify(name)} ${problem}` };
+  const [groupId, artifactId] = name.split(":") as [string, string];
+  const outcome = await fetcher.get(artifactFileUrl(registryBase, groupId, artifactId, "maven-metadata.xml"));
   if (outcome.kind !== "ok") return outcome;
   let listed: string[];
   try {
@@ -44,10 +40,16 @@ export async function mavenVersions(
   } catch {
     return { kind: "failed", reason: "the repository's maven-metadata.xml is not XML" };
   }
-  const releases = [...new Set(listed)].filter((v) => v !== "" && !/-SNAPSHOT$/i.test(v));
+  // A version the repository lists but Maven would refuse (`../x`) is no release: never looked up.
+  const releases = [...new Set(listed)].filter(
+    (v) => v !== "" && !/-SNAPSHOT$/i.test(v) && versionProblem("maven", v) === undefined,
+  );
   const versions: PublishedVersionInput[] = await Promise.all(
     releases.map(async (version) => {
-      const dated = await signedAt(fetcher, `${base}/${version}/${artifactId}-${version}.pom.asc`);
+      const dated = await signedAt(
+        fetcher,
+        `${repositoryUrl(registryBase, { groupId, artifactId, version }, "pom")}.asc`,
+      );
       return { version, releasedAt: dated?.at ?? null, releasedAtSource: dated?.source ?? null };
     }),
   );

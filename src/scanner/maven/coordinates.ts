@@ -1,6 +1,7 @@
 /**
  * Maven coordinates and the keys Maven compares dependencies by.
  */
+import { packageNameProblem, versionProblem } from "../../domain/package-names.ts";
 
 export interface Gav {
   groupId: string;
@@ -73,9 +74,51 @@ export function excludes(exclusion: Exclusion, groupId: string, artifactId: stri
   );
 }
 
-/** Path of a file of an artifact inside a Maven repository layout. */
+/**
+ * Coordinates Maven would refuse (package-names.ts): they come from POMs of the scanned tree and must
+ * never choose another path on the repository host or on disk (`../`, `?`, `#`...).
+ */
+export class InvalidCoordinatesError extends Error {
+  override name = "InvalidCoordinatesError";
+}
+
+const FILE_PART = /^[A-Za-z0-9_\-.]*$/;
+
+/** The folder segments of groupId:artifactId in a repository layout, the coordinates checked first. */
+function artifactFolder(groupId: string, artifactId: string): string[] {
+  const problem = packageNameProblem("maven", `${groupId}:${artifactId}`);
+  if (problem) throw new InvalidCoordinatesError(`${JSON.stringify(`${groupId}:${artifactId}`)} ${problem}`);
+  return [...groupId.split("."), artifactId];
+}
+
+function artifactSegments(gav: Gav, extension: string, classifier: string): string[] {
+  const folder = artifactFolder(gav.groupId, gav.artifactId);
+  const problem = versionProblem("maven", gav.version);
+  if (problem) throw new InvalidCoordinatesError(`version ${JSON.stringify(gav.version)} ${problem}`);
+  for (const part of [extension, classifier]) {
+    if (!FILE_PART.test(part) || part === "." || part === "..") {
+      throw new InvalidCoordinatesError(`${JSON.stringify(part)} is no artifact type or classifier`);
+    }
+  }
+  const file = `${gav.artifactId}-${gav.version}${classifier ? `-${classifier}` : ""}.${extension}`;
+  return [...folder, gav.version, file];
+}
+
+/** Path of a file of an artifact inside a Maven repository layout (on disk); throws InvalidCoordinatesError. */
 export function repositoryPath(gav: Gav, extension: string, classifier = ""): string {
-  return `${gav.groupId.replaceAll(".", "/")}/${gav.artifactId}/${gav.version}/${gav.artifactId}-${gav.version}${
-    classifier ? `-${classifier}` : ""
-  }.${extension}`;
+  return artifactSegments(gav, extension, classifier).join("/");
+}
+
+const urlOf = (base: string, segments: readonly string[]) =>
+  `${base.replace(/\/+$/, "")}/${segments.map(encodeURIComponent).join("/")}`;
+
+/** URL of an artifact file in the repository at `base`, each segment encoded; throws InvalidCoordinatesError. */
+export function repositoryUrl(base: string, gav: Gav, extension: string, classifier = ""): string {
+  return urlOf(base, artifactSegments(gav, extension, classifier));
+}
+
+/** URL (or, with `base` "", the path) of a file of groupId:artifactId (`maven-metadata.xml`...). */
+export function artifactFileUrl(base: string, groupId: string, artifactId: string, file: string): string {
+  const segments = [...artifactFolder(groupId, artifactId), file];
+  return base === "" ? segments.join("/") : urlOf(base, segments);
 }

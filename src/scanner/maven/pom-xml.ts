@@ -3,6 +3,7 @@
  * fast-xml-parser keeps every value a string (`1.10` must stay `1.10`, not the number 1.1).
  */
 import { XMLParser, XMLValidator } from "fast-xml-parser";
+import { printable } from "../../domain/printable-text.ts";
 
 interface RawExclusion {
   groupId: string;
@@ -65,7 +66,8 @@ export class PomSyntaxError extends Error {
   override name = "PomSyntaxError";
   readonly line: number | undefined;
   constructor(message: string, line?: number) {
-    super(message);
+    // the XML parser's messages quote the input (tag and attribute names)
+    super(printable(message));
     this.line = line;
   }
 }

@@ -8,13 +8,14 @@ import { basename, dirname, join, relative, sep } from "node:path";
 import type { InputReader, Inventory, InventoryPackage, ReaderContext } from "../inventory.ts";
 import { ScanInputError } from "../inventory.ts";
 import { mavenScope, widerScope } from "../scope.ts";
-import { ArchiveFormatError, readArchive } from "./archive.ts";
+import { ArchiveFormatError, ArchiveLimitError, readArchive } from "./archive.ts";
 import { resolveDependencies } from "./dependency-graph.ts";
 import { DEFAULT_ENVIRONMENT, type MavenEnvironment } from "./environment.ts";
 import { parseGradleLockfile } from "./gradle-lockfile.ts";
 import { interpolateString, ModelBuilder, type PomFile } from "./model-builder.ts";
-import { PomSyntaxError, parsePom } from "./pom-xml.ts";
+import { PomSyntaxError, parsePom, type RawPom } from "./pom-xml.ts";
 import { createMavenRepository, type MavenRepository } from "./repository.ts";
+import { createArtifactSearch } from "./search-service.ts";
 
 const LEGACY_LOCKFILE = /(?:^|\/)gradle\/dependency-locks\/[^/]+\.lockfile$/;
 /** Build tooling checked into repositories, not part of the application. */
@@ -203,30 +204,40 @@ async function readArchiveFile(
   context: ReaderContext,
   inventory: Inventory,
 ): Promise<void> {
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(file);
-  } catch (error) {
-    throw new ScanInputError(
-      fileLabel,
-      `cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
-    );
-  }
   context.progress(`maven: reading ${fileLabel}`);
+  const application = Boolean(context.singleFile);
   try {
-    const builder = new ModelBuilder({
-      repository,
-      env: DEFAULT_ENVIRONMENT,
-      workspace: new Map(),
-      warn: (message) => inventory.warnings.push({ file: fileLabel, message }),
-    });
-    const contents = await readArchive(bytes, fileLabel, {
-      repository,
-      async resolveEmbeddedPom(pomXml, label) {
-        context.progress(`maven: resolving the POM embedded in ${label}`);
-        const model = await builder.buildEmbedded(parsePom(pomXml), label);
-        const artifacts = await resolveDependencies(model, { builder, repository, warn: () => {} });
-        return artifacts.map((a) => ({ groupId: a.groupId, artifactId: a.artifactId, version: a.version }));
+    const contents = await readArchive(file, fileLabel, {
+      application,
+      besidePom: application ? await pomBeside(file, fileLabel) : undefined,
+      identify: {
+        repository,
+        repositoryUrl: context.mavenRepositoryUrl,
+        memo: context.fetcher.answers,
+        search:
+          context.mavenSearchUrl && !context.offline
+            ? createArtifactSearch(context.fetcher, context.mavenSearchUrl)
+            : undefined,
+      },
+      async resolvePom(pom, label) {
+        context.progress(`maven: resolving ${label}`);
+        const warnings: string[] = [];
+        // the builder's warnings name the POM they are about; one builder per POM keeps them apart
+        const own = new ModelBuilder({
+          repository,
+          env: DEFAULT_ENVIRONMENT,
+          workspace: new Map(),
+          warn: (m) => warnings.push(m),
+        });
+        const model = pom.path
+          ? await own.buildFile({ path: pom.path, raw: pom.raw })
+          : await own.buildEmbedded(pom.raw, label);
+        const artifacts = await resolveDependencies(model, {
+          builder: own,
+          repository,
+          warn: (m) => warnings.push(m),
+        });
+        return { artifacts, warnings: warnings.map((w) => `${label}: ${w}`) };
       },
     });
     for (const p of contents.packages) {
@@ -243,12 +254,43 @@ async function readArchiveFile(
     }
     for (const message of contents.warnings) inventory.warnings.push({ file: fileLabel, message });
   } catch (error) {
-    if (!(error instanceof ArchiveFormatError)) throw error;
+    if (!(error instanceof ArchiveFormatError || error instanceof ArchiveLimitError)) throw error;
+    const reason = error.message.startsWith(`${fileLabel}: `)
+      ? error.message.slice(fileLabel.length + 2)
+      : error.message;
     // The archive scanned by itself is the whole input: refuse it. One corrupt archive among a
     // directory's inputs is a warning, and the scan goes on with the others.
-    if (context.singleFile) throw new ScanInputError(fileLabel, error.message);
-    inventory.warnings.push({ file: fileLabel, message: `${error.message}: its packages are not listed` });
+    if (context.singleFile) throw new ScanInputError(fileLabel, reason);
+    inventory.warnings.push({ file: fileLabel, message: `${reason}: its packages are not listed` });
   }
+}
+
+/**
+ * The POM published beside a jar that embeds none: `<name>.pom` (a repository's layout) or `pom.xml`
+ * (a build's output folder next to its project).
+ */
+async function pomBeside(
+  file: string,
+  fileLabel: string,
+): Promise<{ raw: RawPom; path: string; label: string } | undefined> {
+  const dir = dirname(file);
+  for (const name of [basename(file).replace(/\.(?:jar|war|ear)$/i, ".pom"), "pom.xml"]) {
+    const path = join(dir, name);
+    let text: string;
+    try {
+      text = await readFile(path, "utf8");
+    } catch {
+      continue;
+    }
+    const label = fileLabel.includes("/") ? `${fileLabel.replace(/[^/]+$/, "")}${name}` : name;
+    try {
+      return { raw: parsePom(text), path, label };
+    } catch (error) {
+      if (error instanceof PomSyntaxError) throw new ScanInputError(label, error.message, error.line);
+      throw error;
+    }
+  }
+  return undefined;
 }
 
 /** Whether a build script names group:artifact (not merely a longer artifact name starting with it). */

@@ -6,7 +6,16 @@ import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { RegistryFetcher } from "../registry/cached-fetch.ts";
-import { type Gav, gavText, repositoryPath } from "./coordinates.ts";
+import {
+  artifactFileUrl,
+  type Gav,
+  gavText,
+  InvalidCoordinatesError,
+  repositoryPath,
+  repositoryUrl,
+} from "./coordinates.ts";
+
+export type Sha1Answer = { kind: "found"; digest: string } | { kind: "missing" } | { kind: "unknown" };
 
 type RepositoryAnswer = { kind: "found"; text: string; origin: string } | { kind: "missing"; reason: string };
 
@@ -15,8 +24,11 @@ export interface MavenRepository {
   pom(gav: Gav): Promise<RepositoryAnswer>;
   /** The versions `maven-metadata.xml` lists for groupId:artifactId (local metadata merged in). */
   versions(groupId: string, artifactId: string): Promise<string[]>;
-  /** The SHA-1 the remote repository publishes for an artifact file, lowercase hex; undefined if none. */
-  sha1(gav: Gav, extension: string, classifier?: string): Promise<string | undefined>;
+  /**
+   * The SHA-1 the repository publishes for an artifact file (lowercase hex): `missing` when the repository
+   * says there is none, `unknown` when it could not be asked (offline and not cached, a network failure).
+   */
+  sha1(gav: Gav, extension: string, classifier?: string): Promise<Sha1Answer>;
 }
 
 interface MavenRepositoryOptions {
@@ -31,7 +43,7 @@ export function createMavenRepository(options: MavenRepositoryOptions): MavenRep
   const localRepository = options.localRepository.replace(/^~(?=$|\/)/, homedir());
   const poms = new Map<string, Promise<RepositoryAnswer>>();
   const versionLists = new Map<string, Promise<string[]>>();
-  const sha1s = new Map<string, Promise<string | undefined>>();
+  const sha1s = new Map<string, Promise<Sha1Answer>>();
 
   async function readLocal(path: string): Promise<string | undefined> {
     try {
@@ -42,10 +54,17 @@ export function createMavenRepository(options: MavenRepositoryOptions): MavenRep
   }
 
   async function fetchPom(gav: Gav): Promise<RepositoryAnswer> {
-    const path = repositoryPath(gav, "pom");
+    let path: string;
+    let url: string;
+    try {
+      path = repositoryPath(gav, "pom");
+      url = repositoryUrl(remote, gav, "pom");
+    } catch (error) {
+      if (!(error instanceof InvalidCoordinatesError)) throw error;
+      return { kind: "missing", reason: `not valid Maven coordinates: ${error.message}` };
+    }
     const local = await readLocal(path);
     if (local !== undefined) return { kind: "found", text: local, origin: join(localRepository, path) };
-    const url = `${remote}/${path}`;
     const outcome = await options.fetcher.get(url, { immutable: !gav.version.endsWith("-SNAPSHOT") });
     switch (outcome.kind) {
       case "ok":
@@ -66,12 +85,20 @@ export function createMavenRepository(options: MavenRepositoryOptions): MavenRep
   }
 
   async function fetchVersions(groupId: string, artifactId: string): Promise<string[]> {
-    const dir = `${groupId.replaceAll(".", "/")}/${artifactId}`;
     const found = new Set<string>();
-    for (const name of ["maven-metadata-local.xml", "maven-metadata-central.xml"]) {
-      for (const v of metadataVersions((await readLocal(`${dir}/${name}`)) ?? "")) found.add(v);
+    try {
+      artifactFileUrl("", groupId, artifactId, "maven-metadata.xml");
+    } catch (error) {
+      if (error instanceof InvalidCoordinatesError) return [];
+      throw error;
     }
-    const outcome = await options.fetcher.get(`${remote}/${dir}/maven-metadata.xml`);
+    for (const name of ["maven-metadata-local.xml", "maven-metadata-central.xml"]) {
+      const path = artifactFileUrl("", groupId, artifactId, name);
+      for (const v of metadataVersions((await readLocal(path)) ?? "")) found.add(v);
+    }
+    const outcome = await options.fetcher.get(
+      artifactFileUrl(remote, groupId, artifactId, "maven-metadata.xml"),
+    );
     if (outcome.kind === "ok") for (const v of metadataVersions(outcome.body.toString("utf8"))) found.add(v);
     return [...found];
   }
@@ -96,19 +123,29 @@ export function createMavenRepository(options: MavenRepositoryOptions): MavenRep
       return answer;
     },
     sha1(gav, extension, classifier = "") {
-      const path = `${repositoryPath(gav, extension, classifier)}.sha1`;
+      let path: string;
+      let url: string;
+      try {
+        path = `${repositoryPath(gav, extension, classifier)}.sha1`;
+        url = `${repositoryUrl(remote, gav, extension, classifier)}.sha1`;
+      } catch (error) {
+        if (error instanceof InvalidCoordinatesError) return Promise.resolve({ kind: "missing" } as const);
+        throw error;
+      }
       let answer = sha1s.get(path);
       if (!answer) {
         answer = (async () => {
           const local = await readLocal(path);
-          const text =
-            local ??
-            (await options.fetcher
-              .get(`${remote}/${path}`, { immutable: true })
-              .then((o) => (o.kind === "ok" ? o.body.toString("utf8") : undefined)));
+          let text = local;
+          if (text === undefined) {
+            const outcome = await options.fetcher.get(url, { immutable: true });
+            if (outcome.kind === "not-found") return { kind: "missing" };
+            if (outcome.kind !== "ok") return { kind: "unknown" };
+            text = outcome.body.toString("utf8");
+          }
           // .sha1 files hold the hex digest, sometimes followed by the file name
-          const digest = text?.trim().split(/\s+/)[0]?.toLowerCase();
-          return digest && /^[0-9a-f]{40}$/.test(digest) ? digest : undefined;
+          const digest = text.trim().split(/\s+/)[0]?.toLowerCase();
+          return digest && /^[0-9a-f]{40}$/.test(digest) ? { kind: "found", digest } : { kind: "missing" };
         })();
         sha1s.set(path, answer);
       }

@@ -32,7 +32,11 @@ export function readManifest(lockDir: string, folder: string, root: string): Man
   const file = join(lockDir, folder, "package.json");
   if (!existsSync(file)) return undefined;
   const shown = displayPath(root, file);
-  const json = parseJson(readText(file, shown), shown);
+  return manifestOf(parseJson(readText(file, shown), shown), folder);
+}
+
+/** What a parsed package.json declares (anything but an object declares nothing). */
+export function manifestOf(json: unknown, folder: string): Manifest {
   if (!isObject(json))
     return { folder, production: {}, dependencies: {}, optional: {}, peer: {}, dev: {}, workspaces: [] };
   const workspaces = Array.isArray(json.workspaces)

@@ -35,8 +35,9 @@ export const npmReader: InputReader = {
             : name === "pnpm-lock.yaml"
               ? readPnpmLock(text, shown)
               : readPackageLock(text, shown, () => rootDependencyNames(folder, context.root));
-        inventory.packages.push(...read.packages);
-        inventory.warnings.push(...read.warnings);
+        // One at a time: spreading a 150,000-entry lockfile into push() overflows the stack.
+        for (const p of read.packages) inventory.packages.push(p);
+        for (const w of read.warnings) inventory.warnings.push(w);
       }
     }
     return inventory;

@@ -47,10 +47,54 @@ function classicErrorLine(text: string, reported: number | undefined): number | 
   return real;
 }
 
+/**
+ * @yarnpkg/lockfile 1.1.0's tokenizer never ends on a string without its closing quote, nor on a comment
+ * without a line end after it (each loop reads past the end of the text): the line of the first such
+ * string, found by walking the text with the tokenizer's own rules, or undefined. Comments are made
+ * safe by the line end readClassic adds.
+ */
+export function unterminatedStringLine(text: string): number | undefined {
+  let line = 1;
+  let at = 0;
+  const n = text.length;
+  while (at < n) {
+    const c = text[at] as string;
+    if (c === "\n" || c === "\r") {
+      at += c === "\r" && text[at + 1] === "\n" ? 2 : 1;
+      line++;
+    } else if (c === "#") {
+      const end = text.indexOf("\n", at);
+      if (end < 0) return undefined;
+      at = end;
+    } else if (c === '"') {
+      let i = at + 1;
+      for (; i < n; i++) {
+        if (text[i] === '"' && !(text[i - 1] === "\\" && text[i - 2] !== "\\")) break;
+      }
+      if (i >= n) return line;
+      for (let k = at; k < i; k++) if (text[k] === "\n" || (text[k] === "\r" && text[k + 1] !== "\n")) line++;
+      at = i + 1;
+    } else if (text.startsWith("true", at) || text.startsWith("false", at)) {
+      at += text.startsWith("true", at) ? 4 : 5;
+    } else if (/[a-zA-Z/-]/.test(c)) {
+      while (at < n && !/[: \n\r,]/.test(text[at] as string)) at++;
+    } else at++;
+  }
+  return undefined;
+}
+
 function readClassic(text: string, shown: string, manifests: readonly Manifest[]): LockfileRead {
+  const unterminated = unterminatedStringLine(text);
+  if (unterminated !== undefined) {
+    throw new ScanInputError(
+      shown,
+      "not a valid yarn v1 lockfile: a string has no closing quote",
+      unterminated,
+    );
+  }
   let parsed: ReturnType<typeof lockfile.parse>;
   try {
-    parsed = lockfile.parse(text, shown);
+    parsed = lockfile.parse(text.endsWith("\n") ? text : `${text}\n`, shown);
   } catch (error) {
     const message = (error as Error).message.split("\n")[0] ?? "";
     throw new ScanInputError(

@@ -4,7 +4,9 @@
  * asked for twice, and `--offline` answers from the cache alone. make-fetch-happen is npm's own fetcher
  * (cacache storage, RFC 9111 revalidation with ETag/Last-Modified).
  */
+import { dirname, join } from "node:path";
 import type makeFetchHappen from "make-fetch-happen";
+import { type AnswerMemo, createAnswerMemo } from "./answer-memo.ts";
 
 interface RegistryFetchOptions {
   /** Directory of the on-disk cache, e.g. `<data dir>/cache/http`. */
@@ -40,6 +42,8 @@ export type FetchOutcome =
 
 export interface RegistryFetcher {
   get(url: string, request?: RegistryRequest): Promise<FetchOutcome>;
+  /** Answers derived from several requests, kept beside the HTTP cache (`<cache>/answers`). */
+  answers?: AnswerMemo;
 }
 
 export function createRegistryFetcher(options: RegistryFetchOptions): RegistryFetcher {
@@ -57,6 +61,7 @@ export function createRegistryFetcher(options: RegistryFetchOptions): RegistryFe
       }),
     ));
   return {
+    answers: createAnswerMemo(join(dirname(options.cacheDir), "answers")),
     async get(url, request = {}) {
       const cache = options.offline ? "only-if-cached" : request.immutable ? "force-cache" : "no-cache";
       try {

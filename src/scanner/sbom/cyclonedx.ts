@@ -4,6 +4,7 @@
  * and what no package-level scanner says — which of each package's external objects the application's
  * own objects refer to, as `evidence.occurrences` (one per reference) and `evidence.callstack` (the
  * caller → callee frames of one reference, preferring one that reaches a function an advisory names).
+ * `evidence.identity` names the lockfiles or manifests each package was read from.
  *
  * Written as plain JSON: @cyclonedx/cyclonedx-library (10.3) has no model for evidence occurrences or
  * call stacks. The tests check the documents against the 1.6 JSON schema it ships; the export does not
@@ -138,6 +139,20 @@ export function buildCycloneDx(analysis: AnalysisExport, options: CycloneDxOptio
     const reaching = references.find((r) => vulnerabilitiesOf(p).some((v) => reaches(v, r).length > 0));
     const stacked = reaching ?? references[0];
     const evidence: Json = {};
+    if (p.sources.length > 0) {
+      // Where the scanner read the package: the lockfile, POM, archive or SBOM (as cdxgen records it).
+      evidence.identity = [
+        {
+          field: "purl",
+          confidence: 1,
+          methods: p.sources.map((source) => ({
+            technique: "manifest-analysis",
+            confidence: 1,
+            value: source,
+          })),
+        },
+      ];
+    }
     if (references.length > 0) {
       evidence.occurrences = references.map((r) => ({
         location: r.source.fullName,

@@ -20,8 +20,9 @@ export const sbomReader: InputReader = {
       context.progress(`reading ${shown}`);
       const text = readText(file, shown);
       const read = readSbom(text, shown);
-      inventory.packages.push(...read.packages);
-      inventory.warnings.push(...read.warnings);
+      // One at a time: spreading a large SBOM's packages into push() overflows the stack.
+      for (const p of read.packages) inventory.packages.push(p);
+      for (const w of read.warnings) inventory.warnings.push(w);
     }
     return inventory;
   },

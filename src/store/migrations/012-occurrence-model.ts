@@ -8,7 +8,7 @@ import { CVE_OCCURRENCE_IDENTITY } from "./cve-occurrence-key.ts";
  * The read model of the occurrences page (occurrence-model.ts): two tables keyed in page order. On
  * SQLite they are WITHOUT ROWID, so a page's rows are contiguous in the table itself; the partial
  * index on open rows serves ingestion (it closes and opens rows of the newest analysis). Filled from
- * the stored history by migration 021 (which re-keys occurrence_objects by package version); ingestion
+ * the stored history by migration 024 (which re-keys occurrence_objects by package version); ingestion
  * and advisory import keep it current afterwards.
  */
 export function occurrenceModelMigration(kind: StoreKind) {
@@ -67,7 +67,7 @@ export function occurrenceModelMigration(kind: StoreKind) {
         .column("package_version_id")
         .execute();
 
-      // Built from the stored history by migration 021, which keys the objects by package version.
+      // Built from the stored history by migration 024, which keys the objects by package version.
     },
   };
 }

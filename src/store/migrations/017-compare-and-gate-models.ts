@@ -16,7 +16,7 @@ export const GATE_FACT_TABLES = [
  * - the change logs of the packages and references (compare.ts). The references' is keyed by
  *   application then the comparison's page order, so a page of a comparison is a walk of the primary
  *   key (on SQLite WITHOUT ROWID, so a page's rows are contiguous). Built from the stored history (every
- *   analysis against its predecessor) by migration 021; ingestion appends to them afterwards.
+ *   analysis against its predecessor) by migration 024; ingestion appends to them afterwards.
  * - stored gate evaluations (gates.ts), valid while `gate_facts_generation` has the value they were
  *   computed at. Triggers bump it on every write to the tables an evaluation reads, whichever code path
  *   writes them, in the writer's transaction: a reader that reads the generation before the facts never
@@ -65,7 +65,7 @@ export function compareAndGateModelsMigration(kind: StoreKind) {
         .addPrimaryKeyConstraint("reference_change_totals_pk", ["application_id", "seq"])
         .execute();
 
-      // Filled from the stored history by migration 021 (which keys references by package version).
+      // Filled from the stored history by migration 024 (which keys references by package version).
 
       await db.schema
         .createTable("gate_facts_generation")

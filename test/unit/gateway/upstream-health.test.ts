@@ -24,8 +24,7 @@ describe("upstream outages: first failure logged, then a count at most every 10 
     const { lines, log } = recordingLog();
     const health = watchUpstreams({ rest: url }, { log, now: () => now, intervalMs: 3_600_000 });
     try {
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      assert.equal(health.snapshot().rest, "UP");
+      assert.equal(await health.current("rest"), "UP", "the start-up probe reached it");
       const error = new Error("connect ECONNREFUSED 127.0.0.1:8070");
       for (let i = 0; i < 1_000; i++) {
         health.failed("rest", error);
@@ -53,6 +52,43 @@ describe("upstream outages: first failure logged, then a count at most every 10 
       assert.equal(lines.length, 3);
       assert.equal(lines[2]?.level, "info");
       assert.equal(lines[2]?.msg, "upstream rest reachable again after 10 s and 1001 failures");
+    } finally {
+      health.stop();
+      server.close();
+    }
+  });
+});
+
+describe("readiness asks the upstream now, not the last background probe", () => {
+  it("an upstream not known UP is probed on each ask, overlapping asks share one request", async () => {
+    let healthy = false;
+    let requests = 0;
+    const server = createServer((_request, response) => {
+      requests++;
+      response.statusCode = healthy ? 200 : 503;
+      // Slow enough that asks made together overlap.
+      setTimeout(() => response.end("{}"), 50);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    const { log } = recordingLog();
+    const health = watchUpstreams({ rest: url }, { log, intervalMs: 3_600_000 });
+    try {
+      // Three asks while the start-up probe is in flight: one request in all.
+      const asked = await Promise.all([
+        health.current("rest"),
+        health.current("rest"),
+        health.current("rest"),
+      ]);
+      assert.deepEqual(asked, ["DOWN", "DOWN", "DOWN"]);
+      assert.equal(requests, 1);
+      healthy = true;
+      // No background probe for an hour: the ask itself finds the upstream back.
+      assert.equal(await health.current("rest"), "UP");
+      assert.equal(requests, 2);
+      // Known UP: answered without a request (proxied traffic reports failures as they happen).
+      assert.equal(await health.current("rest"), "UP");
+      assert.equal(requests, 2);
     } finally {
       health.stop();
       server.close();

@@ -23,6 +23,7 @@ const collections = {
   releasedAtSource: null,
   saferClosestVersion: "3.2.2",
   safestVersion: "3.2.2",
+  sources: ["WEB-INF/lib/commons-collections-3.2.1.jar"],
 };
 
 /** Shapes of what the Java extractor records: a class-level object and a constructor. */

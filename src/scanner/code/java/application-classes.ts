@@ -8,8 +8,10 @@
  */
 import { type Dirent, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { unzipSync } from "fflate";
+import { ArchiveFormatError, ArchiveLimitError, InflateBudget } from "../../archive/limits.ts";
+import { ZipArchive } from "../../archive/zip.ts";
 import type { InventoryWarning } from "../../inventory.ts";
+import { jarClassNames } from "./class-index.ts";
 
 export interface ClassFileInput {
   /** Where it was found, relative to the scanned path (`target/classes/org/x/Foo.class`, `app.war!/WEB-INF/classes/...`). */
@@ -19,8 +21,11 @@ export interface ClassFileInput {
 
 interface ApplicationClasses {
   classFiles: ClassFileInput[];
-  /** Dependency jars found in scanned archives, by location label (as the Maven reader's package `source`). */
-  embeddedJars: Map<string, Uint8Array>;
+  /**
+   * The classes of the dependency jars found in scanned archives, by location label (as the Maven
+   * reader's package `source`): listed while each nested jar is open, never kept whole.
+   */
+  embeddedJars: Map<string, string[]>;
   warnings: InventoryWarning[];
 }
 
@@ -35,7 +40,6 @@ const WRAPPER_JAR = /(?:^|\/)(?:gradle\/wrapper\/gradle-wrapper|\.mvn\/wrapper\/
 const APP_CLASSES = /^(?:WEB-INF|BOOT-INF)\/classes\/(.+\.class)$/;
 const NESTED =
   /^(?:WEB-INF\/lib|BOOT-INF\/lib|lib|APP-INF\/lib)\/[^/]+\.(?:jar|war|rar)$|^[^/]+\.(?:jar|war|rar)$/;
-const MAX_NESTING = 4;
 
 /** A class file worth reading: not a module or package descriptor, not a multi-release variant. */
 export const isCodeClassFile = (path: string): boolean =>
@@ -44,7 +48,15 @@ export const isCodeClassFile = (path: string): boolean =>
   !path.endsWith("package-info.class") &&
   !path.includes("META-INF/");
 
-export function findApplicationClasses(root: string, files: readonly string[]): ApplicationClasses {
+/**
+ * `singleFile`: the user scanned one archive; a plain jar is then the application (its classes are read
+ * as the application's, calling the dependencies its POM declares), not a library.
+ */
+export async function findApplicationClasses(
+  root: string,
+  files: readonly string[],
+  options: { singleFile?: boolean } = {},
+): Promise<ApplicationClasses> {
   const result: ApplicationClasses = { classFiles: [], embeddedJars: new Map(), warnings: [] };
   const seenDirs = new Set<string>();
   for (const file of files) {
@@ -61,13 +73,32 @@ export function findApplicationClasses(root: string, files: readonly string[]): 
       const bytes = readBytes(join(root, file), file, result.warnings);
       if (bytes) result.classFiles.push({ label: file, bytes });
     } else if (ARCHIVE.test(base) && !WRAPPER_JAR.test(file)) {
-      const bytes = readBytes(join(root, file), file, result.warnings);
-      if (bytes) readArchive(bytes, file, 0, result);
+      let archive: ZipArchive;
+      try {
+        archive = ZipArchive.openFile(join(root, file), file, new InflateBudget());
+      } catch (error) {
+        if (!(error instanceof ArchiveFormatError || error instanceof ArchiveLimitError)) {
+          result.warnings.push({
+            file,
+            message: `cannot be read (${(error as NodeJS.ErrnoException).code})`,
+          });
+          continue;
+        }
+        const reason = error.message.startsWith(`${file}: `)
+          ? error.message.slice(file.length + 2)
+          : error.message;
+        result.warnings.push({ file, message: `${reason}: its classes were not read` });
+        continue;
+      }
+      try {
+        await readArchive(archive, Boolean(options.singleFile), result);
+      } finally {
+        archive.close();
+      }
     }
   }
   return result;
 }
-
 function readBytes(path: string, label: string, warnings: InventoryWarning[]): Uint8Array | undefined {
   try {
     return readFileSync(path);
@@ -100,42 +131,66 @@ function readClassFolder(root: string, relative: string, result: ApplicationClas
   }
 }
 
-/** Reads a scanned archive: the application's classes of a container, the jars it nests. */
-function readArchive(bytes: Uint8Array, label: string, depth: number, result: ApplicationClasses): void {
-  let names: string[] = [];
-  let entries: Record<string, Uint8Array>;
-  try {
-    const all: string[] = [];
-    entries = unzipSync(bytes, {
-      filter: (file) => {
-        all.push(file.name);
-        return (
-          (APP_CLASSES.test(file.name) && isCodeClassFile(file.name)) ||
-          (depth < MAX_NESTING && NESTED.test(file.name))
-        );
-      },
-    });
-    names = all;
-  } catch (error) {
-    result.warnings.push({
-      file: label,
-      message: `not a readable zip archive (${(error as Error).message}): its classes were not read`,
-    });
-    return;
-  }
+/**
+ * Reads a scanned archive: the application's classes of a container (or of a jar scanned on its own), the
+ * class lists of the jars it nests, one nested archive open at a time. Nested archives that cannot be
+ * read were already named by the Maven reader's warnings; class files that cannot be read are named here.
+ */
+async function readArchive(
+  archive: ZipArchive,
+  application: boolean,
+  result: ApplicationClasses,
+): Promise<void> {
   const isContainer =
-    /\.(?:war|ear)$/i.test(label) ||
-    names.some(
-      (n) => n.startsWith("WEB-INF/") || n.startsWith("BOOT-INF/") || n === "META-INF/application.xml",
+    /\.(?:war|ear)$/i.test(archive.label) ||
+    archive.entries.some(
+      (e) =>
+        e.name.startsWith("WEB-INF/") ||
+        e.name.startsWith("BOOT-INF/") ||
+        e.name === "META-INF/application.xml",
     );
+  const readClass = (name: string, entry: Parameters<ZipArchive["read"]>[0]) => {
+    try {
+      result.classFiles.push({ label: `${archive.label}!/${name}`, bytes: archive.read(entry) });
+    } catch (error) {
+      if (!(error instanceof ArchiveFormatError || error instanceof ArchiveLimitError)) throw error;
+      const label = archive.entryLabel(entry);
+      const reason = error.message.startsWith(`${label}: `)
+        ? error.message.slice(label.length + 2)
+        : error.message;
+      result.warnings.push({ file: label, message: `${reason}: skipped` });
+    }
+  };
   if (!isContainer) {
-    result.embeddedJars.set(label, bytes);
+    result.embeddedJars.set(archive.label, jarClassNames(archive));
+    if (application && archive.depth === 0) {
+      for (const entry of archive.entries) {
+        if (archive.budget.exhausted) break;
+        if (isCodeClassFile(entry.name)) readClass(entry.name, entry);
+      }
+    }
     return;
   }
-  for (const name of Object.keys(entries).sort()) {
-    const data = entries[name] as Uint8Array;
-    if (APP_CLASSES.test(name)) result.classFiles.push({ label: `${label}!/${name}`, bytes: data });
-    else if (/\.war$/i.test(name)) readArchive(data, `${label}!/${name}`, depth + 1, result);
-    else result.embeddedJars.set(`${label}!/${name}`, data);
+  const entries = [...archive.entries].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const entry of entries) {
+    if (archive.budget.exhausted) break;
+    if (APP_CLASSES.test(entry.name)) {
+      if (isCodeClassFile(entry.name)) readClass(entry.name, entry);
+      continue;
+    }
+    if (!NESTED.test(entry.name)) continue;
+    let inner: ZipArchive;
+    try {
+      inner = await archive.openNested(entry);
+    } catch (error) {
+      if (error instanceof ArchiveFormatError || error instanceof ArchiveLimitError) continue;
+      throw error;
+    }
+    try {
+      if (/\.war$/i.test(entry.name)) await readArchive(inner, false, result);
+      else result.embeddedJars.set(inner.label, jarClassNames(inner));
+    } finally {
+      inner.close();
+    }
   }
 }

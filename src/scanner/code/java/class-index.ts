@@ -8,10 +8,12 @@
 import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { unzipSync } from "fflate";
 import { compareVersions } from "../../../domain/versions/index.ts";
+import { bufferSource } from "../../archive/byte-source.ts";
+import { ArchiveFormatError, ArchiveLimitError, InflateBudget } from "../../archive/limits.ts";
+import { ZipArchive } from "../../archive/zip.ts";
 import type { InventoryPackage, InventoryWarning } from "../../inventory.ts";
-import { repositoryPath } from "../../maven/coordinates.ts";
+import { repositoryPath, repositoryUrl } from "../../maven/coordinates.ts";
 import type { RegistryFetcher } from "../../registry/cached-fetch.ts";
 
 export interface JarSource {
@@ -33,26 +35,21 @@ interface ClassIndex {
 const CONCURRENCY = 8;
 
 /** Internal names of the classes a jar declares (multi-release variants folded onto their base name). */
-function jarClassNames(bytes: Uint8Array): string[] {
+export function jarClassNames(archive: ZipArchive): string[] {
   const names: string[] = [];
-  unzipSync(bytes, {
-    filter: (file) => {
-      let name = file.name;
-      if (name.endsWith(".class")) {
-        const versioned = /^META-INF\/versions\/\d+\/(.+)$/.exec(name);
-        if (versioned) name = versioned[1] as string;
-        if (!name.startsWith("META-INF/") && !name.endsWith("module-info.class"))
-          names.push(name.slice(0, -6));
-      }
-      return false;
-    },
-  });
+  for (const entry of archive.entries) {
+    let name = entry.name;
+    if (!name.endsWith(".class")) continue;
+    const versioned = /^META-INF\/versions\/\d+\/(.+)$/.exec(name);
+    if (versioned) name = versioned[1] as string;
+    if (!name.startsWith("META-INF/") && !name.endsWith("module-info.class")) names.push(name.slice(0, -6));
+  }
   return names;
 }
 
 export async function buildClassIndex(
   packages: readonly InventoryPackage[],
-  embeddedJars: ReadonlyMap<string, Uint8Array>,
+  embeddedJars: ReadonlyMap<string, readonly string[]>,
   source: JarSource,
 ): Promise<ClassIndex> {
   const index: ClassIndex = { owners: new Map(), versions: new Map(), listed: 0, warnings: [] };
@@ -65,11 +62,20 @@ export async function buildClassIndex(
     while (next < maven.length) {
       const i = next++;
       const p = maven[i] as InventoryPackage;
-      const jar = embeddedJars.get(p.source) ?? (await repositoryJar(p, source, index.warnings, notCached));
+      const embedded = embeddedJars.get(p.source);
+      if (embedded) {
+        lists[i] = [...embedded];
+        continue;
+      }
+      const jar = await repositoryJar(p, source, index.warnings, notCached);
       if (!jar) continue;
       try {
-        lists[i] = jarClassNames(jar);
+        // the zip directory alone gives the class names: nothing is inflated
+        const archive = ZipArchive.open(bufferSource(jar), `${p.name}:${p.version}`, new InflateBudget());
+        lists[i] = jarClassNames(archive);
+        archive.close();
       } catch (error) {
+        if (!(error instanceof ArchiveFormatError || error instanceof ArchiveLimitError)) throw error;
         index.warnings.push({
           file: p.source,
           message: `${p.name}:${p.version}: its jar is not a readable zip archive (${(error as Error).message}); its classes are not attributed`,
@@ -110,7 +116,7 @@ export async function buildClassIndex(
  */
 function loadedVersions(
   packages: readonly InventoryPackage[],
-  embeddedJars: ReadonlyMap<string, Uint8Array>,
+  embeddedJars: ReadonlyMap<string, readonly string[]>,
   warnings: InventoryWarning[],
 ): InventoryPackage[] {
   const byName = new Map<string, InventoryPackage[]>();
@@ -152,7 +158,8 @@ async function repositoryJar(
   } catch {
     // not in the local repository: the remote one
   }
-  const outcome = await source.fetcher.get(`${source.mavenRepositoryUrl.replace(/\/+$/, "")}/${path}`, {
+  const url = repositoryUrl(source.mavenRepositoryUrl, { groupId, artifactId, version: p.version }, "jar");
+  const outcome = await source.fetcher.get(url, {
     immutable: !p.version.endsWith("-SNAPSHOT"),
   });
   switch (outcome.kind) {

@@ -49,6 +49,8 @@ interface JavaCodeOptions extends JarSource {
   /** The scanned directory and the walk's files in it (relative, `/`-separated). */
   root: string;
   files: readonly string[];
+  /** The user scanned one file: a plain jar is then the application, not a library. */
+  singleFile?: boolean;
   packages: readonly InventoryPackage[];
   progress(message: string): void;
   /** From how many class files worker threads share the parsing (default 5,000; 0: never). */
@@ -59,7 +61,7 @@ const DEFAULT_WORKER_THRESHOLD = 5_000;
 const MAX_UNREADABLE_WARNINGS = 50;
 
 export async function extractJavaCode(options: JavaCodeOptions): Promise<CodeExtraction> {
-  const app = findApplicationClasses(options.root, options.files);
+  const app = await findApplicationClasses(options.root, options.files, { singleFile: options.singleFile });
   const hasJava = app.classFiles.length > 0 || options.files.some(isMainJavaSource);
   if (!hasJava) return { objects: [], references: [], warnings: app.warnings };
   options.progress("java: listing the classes of the dependencies");

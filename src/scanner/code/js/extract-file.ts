@@ -10,6 +10,7 @@
  * the package.
  */
 import { parseSync, rawTransferSupported, visitorKeys } from "oxc-parser";
+import { printable } from "../../../domain/printable-text.ts";
 import { type AstNode, isFunction, keyName, memberName, stringOf, unwrap } from "./ast.ts";
 import type {
   ApplicationScope,
@@ -132,12 +133,20 @@ export function extractSource(file: string, source: string): FileFacts {
         bytes,
         uses: [],
         exports,
-        error: { line: lineAt(source, at), message: error.message },
+        // oxc quotes the offending character (a NUL, an escape sequence...) as is
+        error: { line: lineAt(source, at), message: printable(error.message) },
       };
     }
     program = parsed.program as unknown as AstNode;
   } catch (error) {
-    return { file, lines, bytes, uses: [], exports, error: { line: 1, message: (error as Error).message } };
+    return {
+      file,
+      lines,
+      bytes,
+      uses: [],
+      exports,
+      error: { line: 1, message: printable((error as Error).message) },
+    };
   }
   const walker = new FileWalker(file);
   walker.walkProgram(program);

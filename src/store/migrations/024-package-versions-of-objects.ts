@@ -1,6 +1,6 @@
 import { type Kysely, sql } from "kysely";
 import { chunks } from "../batch.ts";
-import { recordChanges, recordRangeTotals } from "../compare.ts";
+import { rebuildChangeLogs } from "../compare.ts";
 import type { StoreKind } from "../database.ts";
 import { versionNamedById } from "../object-versions.ts";
 import { buildObjectLists, buildOccurrenceModel } from "../occurrence-model.ts";
@@ -122,20 +122,7 @@ export function packageVersionsOfObjectsMigration(kind: StoreKind) {
             "seq",
           ]),
       ).execute();
-      await store.deleteFrom("package_changes").execute();
-      await store.deleteFrom("reference_change_totals").execute();
-      await store.deleteFrom("reference_range_totals").execute();
-      const analyses = await store
-        .selectFrom("analyses")
-        .select(["application_id", "seq"])
-        .where("seq", ">=", 2)
-        .orderBy("application_id")
-        .orderBy("seq")
-        .execute();
-      for (const a of analyses) {
-        await recordChanges(store, a.application_id, a.seq);
-        await recordRangeTotals(store, a.application_id, a.seq);
-      }
+      await rebuildChangeLogs(store);
       await sql`update gate_facts_generation set value = value + 1 where id = 1`.execute(db);
       for (const table of [
         "external_objects",

@@ -4,14 +4,14 @@ import { describe, it } from "node:test";
 import { isSecretSetting, SETTINGS, settingList } from "../../../src/config/settings.ts";
 import { renderSettingsTable, withSettingsTable } from "../../../src/config/settings-table.ts";
 
-const readme = readFileSync(new URL("../../../README.md", import.meta.url), "utf8");
+const administrators = readFileSync(new URL("../../../docs/administrators.md", import.meta.url), "utf8");
 
 describe("settings declarations", () => {
-  it("README's configuration table is the one generated from them (else run `npm run docs:settings`)", () => {
+  it("docs/administrators.md's configuration table is the one generated from them (else run `npm run docs:settings`)", () => {
     assert.equal(
-      withSettingsTable(readme),
-      readme,
-      "README.md's settings table is stale: run npm run docs:settings",
+      withSettingsTable(administrators),
+      administrators,
+      "docs/administrators.md's settings table is stale: run npm run docs:settings",
     );
   });
 
