@@ -34,9 +34,8 @@ export const releaseDate = object({
     .nullable()
     .describe(
       "Where the date comes from: registry (the npm registry's publication time), last-modified (the Maven " +
-        "repository's Last-Modified), signature (when the release's OpenPGP signature was made), artifact " +
-        "(the newest entry time inside the released jar), release-notes (a day from the project's release " +
-        "notes); null when the store did not record it",
+        "repository's Last-Modified), signature (when the release's OpenPGP signature was made), " +
+        "release-notes (a day from the project's release notes); null when the store did not record it",
     ),
 });
 export type ReleaseDate = z.infer<typeof releaseDate>;
