@@ -430,7 +430,7 @@ for (const kind of STORE_KINDS) {
         await expectProblem(
           put("/rest/gates/no-referenced-severe-cve", { parameters: { maxReleases: 3 } }),
           409,
-          /Unknown parameter 'maxReleases' for rules of kind 'no-referenced-severe-cve': expected 'minSeverity'/,
+          /Unknown parameter 'maxReleases' for rules of kind 'no-referenced-severe-cve': expected 'minSeverity', 'packages'/,
         );
         await expectProblem(
           put("/rest/gates/no-unfixable-vulnerability", { parameters: { minSeverity: "LOW" } }),
