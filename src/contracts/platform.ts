@@ -36,6 +36,31 @@ export const MCP_SERVER_NAMES = {
 } as const satisfies Record<McpServerKind, string>;
 
 /**
+ * The scope of a package version in an application, as its package manager states it. npm: production
+ * (`dependencies`), dev (reached only from `devDependencies`), optional (reached through an optional
+ * dependency), peer (installed only as a peer dependency). Maven: the dependency scope Maven resolves.
+ * "unknown" in answers: the input did not say, or the store was written before scopes were recorded.
+ */
+export const NPM_SCOPES = ["production", "dev", "optional", "peer"] as const;
+export const MAVEN_SCOPES = ["compile", "runtime", "provided", "test", "system"] as const;
+export const PACKAGE_SCOPES = [...NPM_SCOPES, ...MAVEN_SCOPES] as const;
+export type PackageScope = (typeof PACKAGE_SCOPES)[number];
+export const SCOPE_UNKNOWN = "unknown";
+/** What a list's scope filter takes: a scope, or "unknown" for versions whose scope was not recorded. */
+export const SCOPE_FILTERS = [...PACKAGE_SCOPES, SCOPE_UNKNOWN] as const;
+/** The scopes a production install leaves out: quality gates skip them unless a rule counts all packages. */
+export const DEVELOPMENT_SCOPES = ["dev", "test"] as const satisfies readonly PackageScope[];
+
+/**
+ * Where a version's release date comes from: the npm registry's `time`, the Maven repository's
+ * Last-Modified, the creation time of the version's OpenPGP signature (`.pom.asc`), or the project's
+ * release notes (a day, for the demo data's npm versions the registry record does not cover).
+ * docs/scanner.md says how each is chosen.
+ */
+export const RELEASE_DATE_SOURCES = ["registry", "last-modified", "signature", "release-notes"] as const;
+export type ReleaseDateSource = (typeof RELEASE_DATE_SOURCES)[number];
+
+/**
  * The problem type of a vulnerability id no imported advisory names (REST 404). "Not known" is not "not
  * affected": the operations about one CVE answer it instead of an empty list, and the MCP tools say it.
  */

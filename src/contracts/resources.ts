@@ -7,7 +7,7 @@
  * family orders JSON properties by name.
  */
 import * as z from "zod";
-import { SEVERITIES } from "./platform.ts";
+import { PACKAGE_SCOPES, RELEASE_DATE_SOURCES, SCOPE_UNKNOWN, SEVERITIES } from "./platform.ts";
 
 /** The same shape with its keys in name order (so a field added anywhere lands in its place). */
 function byName<T extends z.ZodRawShape>(shape: T): T {
@@ -26,9 +26,31 @@ export const ecosystem = z.enum(["npm", "maven"]);
 export const severity = z.enum(SEVERITIES);
 export type Severity = z.infer<typeof severity>;
 
+/** A release date and where it comes from (docs/scanner.md, "Release dates"). */
+export const releaseDate = object({
+  ...dateTime.shape,
+  source: z
+    .enum(RELEASE_DATE_SOURCES)
+    .nullable()
+    .describe(
+      "Where the date comes from: registry (the npm registry's publication time), last-modified (the Maven " +
+        "repository's Last-Modified), signature (when the release's OpenPGP signature was made), " +
+        "release-notes (a day from the project's release notes); null when the store did not record it",
+    ),
+});
+export type ReleaseDate = z.infer<typeof releaseDate>;
+
+export const scope = z
+  .enum([...PACKAGE_SCOPES, SCOPE_UNKNOWN])
+  .describe(
+    "The version's scope in the application: npm production, dev, optional, peer; Maven compile, runtime, " +
+      "provided, test, system; unknown when the analysis did not say",
+  );
+export type Scope = z.infer<typeof scope>;
+
 /** The facts of a package version in use, shared by every resource that lists packages. */
 export const packageFacts = {
-  releaseDate: dateTime.nullable().describe("Release date of the version in use (null if unknown)"),
+  releaseDate: releaseDate.nullable().describe("Release date of the version in use (null if unknown)"),
   releasesPerYear: integer()
     .nullable()
     .describe("Average number of releases per year over the package's published history"),
@@ -40,6 +62,7 @@ export const packageFacts = {
     .string()
     .nullable()
     .describe("Newest release affected by no known vulnerability (null when none exists)"),
+  scope,
   version: z.string().describe("Package version in use"),
 };
 
@@ -154,16 +177,24 @@ export const packageUse = object({
 }).describe("A package version the application uses, with its facts and the CVEs affecting it.");
 export type PackageUse = z.infer<typeof packageUse>;
 
+const objectVersion = z
+  .string()
+  .describe("The version of the package the external object belongs to: the one the referring code loads");
+
 export const interaction = object({
   source: applicationObject,
   target: externalObject,
-}).describe("An application object (source) referring to an external object of the package (target).");
+  version: objectVersion,
+}).describe(
+  "An application object (source) referring to an external object (target) of a version of the package.",
+);
 export type Interaction = z.infer<typeof interaction>;
 
 export const externalObjectMatch = object({
   ...externalObjectFields,
   package: z.string().describe("Name of the package the object belongs to"),
-}).describe("An external object the application refers to, with the name of its package.");
+  version: objectVersion,
+}).describe("An external object the application refers to, with the name and version of its package.");
 export type ExternalObjectMatch = z.infer<typeof externalObjectMatch>;
 
 // Shipped with reachesAffectedFunction before reachedFunctions: kept, so answers keep their byte order.
@@ -189,6 +220,7 @@ export const cveReference = z
       .describe("The affected functions the target is (empty unless reachesAffectedFunction is true)"),
     source: applicationObject,
     target: externalObject,
+    version: objectVersion,
   })
   .describe(
     "A reference from an application object (source) to an external object (target) of a package version the " +
@@ -213,7 +245,8 @@ export const gateRule = object({
     .record(z.string(), z.unknown())
     .describe(
       "no-referenced-severe-cve: {minSeverity: CRITICAL|HIGH|MEDIUM|LOW}; max-releases-behind-safest: " +
-        "{maxReleases: integer >= 0}; no-unfixable-vulnerability: {}",
+        "{maxReleases: integer >= 0}; every kind: {packages: production|all}, production (the default) " +
+        "leaving out npm dev and Maven test scopes",
     ),
 }).describe("A quality gate rule. Only enabled rules take part in evaluations.");
 export type GateRule = z.infer<typeof gateRule>;
@@ -280,7 +313,12 @@ export type PackageVersion = z.infer<typeof packageVersion>;
 
 export const referenceChange = object({
   source: object({ fullName: z.string(), id: z.string() }),
-  target: object({ fullName: z.string(), id: z.string(), package: z.string() }),
+  target: object({
+    fullName: z.string(),
+    id: z.string(),
+    package: z.string(),
+    version: z.string().describe("The version of the package the target belongs to"),
+  }),
 });
 export type ReferenceChange = z.infer<typeof referenceChange>;
 

@@ -3,6 +3,7 @@
  * rules in, each enabled rule's findings and the verdict out. The store reads the facts and keeps the
  * verdicts (store/gates.ts); the rules are here.
  */
+import { DEVELOPMENT_SCOPES } from "../contracts/platform.ts";
 import { effectiveGateParameters, type GateRule, severityRank } from "../store/gate-kinds.ts";
 import type {
   GateFinding,
@@ -12,9 +13,19 @@ import type {
   ReferenceInterval,
 } from "../store/gate-records.ts";
 
+/**
+ * The packages a rule counts: by default those a production install keeps (as Snyk counts them: npm dev
+ * and Maven test scopes left out; an unknown scope counts), every one with `packages: "all"`.
+ */
+function countedPackages(parameters: Record<string, unknown>, packages: readonly PackageState[]) {
+  if (parameters.packages === "all") return packages;
+  return packages.filter((p) => !(DEVELOPMENT_SCOPES as readonly (string | null)[]).includes(p.scope));
+}
+
 /** Findings of one rule over the packages of an analysis, in the packages' order. */
-export function ruleFindings(rule: GateRule, packages: readonly PackageState[]): GateFinding[] {
+export function ruleFindings(rule: GateRule, all: readonly PackageState[]): GateFinding[] {
   const parameters = effectiveGateParameters(rule.kind, rule.parameters);
+  const packages = countedPackages(parameters, all);
   const findings: GateFinding[] = [];
   switch (rule.kind) {
     case "no-referenced-severe-cve": {
@@ -27,9 +38,9 @@ export function ruleFindings(rule: GateRule, packages: readonly PackageState[]):
             cve: v.cve,
             detail: `${v.cve} (${v.severity}) affects ${p.name} ${p.version}, whose objects the application refers to.`,
             package: p.name,
-            packageId: p.packageId,
             severity: v.severity,
             version: p.version,
+            versionId: p.versionId,
           });
         }
       }
@@ -44,8 +55,8 @@ export function ruleFindings(rule: GateRule, packages: readonly PackageState[]):
             `${p.name} ${p.version} is ${p.releasesBehind} releases behind its safest version ` +
             `${p.safestVersion}, more than the ${max} allowed.`,
           package: p.name,
-          packageId: p.packageId,
           version: p.version,
+          versionId: p.versionId,
         });
       }
       break;
@@ -61,9 +72,9 @@ export function ruleFindings(rule: GateRule, packages: readonly PackageState[]):
             `${p.name} ${p.version} is affected by ${p.vulnerabilities.map((v) => v.cve).join(", ")} ` +
             "and no upgrade is free of known vulnerabilities.",
           package: p.name,
-          packageId: p.packageId,
           severity: worst.severity,
           version: p.version,
+          versionId: p.versionId,
         });
       }
       break;
@@ -86,7 +97,7 @@ export function evaluateGates(rules: readonly GateRule[], packages: readonly Pac
 
 /**
  * The package states of analysis `seq` from interval rows spanning several analyses: the rows valid
- * in `seq`, each marked referred when one of its package's reference intervals covers `seq`.
+ * in `seq`, each marked referred when one of its version's reference intervals covers `seq`.
  */
 export function statesAt(
   seq: number,
@@ -94,11 +105,11 @@ export function statesAt(
   references: readonly ReferenceInterval[],
 ): PackageState[] {
   const referred = new Set<number>();
-  for (const r of references) if (r.fromSeq <= seq && seq < r.toSeq) referred.add(r.packageId);
+  for (const r of references) if (r.fromSeq <= seq && seq < r.toSeq) referred.add(r.versionId);
   return packages
     .filter((p) => p.fromSeq <= seq && seq < p.toSeq)
     .map(({ fromSeq: _from, toSeq: _to, ...state }) => ({
       ...state,
-      referred: referred.has(state.packageId),
+      referred: referred.has(state.versionId),
     }));
 }

@@ -71,13 +71,13 @@ export async function evaluateAnalysis(
     ? pageOf(await computeVerdict(db, applicationId, seq), paging)
     : await storedOutcomes(db, applicationId, seq, paging);
   const withObjects = new Set(
-    result.rules.flatMap((r) => r.findings.filter((f) => f.cve !== undefined).map((f) => f.packageId)),
+    result.rules.flatMap((r) => r.findings.filter((f) => f.cve !== undefined).map((f) => f.versionId)),
   );
   const objects = await referredObjectsSamples(db, applicationId, seq, [...withObjects]);
   return {
     rules: result.rules.map((rule) => ({
-      findings: rule.findings.map(({ packageId, ...finding }) =>
-        finding.cve === undefined ? finding : { ...finding, objects: objects.get(packageId) ?? [] },
+      findings: rule.findings.map(({ versionId, ...finding }) =>
+        finding.cve === undefined ? finding : { ...finding, objects: objects.get(versionId) ?? [] },
       ),
       findingsTotal: rule.findingsTotal,
       id: rule.id,

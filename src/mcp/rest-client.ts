@@ -172,11 +172,11 @@ export interface RestClient {
   ): Promise<CveReference[]>;
   listPackages(
     name: string,
-    query: Paging & { date?: string; vulnerable?: boolean; q?: string },
+    query: Paging & { date?: string; vulnerable?: boolean; q?: string; scope?: string },
   ): Promise<PackageUse[]>;
   listInteractions(
     name: string,
-    query: Paging & { package: string; ecosystem?: string; date?: string },
+    query: Paging & { package: string; ecosystem?: string; version?: string; date?: string },
   ): Promise<Interaction[]>;
   searchObjects(
     name: string,
@@ -270,12 +270,19 @@ export function createRestClient(options: RestClientOptions): RestClient {
         reachesAffectedFunction: q.reachesAffectedFunction,
       }),
     listPackages: (name, q) =>
-      get(`${app(name)}/packages`, { ...paging(q), date: q.date, vulnerable: q.vulnerable, q: q.q }),
+      get(`${app(name)}/packages`, {
+        ...paging(q),
+        date: q.date,
+        vulnerable: q.vulnerable,
+        q: q.q,
+        scope: q.scope,
+      }),
     listInteractions: (name, q) =>
       get(`${app(name)}/interactions`, {
         ...paging(q),
         package: q.package,
         ecosystem: q.ecosystem,
+        version: q.version,
         date: q.date,
       }),
     searchObjects: (name, q) =>

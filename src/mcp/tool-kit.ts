@@ -5,7 +5,7 @@
 import type { CallToolResult, McpServer, ServerContext } from "@modelcontextprotocol/server";
 import * as z from "zod";
 import { UNKNOWN_VULNERABILITY_TYPE } from "../contracts/platform.ts";
-import { packageFacts } from "../contracts/resources.ts";
+import { packageFacts, type ReleaseDate, releaseDate } from "../contracts/resources.ts";
 import { mcpToolCalls, mcpToolDuration } from "../observability/metrics.ts";
 import { createRestClient, RestApiError, type RestClient, type RestTransport } from "./rest-client.ts";
 
@@ -237,7 +237,14 @@ export {
 export const packageFactsOutput = {
   ...packageFacts,
   releaseDate: z.string().nullable().describe("Release date of the version in use (null if unknown)"),
+  releaseDateSource: releaseDate.shape.source,
 };
+
+/** The REST API's release date as the tools write it: the instant and, beside it, where it comes from. */
+export const releaseDateFields = (value: ReleaseDate | null) => ({
+  releaseDate: value?.dateTime ?? null,
+  releaseDateSource: value?.source ?? null,
+});
 
 /** `{dateTime}` of the REST API, or null, as a plain ISO string. */
 export const instant = (value: { dateTime: string } | null | undefined): string | null =>

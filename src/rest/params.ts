@@ -2,7 +2,7 @@
  * Query and path parameter rules of the REST API as pure functions: raw input in, value or the
  * reason out, so every 400 names exactly what was wrong.
  */
-import { SEVERITIES } from "../contracts/platform.ts";
+import { SCOPE_FILTERS, SEVERITIES } from "../contracts/platform.ts";
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; detail: string };
 
@@ -189,6 +189,34 @@ export function parsePackageName(raw: unknown): Parsed<string> {
   return ok(value);
 }
 
+/** An optional package version, e.g. 4.17.21 (exact, as the packages list writes it). */
+export function parsePackageVersion(raw: unknown): Parsed<string | undefined> {
+  const text = single("version", raw);
+  if (!text.ok) return text;
+  if (text.value === undefined) return ok(undefined);
+  const value = text.value.trim();
+  if (value === "")
+    return fail("Query parameter 'version' is empty: give a version such as 4.17.21, or leave it out");
+  if (codePoints(value) > 256) return fail("Query parameter 'version' is longer than 256 characters");
+  if (CONTROL.test(value)) return fail("Query parameter 'version' contains control characters");
+  return ok(value);
+}
+
+/** Package scopes a list keeps: comma-separated, any case; `unknown` for versions whose scope is not known. */
+export function parseScopes(raw: unknown): Parsed<string[]> {
+  const text = single("scope", raw);
+  if (!text.ok) return text;
+  if (text.value === undefined || text.value === "") return ok([]);
+  const values = text.value.split(",").map((v) => v.trim().toLowerCase());
+  const bad = values.filter((v) => !(SCOPE_FILTERS as readonly string[]).includes(v));
+  if (bad.length > 0) {
+    return fail(
+      `Query parameter 'scope' accepts ${SCOPE_FILTERS.join(", ")} (comma-separated), got '${bad.join(",")}'`,
+    );
+  }
+  return ok([...new Set(values)]);
+}
+
 /** An optional exact object type identifier, e.g. JS_FUNCTION. */
 export function parseTypeId(raw: unknown): Parsed<string | undefined> {
   const text = single("type", raw);
@@ -222,6 +250,7 @@ const NOT_CONTROL = "\\u0000-\\u001f\\u007f";
 const anyCase = (word: string) =>
   [...word].map((c) => (/[a-z]/i.test(c) ? `[${c.toUpperCase()}${c.toLowerCase()}]` : c)).join("");
 const SEVERITY_WORD = `\\s*(${SEVERITIES.map(anyCase).join("|")})\\s*`;
+const SCOPE_WORD = `\\s*(${SCOPE_FILTERS.map(anyCase).join("|")})\\s*`;
 
 export const paramSchemas = {
   applicationName: {
@@ -245,6 +274,20 @@ export const paramSchemas = {
     type: "string",
     pattern: `^(${SEVERITY_WORD}(,${SEVERITY_WORD})*)?$`,
     description: "Comma-separated severities to keep (CRITICAL, HIGH, MEDIUM, LOW, UNKNOWN; any case)",
+  },
+  scopes: {
+    type: "string",
+    pattern: `^(${SCOPE_WORD}(,${SCOPE_WORD})*)?$`,
+    description:
+      "Comma-separated scopes to keep (production, dev, optional, peer, compile, runtime, provided, test, " +
+      "system, unknown; any case)",
+  },
+  packageVersion: {
+    type: "string",
+    minLength: 1,
+    maxLength: 256,
+    pattern: `^\\s*[^\\s${NOT_CONTROL}][^${NOT_CONTROL}]*$`,
+    description: "Exact package version, e.g. 4.17.21",
   },
   searchText: { type: "string", minLength: 1, maxLength: MAX_SEARCH_LENGTH, pattern: `^[^${NOT_CONTROL}]*$` },
   /** An optional search: empty is the same as absent. */

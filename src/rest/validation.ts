@@ -23,6 +23,8 @@ import {
   parseGateRuleId,
   parseLimit,
   parsePackageName,
+  parsePackageVersion,
+  parseScopes,
   parseSearchText,
   parseSeverities,
   parseSkip,
@@ -61,6 +63,10 @@ function ruleOf(key: string, schema: PropertySchema, required: boolean): Rule | 
       return parsePackageName;
     case paramSchemas.severities.pattern:
       return (raw) => parseSeverities(raw, SEVERITIES);
+    case paramSchemas.scopes.pattern:
+      return parseScopes;
+    case paramSchemas.packageVersion.pattern:
+      return parsePackageVersion;
     case paramSchemas.dateTime.pattern:
       return required ? (raw) => requiredDateTime(raw, key) : (raw) => parseDateTime(raw, key);
     case paramSchemas.typeId.pattern:

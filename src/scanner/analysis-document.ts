@@ -5,6 +5,7 @@
  * upload, types the code, and its JSON Schema is the request body of the OpenAPI document.
  */
 import { z } from "zod";
+import { MAVEN_SCOPES, NPM_SCOPES } from "../contracts/platform.ts";
 import { APPLICATION_NAME_PATTERN, applicationNameProblem } from "../domain/application-names.ts";
 import {
   MAVEN_NAME_PATTERN,
@@ -16,6 +17,7 @@ import {
 } from "../domain/package-names.ts";
 import { WHITESPACE } from "../domain/text-patterns.ts";
 import type { AnalysisInput } from "../store/input-records.ts";
+import { objectVersion } from "../store/object-versions.ts";
 
 /**
  * No control characters (C0, DEL, C1) in any stored text: they would reach terminals and pages as they
@@ -59,6 +61,16 @@ const sources = z
     "The inputs this version was read from (lockfiles, POMs, Gradle lockfiles, archives, SBOMs), relative to the scanned folder",
   );
 
+/** The version's scope, in its ecosystem's words; absent or null when the input did not say. */
+const scopeOf = <T extends readonly [string, ...string[]]>(scopes: T, words: string) =>
+  z
+    .enum(scopes)
+    .nullable()
+    .optional()
+    .describe(
+      `The version's scope (${words}: ${scopes.join(", ")}); absent or null: not known (answers say unknown)`,
+    );
+
 /**
  * One package of each ecosystem. The patterns state the naming rules in the published schema only (a
  * schema-valid upload is accepted); the check itself is the refinement below, whose messages say which rule.
@@ -69,6 +81,7 @@ const packageRef = z
       ecosystem: z.literal("npm"),
       name: name.meta({ pattern: NPM_NAME_PATTERN }).describe("npm name as published (npm's naming rules)"),
       version: text(256).meta({ pattern: NPM_VERSION_PATTERN }).describe("A semver version"),
+      scope: scopeOf(NPM_SCOPES, "npm"),
       sources,
     }),
     z.object({
@@ -79,6 +92,7 @@ const packageRef = z
       version: text(256)
         .meta({ pattern: MAVEN_VERSION_PATTERN })
         .describe('A Maven version without \\ / : " < > | ? * or spaces'),
+      scope: scopeOf(MAVEN_SCOPES, "Maven"),
       sources,
     }),
   ])
@@ -96,6 +110,12 @@ const packageRef = z
 const externalObject = z.object({
   id: name,
   package: name.describe("<ecosystem>:<name> of a package of this analysis, e.g. npm:lodash"),
+  version: text(256)
+    .optional()
+    .describe(
+      "The version of the package the referring code loads, one the document lists; may be left out " +
+        "when the document lists one version of the package",
+    ),
   name: noControl(4096),
   fullName: noControl(4096),
   mangling: noControl(4096),
@@ -148,18 +168,35 @@ const analysisDocumentSchema = z
   .describe("An analysis of one application, as a scanner produces it")
   .superRefine((document, ctx) => {
     // Cross-references, checked here so a bad document is refused before anything is looked up.
-    const packages = new Set(document.packages.map((p) => `${p.ecosystem}:${p.name}`));
+    const versions = new Map<string, string[]>();
+    document.packages.forEach((p) => {
+      const key = `${p.ecosystem}:${p.name}`;
+      versions.set(key, [...(versions.get(key) ?? []), p.version]);
+    });
     const ids = new Set<string>();
     document.objects.forEach((object, i) => {
       if (ids.has(object.id)) {
         ctx.addIssue({ code: "custom", path: ["objects", i, "id"], message: `'${object.id}' appears twice` });
       }
       ids.add(object.id);
-      if (!packages.has(object.package)) {
+      const used = versions.get(object.package);
+      if (!used) {
         ctx.addIssue({
           code: "custom",
           path: ["objects", i, "package"],
           message: `'${object.package}' is not one of the document's packages (<ecosystem>:<name>)`,
+        });
+        return;
+      }
+      const version = objectVersion(object, used);
+      if (!version.ok) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["objects", i, "version"],
+          message:
+            version.reason === "not-used"
+              ? `'${object.version}' is not a version of ${object.package} the document lists (${used.join(", ")})`
+              : `${object.package} is listed at several versions (${used.join(", ")}): say which one the object belongs to`,
         });
       }
     });
@@ -189,7 +226,8 @@ export function analysisDocumentOf(
     application,
     analyzedAt: input.analyzedAt,
     ...(extra.scanner ? { scanner: extra.scanner } : {}),
-    packages: input.packages,
+    // The readers give each ecosystem's packages only that ecosystem's scopes (scope.ts).
+    packages: input.packages as AnalysisDocument["packages"],
     objects: input.objects,
     references: input.references,
     warnings: extra.warnings ?? [],

@@ -3,6 +3,7 @@
  * between each reader and `imaging scan`, which merges their inventories into one analysis.
  */
 
+import type { PackageScope } from "../contracts/platform.ts";
 import { printable } from "../domain/printable-text.ts";
 import type { Ecosystem } from "../domain/versions/index.ts";
 import type { RegistryFetcher } from "./registry/cached-fetch.ts";
@@ -14,6 +15,8 @@ export interface InventoryPackage {
   version: string;
   /** Needed only to develop or test the application (npm devDependencies, Maven test/provided scope). */
   dev: boolean;
+  /** The scope the package manager gives this version (null: the input does not say; see scope.ts). */
+  scope: PackageScope | null;
   /** Declared by the application itself rather than brought in by another package. */
   direct: boolean;
   /** The input it was read from, relative to the scanned path (e.g. `web/package-lock.json`). */

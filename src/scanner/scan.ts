@@ -29,9 +29,11 @@ import {
   ScanInputError,
 } from "./inventory.ts";
 import { mavenReader } from "./maven/reader.ts";
+import { chooseLockfiles, lockfileOption } from "./npm/lockfile-choice.ts";
 import { npmReader } from "./npm/reader.ts";
 import { type SkippedProject, selectApplication } from "./projects.ts";
 import { sbomReader } from "./sbom/reader.ts";
+import { widerScope } from "./scope.ts";
 import { walkFiles } from "./walk.ts";
 
 /** Every input reader of `imaging scan`, in one place. */
@@ -41,6 +43,8 @@ type ScanContext = Omit<ReaderContext, "root">;
 
 interface ScanOptions extends ScanContext {
   readers: readonly InputReader[];
+  /** `--lockfile`: the npm, pnpm or yarn lockfile to read in its folder (npm/lockfile-choice.ts). */
+  lockfile?: string | undefined;
   /**
    * Read every project of the scanned tree (templates, examples, fixtures...), not only the application
    * (`--all-projects`; see projects.ts).
@@ -57,7 +61,10 @@ export interface ScannedPackage extends InventoryPackage {
 export interface ScanResult {
   /** Inputs read, relative to the scanned path, with the reader that read each. */
   inputs: { reader: string; file: string }[];
-  /** Deduplicated by ecosystem, name and version: dev only when dev everywhere, direct when direct anywhere. */
+  /**
+   * Deduplicated by ecosystem, name and version: dev only when dev everywhere, direct when direct anywhere,
+   * the widest scope (scope.ts).
+   */
   packages: ScannedPackage[];
   warnings: InventoryWarning[];
   /** Projects found below the application and not read (see projects.ts), with the reason. */
@@ -95,14 +102,32 @@ export async function scanPath(path: string, options: ScanOptions): Promise<Scan
     );
   }
   const root = isDirectory ? absolute : dirname(absolute);
+  if (options.lockfile !== undefined && !isDirectory) {
+    throw new ScanInputError(
+      options.lockfile,
+      "--lockfile chooses among the lockfiles of a scanned directory",
+    );
+  }
   options.progress(`looking for inputs in ${path}`);
   const walked = isDirectory ? walkFiles(absolute, path, { includeSamples: true }) : [basename(absolute)];
   // A file named by itself is the whole input; a directory is one application unless asked otherwise.
   const selection = isDirectory
     ? selectApplication(absolute, walked, { allProjects: options.allProjects ?? false })
     : { files: walked, skipped: [], warnings: [] };
-  const files = selection.files;
   for (const s of selection.skipped) options.progress(`skipped ${s.path}: ${s.reason}`);
+  // One lockfile per project, the one its package manager reads: the others are not inputs at all.
+  const chosen =
+    options.lockfile === undefined || !isDirectory ? undefined : lockfileOption(options.lockfile, absolute);
+  if (chosen !== undefined && !selection.files.includes(chosen)) {
+    throw new ScanInputError(
+      options.lockfile as string,
+      "--lockfile names a lockfile of a project that is not read (--all-projects reads every project)",
+    );
+  }
+  const lockfiles = isDirectory
+    ? chooseLockfiles(absolute, selection.files, chosen)
+    : { files: selection.files, warnings: [] };
+  const files = lockfiles.files;
   const claimed = new Map<InputReader, string[]>();
   const inputs: ScanResult["inputs"] = [];
   for (const file of files) {
@@ -133,9 +158,9 @@ export async function scanPath(path: string, options: ScanOptions): Promise<Scan
     `found ${inputs.length} input${inputs.length === 1 ? "" : "s"}: ` +
       [...claimed].map(([reader, list]) => `${reader.name} ${list.length}`).join(", "),
   );
-  const { readers: _, allProjects: __, ...context } = options;
+  const { readers: _, allProjects: __, lockfile: ___, ...context } = options;
   const found: InventoryPackage[] = [];
-  const warnings: InventoryWarning[] = [...selection.warnings];
+  const warnings: InventoryWarning[] = [...selection.warnings, ...lockfiles.warnings];
   for (const [reader, list] of claimed) {
     const inventory = await reader.read(list, { ...context, root, singleFile: !isDirectory });
     // One at a time: spreading a 150,000-package inventory into push() overflows the call stack.
@@ -182,6 +207,7 @@ function dedupe(found: readonly InventoryPackage[]): ScannedPackage[] {
     else {
       seen.dev &&= p.dev;
       seen.direct ||= p.direct;
+      seen.scope = widerScope(seen.scope, p.scope);
       if (!seen.sources.includes(p.source)) seen.sources.push(p.source);
     }
   }
@@ -217,10 +243,11 @@ export function analysisDocument(
   analyzedAt: string,
   scan: ScanResult,
 ): AnalysisDocument {
-  const packages = scan.packages.map(({ ecosystem, name, version, sources }) => ({
+  const packages = scan.packages.map(({ ecosystem, name, version, scope, sources }) => ({
     ecosystem,
     name,
     version,
+    ...(scope === null ? {} : { scope }),
     sources,
   }));
   return analysisDocumentOf(

@@ -136,7 +136,7 @@ export async function applyOsvRecords(
   packageIds: Map<string, number> = new Map(),
 ): Promise<RecordOutcome[]> {
   const stored = new Map<string, string>();
-  // Records stored before their references were kept (migration 021): an unchanged revision brings them.
+  // Records stored before their references were kept (migration 022): an unchanged revision brings them.
   const withoutReferences = new Set<string>();
   for (const batch of chunks(
     records.map((r) => r.osvId),
@@ -449,7 +449,7 @@ async function insertAliases(db: Db, vulnerabilityId: number, aliases: readonly 
 
 const referencesJson = (record: OsvRecordInput) => JSON.stringify(record.advisory.references ?? []);
 
-/** Writes the references of records whose stored revision predates them (left null by migration 021). */
+/** Writes the references of records whose stored revision predates them (left null by migration 022). */
 async function fillReferences(db: Db, records: readonly OsvRecordInput[]): Promise<void> {
   for (const record of records) {
     await db
@@ -471,7 +471,7 @@ export async function noteAdvisoryImport(db: Db, at: Date = new Date()): Promise
     .execute();
 }
 
-/** When advisories were last imported (null: never, or only before migration 021) and how many the store holds. */
+/** When advisories were last imported (null: never, or only before migration 022) and how many the store holds. */
 export async function advisoryImportState(db: Db): Promise<{ importedAt: string | null; records: number }> {
   const state = await db
     .selectFrom("advisory_import_state")

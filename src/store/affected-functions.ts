@@ -125,6 +125,8 @@ export interface ApplicationObjectRecord {
 }
 
 export interface CveReferenceRecord {
+  /** The version of the package the target belongs to (the one the referring code loads). */
+  version: string;
   /** Every function the advisory names for the target's package (empty when it names none). */
   affectedFunctions: string[];
   ecosystem: string;
@@ -142,7 +144,7 @@ export interface CveReferenceRecord {
  * version the vulnerability affects, each marked by whether its target is a function the advisory names.
  * `reaches`: true keeps the marked ones, false the ones of packages whose functions are named but not
  * reached (references to packages the advisory names no function of are in neither).
- * Ordered by package name and ecosystem, target fullName and id, source fullName and id.
+ * Ordered by package name and ecosystem, version, target fullName and id, source fullName and id.
  */
 export async function listCveReferences(
   db: Kysely<Database>,
@@ -157,11 +159,12 @@ export async function listCveReferences(
 ): Promise<CveReferenceRecord[]> {
   const { applicationId, seq, vulnerabilityId } = query;
   const tdb = db;
-  const affectedPackages = tdb
+  // The affected versions the application uses: only the objects of those versions (the ones the
+  // referring code loads) reach the vulnerability, not those of another version of the same package.
+  const affectedVersions = tdb
     .selectFrom("version_vulnerabilities as vv")
     .innerJoin("application_packages as ap", "ap.package_version_id", "vv.package_version_id")
-    .innerJoin("package_versions as pv", "pv.id", "vv.package_version_id")
-    .select("pv.package_id")
+    .select("vv.package_version_id")
     .where("vv.vulnerability_id", "=", vulnerabilityId)
     .where("ap.application_id", "=", applicationId)
     .where(liveAt("ap", seq));
@@ -170,11 +173,12 @@ export async function listCveReferences(
     .innerJoin("external_objects as t", "t.id", "r.target_id")
     .innerJoin("application_objects as s", "s.id", "r.source_id")
     .innerJoin("packages as p", "p.id", "t.package_id")
+    .innerJoin("package_versions as tv", "tv.id", "t.package_version_id")
     .select(["p.id as package_id", "p.name as package_name", "p.ecosystem", ...REFERENCE_COLUMNS])
     .where("r.application_id", "=", applicationId)
     .where(liveAt("r", seq))
     .where(liveAt("t", seq))
-    .where("t.package_id", "in", affectedPackages);
+    .where("t.package_version_id", "in", affectedVersions);
   if (query.reaches === true) select = select.where(reaches(vulnerabilityId));
   if (query.reaches === false) {
     select = select
@@ -184,6 +188,8 @@ export async function listCveReferences(
   const rows = await select
     .orderBy("p.name")
     .orderBy("p.ecosystem")
+    .orderBy("tv.rank")
+    .orderBy("tv.version")
     .orderBy(INTERACTION_ORDER)
     .limit(query.limit)
     .offset(query.skip)

@@ -16,7 +16,10 @@ export interface ExportedPackage {
   ecosystem: "npm" | "maven";
   name: string;
   version: string;
+  /** Its scope in the application (null: unknown). */
+  scope: string | null;
   releasedAt: string | null;
+  releasedAtSource: string | null;
   saferClosestVersion: string | null;
   safestVersion: string | null;
   /** The inputs (lockfiles, POMs, archives, SBOMs) the version was read from. */
@@ -32,6 +35,8 @@ interface ExportedVulnerability extends VulnerabilityRow {
 
 export interface ExportedReference {
   packageId: number;
+  /** The package version the target belongs to (the one the referring code loads). */
+  versionId: number;
   source: { id: string; name: string; fullName: string; type: string; typeId: string };
   target: { id: string; name: string; fullName: string; mangling: string; type: string; typeId: string };
 }
@@ -58,7 +63,9 @@ export async function readAnalysisExport(
       "p.ecosystem",
       "p.name",
       "pv.version",
+      "ap.scope",
       "pv.released_at",
+      "pv.released_at_source",
       "pv.safer_closest_version",
       "p.safest_version",
     ])
@@ -126,11 +133,13 @@ export async function readAnalysisExport(
     .selectFrom("object_references as r")
     .innerJoin("external_objects as t", "t.id", "r.target_id")
     .innerJoin("application_objects as s", "s.id", "r.source_id")
-    .select(["t.package_id", ...REFERENCE_COLUMNS])
+    .innerJoin("package_versions as tv", "tv.id", "t.package_version_id")
+    .select(["t.package_id", "t.package_version_id", ...REFERENCE_COLUMNS])
     .where("r.application_id", "=", applicationId)
     .where(liveAt("r", seq))
     .where(liveAt("t", seq))
     .orderBy("t.package_id")
+    .orderBy("t.package_version_id")
     .orderBy("t.full_name")
     .orderBy("t.object_id")
     .orderBy("s.full_name")
@@ -150,12 +159,18 @@ export async function readAnalysisExport(
       ecosystem: p.ecosystem as "npm" | "maven",
       name: p.name,
       version: p.version,
+      scope: p.scope,
       releasedAt: p.released_at,
+      releasedAtSource: p.released_at_source,
       saferClosestVersion: p.safer_closest_version,
       safestVersion: p.safest_version,
       sources: sources.get(p.version_id) ?? [],
     })),
     vulnerabilities,
-    references: references.map((r) => ({ packageId: r.package_id, ...interactionOf(r) })),
+    references: references.map((r) => ({
+      packageId: r.package_id,
+      versionId: r.package_version_id,
+      ...interactionOf(r),
+    })),
   };
 }

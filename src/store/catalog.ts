@@ -40,7 +40,7 @@ export async function loadPublishedVersions(
     (
       await db
         .selectFrom("package_versions")
-        .select(["id", "version", "released_at", "published"])
+        .select(["id", "version", "released_at", "released_at_source", "published"])
         .where("package_id", "=", packageId)
         .execute()
     ).map((row) => [row.version, row]),
@@ -54,6 +54,7 @@ export async function loadPublishedVersions(
           package_id: packageId,
           version: v.version,
           released_at: v.releasedAt,
+          released_at_source: v.releasedAt === null ? null : (v.releasedAtSource ?? null),
           published: 1,
           prerelease: 0,
           rank: 0,
@@ -64,10 +65,14 @@ export async function loadPublishedVersions(
   }
   for (const v of versions) {
     const row = known.get(v.version);
-    if (row && (row.published !== 1 || row.released_at !== v.releasedAt)) {
+    const source = v.releasedAt === null ? null : (v.releasedAtSource ?? null);
+    if (
+      row &&
+      (row.published !== 1 || row.released_at !== v.releasedAt || row.released_at_source !== source)
+    ) {
       await db
         .updateTable("package_versions")
-        .set({ published: 1, released_at: v.releasedAt })
+        .set({ published: 1, released_at: v.releasedAt, released_at_source: source })
         .where("id", "=", row.id)
         .execute();
     }
@@ -86,10 +91,13 @@ export async function loadPublishedVersionsOfPackages(
   rule: PackageFactsRule,
 ): Promise<void> {
   for (const batch of chunks(items, 200)) {
-    const known = new Map<string, { id: number; released_at: string | null; published: number }>();
+    const known = new Map<
+      string,
+      { id: number; released_at: string | null; released_at_source: string | null; published: number }
+    >();
     const rows = await db
       .selectFrom("package_versions")
-      .select(["id", "package_id", "version", "released_at", "published"])
+      .select(["id", "package_id", "version", "released_at", "released_at_source", "published"])
       .where(
         "package_id",
         "in",
@@ -97,14 +105,24 @@ export async function loadPublishedVersionsOfPackages(
       )
       .execute();
     for (const row of rows) known.set(`${row.package_id}\n${row.version}`, row);
-    const fresh: { package_id: number; version: string; released_at: string | null }[] = [];
-    const changed: { id: number; released_at: string | null }[] = [];
+    type Dated = { released_at: string | null; released_at_source: string | null };
+    const fresh: ({ package_id: number; version: string } & Dated)[] = [];
+    const changed: ({ id: number } & Dated)[] = [];
     for (const item of batch) {
       for (const v of item.versions) {
+        // A date and where it comes from (issue 32 point 4): no source without a date.
+        const dated = {
+          released_at: v.releasedAt,
+          released_at_source: v.releasedAt === null ? null : (v.releasedAtSource ?? null),
+        };
         const row = known.get(`${item.packageId}\n${v.version}`);
-        if (!row) fresh.push({ package_id: item.packageId, version: v.version, released_at: v.releasedAt });
-        else if (row.published !== 1 || row.released_at !== v.releasedAt) {
-          changed.push({ id: row.id, released_at: v.releasedAt });
+        if (!row) fresh.push({ package_id: item.packageId, version: v.version, ...dated });
+        else if (
+          row.published !== 1 ||
+          row.released_at !== dated.released_at ||
+          row.released_at_source !== dated.released_at_source
+        ) {
+          changed.push({ id: row.id, ...dated });
         }
       }
     }
@@ -125,7 +143,7 @@ export async function loadPublishedVersionsOfPackages(
     for (const row of changed) {
       await db
         .updateTable("package_versions")
-        .set({ published: 1, released_at: row.released_at })
+        .set({ published: 1, released_at: row.released_at, released_at_source: row.released_at_source })
         .where("id", "=", row.id)
         .execute();
     }

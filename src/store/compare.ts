@@ -228,7 +228,7 @@ async function packagesOnlyIn(
 // References: the change log
 
 /**
- * The references whose identity (source and target object ids and full names, target package) is in
+ * The references whose identity (source and target object ids and full names, target package version) is in
  * analysis `inSeq` and not in `notSeq`, one row per identity: the rows of a reference change when
  * either object changes, so identities, not rows, are compared.
  */
@@ -237,15 +237,17 @@ function referencesOnlyInQuery(db: Db, applicationId: number, inSeq: number, not
     .selectFrom("object_references as r")
     .innerJoin("application_objects as s", "s.id", "r.source_id")
     .innerJoin("external_objects as t", "t.id", "r.target_id")
-    .innerJoin("packages as p", "p.id", "t.package_id")
+    .innerJoin("package_versions as pv", "pv.id", "t.package_version_id")
+    .innerJoin("packages as p", "p.id", "pv.package_id")
     .where(onlyIn("r", applicationId, inSeq, notSeq, sameIdentityLiveAt(db, applicationId, notSeq)))
     .select([
       "t.full_name as target_full_name",
       "t.object_id as target_object_id",
       "s.full_name as source_full_name",
       "s.object_id as source_object_id",
-      "t.package_id",
+      "t.package_version_id",
       "p.name as package_name",
+      "pv.version",
     ])
     .distinct();
 }
@@ -263,7 +265,7 @@ function sameIdentityLiveAt(db: Db, applicationId: number, seq: number) {
     .where("s2.full_name", "=", sql.ref<string>("s.full_name"))
     .where("t2.object_id", "=", sql.ref<string>("t.object_id"))
     .where("t2.full_name", "=", sql.ref<string>("t.full_name"))
-    .where("t2.package_id", "=", sql.ref<number>("t.package_id"));
+    .where("t2.package_version_id", "=", sql.ref<number>("t.package_version_id"));
 }
 
 /** The two directions of a change from `seq - 1` to `seq`: [in, not in, sign]. */
@@ -306,7 +308,7 @@ async function recordReferenceChanges(db: Db, applicationId: number, seq: number
   for (const [inSeq, notSeq, sign] of directions(seq)) {
     await db
       .insertInto("reference_changes")
-      .columns([...IDENTITY, "package_name", "application_id", "seq", "sign"])
+      .columns([...IDENTITY, "package_name", "version", "application_id", "seq", "sign"])
       .expression(
         referencesOnlyInQuery(db, applicationId, inSeq, notSeq).select(
           logRowColumns(applicationId, seq, sign),
@@ -350,6 +352,33 @@ async function adjacentTotals(
 }
 
 /**
+ * The change logs and their totals rebuilt from the stored intervals, analysis by analysis in order (each
+ * pair's totals derive from the pair ending one analysis earlier): what migration 024 does once, and the
+ * same rows ingestion maintains.
+ */
+export async function rebuildChangeLogs(db: Kysely<Database>): Promise<void> {
+  for (const table of [
+    "reference_changes",
+    "package_changes",
+    "reference_change_totals",
+    "reference_range_totals",
+  ] as const) {
+    await db.deleteFrom(table).execute();
+  }
+  const analyses = await db
+    .selectFrom("analyses")
+    .select(["application_id", "seq"])
+    .where("seq", ">=", 2)
+    .orderBy("application_id")
+    .orderBy("seq")
+    .execute();
+  for (const a of analyses) {
+    await recordChanges(db, a.application_id, a.seq);
+    await recordRangeTotals(db, a.application_id, a.seq);
+  }
+}
+
+/**
  * Records the reference totals between each earlier analysis `lo` ≤ `seq` - 2 and analysis `seq`
  * (migration 018), from the pair ending at `seq - 1` and the identities `seq` changed (D+ added, D-
  * removed against `seq - 1`): an identity's membership in `seq` differs from `seq - 1` only if it is in
@@ -372,7 +401,7 @@ export async function recordRangeTotals(db: Db, applicationId: number, seq: numb
           where r.application_id = d.application_id
             and r.target_full_name = d.target_full_name and r.target_object_id = d.target_object_id
             and r.source_full_name = d.source_full_name and r.source_object_id = d.source_object_id
-            and r.package_id = d.package_id and r.seq > l.lo and r.seq < d.seq) as flips
+            and r.package_version_id = d.package_version_id and r.seq > l.lo and r.seq < d.seq) as flips
       from reference_changes d
       cross join (select seq as lo from analyses where application_id = ${applicationId} and seq <= ${seq - 2}) l
       where d.application_id = ${applicationId} and d.seq = ${seq}
@@ -417,7 +446,7 @@ const IDENTITY = [
   "target_object_id",
   "source_full_name",
   "source_object_id",
-  "package_id",
+  "package_version_id",
 ] as const;
 const IDENTITY_ORDER = sql.join(IDENTITY.map((column) => sql.ref(column)));
 
@@ -455,6 +484,7 @@ async function referenceChangesPage(db: Db, query: ReferenceChangeQuery): Promis
       "source_full_name",
       "source_object_id",
       sql<string>`max(package_name)`.as("package_name"),
+      sql<string>`max(version)`.as("version"),
     ])
     .having(sql<number>`sum(sign)`, "=", sign)
     .orderBy(IDENTITY_ORDER)
@@ -463,7 +493,12 @@ async function referenceChangesPage(db: Db, query: ReferenceChangeQuery): Promis
     .execute();
   return rows.map((r) => ({
     source: { fullName: r.source_full_name, id: r.source_object_id },
-    target: { fullName: r.target_full_name, id: r.target_object_id, package: r.package_name },
+    target: {
+      fullName: r.target_full_name,
+      id: r.target_object_id,
+      package: r.package_name,
+      version: r.version,
+    },
   }));
 }
 
@@ -490,7 +525,7 @@ export async function referenceChangesWalk(
     a.target_object_id === b.target_object_id &&
     a.source_full_name === b.source_full_name &&
     a.source_object_id === b.source_object_id &&
-    Number(a.package_id) === Number(b.package_id);
+    Number(a.package_version_id) === Number(b.package_version_id);
   let group: { row: Row; net: number } | undefined;
   let matched = 0;
   /** Ends the current group; true when the page is full. */
@@ -499,7 +534,12 @@ export async function referenceChangesWalk(
       const r = group.row;
       page.push({
         source: { fullName: r.source_full_name, id: r.source_object_id },
-        target: { fullName: r.target_full_name, id: r.target_object_id, package: r.package_name },
+        target: {
+          fullName: r.target_full_name,
+          id: r.target_object_id,
+          package: r.package_name,
+          version: r.version,
+        },
       });
     }
     group = undefined;
@@ -509,14 +549,14 @@ export async function referenceChangesWalk(
   for (;;) {
     let query = db
       .selectFrom("reference_changes")
-      .select([...IDENTITY, "seq", "sign", "package_name"])
+      .select([...IDENTITY, "seq", "sign", "package_name", "version"])
       .where("application_id", "=", applicationId)
       .where("seq", ">", lo)
       .where("seq", "<=", hi);
     if (after) {
       const a = after;
       query = query.where(
-        sql<boolean>`(target_full_name, target_object_id, source_full_name, source_object_id, package_id, seq) > (${a.target_full_name}, ${a.target_object_id}, ${a.source_full_name}, ${a.source_object_id}, ${Number(a.package_id)}, ${Number(a.seq)})`,
+        sql<boolean>`(target_full_name, target_object_id, source_full_name, source_object_id, package_version_id, seq) > (${a.target_full_name}, ${a.target_object_id}, ${a.source_full_name}, ${a.source_object_id}, ${Number(a.package_version_id)}, ${Number(a.seq)})`,
       );
     }
     const rows = (await query.orderBy(IDENTITY_ORDER).orderBy("seq").limit(chunk).execute()) as Row[];
@@ -608,11 +648,16 @@ export async function compareFromIntervals(
       .orderBy("target_object_id")
       .orderBy("source_full_name")
       .orderBy("source_object_id")
-      .orderBy("package_id")
+      .orderBy("package_version_id")
       .execute();
     return rows.map((r) => ({
       source: { fullName: r.source_full_name, id: r.source_object_id },
-      target: { fullName: r.target_full_name, id: r.target_object_id, package: r.package_name },
+      target: {
+        fullName: r.target_full_name,
+        id: r.target_object_id,
+        package: r.package_name,
+        version: r.version,
+      },
     }));
   };
   return {

@@ -26,6 +26,7 @@ import { sqliteObjectListsMigration } from "./migrations/020-sqlite-object-lists
 import { registrationCountsMigration } from "./migrations/021-registration-counts.ts";
 import { advisoryProvenanceMigration } from "./migrations/022-advisory-provenance.ts";
 import { packageSourcesAndFactsQueueMigration } from "./migrations/023-package-sources-and-facts-queue.ts";
+import { packageVersionsOfObjectsMigration } from "./migrations/024-package-versions-of-objects.ts";
 import { createNodeSqliteDialect, openNodeSqliteDatabase } from "./node-sqlite-dialect.ts";
 import { createPooledSqliteDialect } from "./pooled-sqlite-dialect.ts";
 import { createGuardedPool, type GuardedPool, parsePostgresUrl } from "./postgres-pool.ts";
@@ -252,6 +253,7 @@ export const MIGRATIONS: readonly (readonly [name: string, migration: (kind: Sto
   ["021-registration-counts", registrationCountsMigration],
   ["022-advisory-provenance", advisoryProvenanceMigration],
   ["023-package-sources-and-facts-queue", packageSourcesAndFactsQueueMigration],
+  ["024-package-versions-of-objects", packageVersionsOfObjectsMigration],
 ];
 
 /** The migrations' names, in order. */

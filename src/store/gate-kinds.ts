@@ -58,10 +58,21 @@ const countParameter = (fallback: number, max: number): ParameterSpec => ({
   schema: { type: "integer", minimum: 0, maximum: max },
 });
 
+/**
+ * Which packages a rule counts: "production" (the default, as Snyk counts them) leaves out the versions a
+ * production install leaves out (npm dev, Maven test scope); "all" counts every one.
+ */
+const packagesParameter: ParameterSpec = {
+  default: "production",
+  expected: 'one of "production", "all"',
+  read: (raw) => (raw === "production" || raw === "all" ? raw : undefined),
+  schema: { type: "string", enum: ["production", "all"] },
+};
+
 const GATE_KINDS = {
-  "no-referenced-severe-cve": { minSeverity: severityParameter("HIGH") },
-  "max-releases-behind-safest": { maxReleases: countParameter(10, 100_000) },
-  "no-unfixable-vulnerability": {},
+  "no-referenced-severe-cve": { minSeverity: severityParameter("HIGH"), packages: packagesParameter },
+  "max-releases-behind-safest": { maxReleases: countParameter(10, 100_000), packages: packagesParameter },
+  "no-unfixable-vulnerability": { packages: packagesParameter },
 } satisfies Record<GateRuleKind, Record<string, ParameterSpec>>; // every kind the REST contract names, no other
 
 type GateKind = keyof typeof GATE_KINDS;

@@ -12,8 +12,12 @@ import type {
 
 export interface PackageState {
   packageId: number;
+  /** The package version row: the objects referred to are this version's. */
+  versionId: number;
   name: string;
   version: string;
+  /** Its scope in the application (null: unknown, counted as production). */
+  scope: string | null;
   saferClosestVersion: string | null;
   safestVersion: string | null;
   /**
@@ -21,7 +25,7 @@ export interface PackageState {
    * null when the package has no safest version.
    */
   releasesBehind: number | null;
-  /** At least one application object refers to an external object of the package. */
+  /** At least one application object refers to an external object of this version of the package. */
   referred: boolean;
   /** CVEs affecting the version in use, ordered by id. */
   vulnerabilities: readonly { cve: string; severity: string }[];
@@ -29,8 +33,8 @@ export interface PackageState {
 
 /** A finding as the REST API answers it, before its referred objects are attached. */
 export type GateFinding = Omit<GateFindingAnswer, "objects"> & {
-  /** Internal: which package the finding is about, to attach its objects. */
-  packageId: number;
+  /** Internal: which package version the finding is about, to attach its objects. */
+  versionId: number;
 };
 
 /** A rule's outcome with all its findings (the answer pages them and adds `findingsTotal`). */
@@ -44,7 +48,7 @@ export interface GateVerdict {
 export type PackageInterval = Omit<PackageState, "referred"> & { fromSeq: number; toSeq: number };
 
 export interface ReferenceInterval {
-  packageId: number;
+  versionId: number;
   fromSeq: number;
   toSeq: number;
 }

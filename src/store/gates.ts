@@ -87,6 +87,7 @@ export async function gateInputs(
     .select((eb) => [
       "ap.from_seq",
       "ap.to_seq",
+      "ap.scope",
       "pv.id as version_id",
       "p.id as package_id",
       "p.name",
@@ -119,17 +120,20 @@ export async function gateInputs(
     fromSeq: r.from_seq,
     toSeq: r.to_seq,
     packageId: r.package_id,
+    versionId: r.version_id,
     name: r.name,
     version: r.version,
+    scope: r.scope,
     saferClosestVersion: r.safer_closest_version,
     safestVersion: r.safest_version,
     releasesBehind: r.safest_rank === null ? null : Number(r.behind ?? 0),
     vulnerabilities: vulnerabilities.get(r.version_id) ?? [],
   }));
 
-  // Only whether a vulnerable package is referred matters to the rules.
+  // Only whether a vulnerable version is referred matters to the rules (its own objects: the ones the
+  // referring code loads).
   const vulnerable = [
-    ...new Set(packages.filter((p) => p.vulnerabilities.length > 0).map((p) => p.packageId)),
+    ...new Set(packages.filter((p) => p.vulnerabilities.length > 0).map((p) => p.versionId)),
   ];
   const references: ReferenceInterval[] = [];
   for (let i = 0; i < vulnerable.length; i += 500) {
@@ -137,7 +141,7 @@ export async function gateInputs(
       .selectFrom("object_references as r")
       .innerJoin("external_objects as eo", "eo.id", "r.target_id")
       .select([
-        "eo.package_id",
+        "eo.package_version_id",
         "r.from_seq",
         "r.to_seq",
         "eo.from_seq as object_from_seq",
@@ -145,13 +149,13 @@ export async function gateInputs(
       ])
       .distinct()
       .where("r.application_id", "=", applicationId)
-      .where("eo.package_id", "in", vulnerable.slice(i, i + 500))
+      .where("eo.package_version_id", "in", vulnerable.slice(i, i + 500))
       .where(liveWithin("r", lo, hi))
       .where(liveWithin("eo", lo, hi))
       .execute();
     for (const s of spans) {
       references.push({
-        packageId: s.package_id,
+        versionId: s.package_version_id,
         fromSeq: Math.max(s.from_seq, s.object_from_seq),
         toSeq: Math.min(s.to_seq, s.object_to_seq),
       });
@@ -319,24 +323,35 @@ export function historyAnalyses(db: Db, applicationId: number, paging: { limit: 
 }
 
 /**
- * Up to 20 referred objects of each package, in fullName order: one statement for all of them (a
- * UNION ALL of one bounded index walk per package), as a page lists up to 100 packages per rule.
+ * Up to 20 referred objects of each package version, in fullName order: one statement for all of them (a
+ * UNION ALL of one bounded index walk per version's package), as a page lists up to 100 packages per rule.
  */
 export async function referredObjectsSamples(
   db: Db,
   applicationId: number,
   seq: number,
-  packageIds: readonly number[],
+  versionIds: readonly number[],
 ): Promise<Map<number, ExternalObject[]>> {
   const samples = new Map<number, ExternalObject[]>();
-  const walk = (packageId: number) =>
+  const packageOf = new Map<number, number>();
+  for (let i = 0; i < versionIds.length; i += 500) {
+    const rows = await db
+      .selectFrom("package_versions")
+      .select(["id", "package_id"])
+      .where("id", "in", versionIds.slice(i, i + 500))
+      .execute();
+    for (const r of rows) packageOf.set(r.id, r.package_id);
+  }
+  const walk = (versionId: number) =>
     db
       .selectFrom((eb) =>
         eb
           .selectFrom("external_objects as eo")
-          .select(["eo.package_id", ...EXTERNAL_OBJECT_COLUMNS])
+          .select(["eo.package_version_id", ...EXTERNAL_OBJECT_COLUMNS])
           .where("eo.application_id", "=", applicationId)
-          .where("eo.package_id", "=", packageId)
+          // The package's objects in page order (external_objects_by_package), this version's kept.
+          .where("eo.package_id", "=", packageOf.get(versionId) ?? -1)
+          .where("eo.package_version_id", "=", versionId)
           .where(liveAt("eo", seq))
           .where(referredAt("eo", seq))
           .orderBy("eo.full_name")
@@ -345,15 +360,15 @@ export async function referredObjectsSamples(
           .as("sample"),
       )
       .selectAll();
-  for (let i = 0; i < packageIds.length; i += 100) {
-    const [first, ...rest] = packageIds.slice(i, i + 100);
+  for (let i = 0; i < versionIds.length; i += 100) {
+    const [first, ...rest] = versionIds.slice(i, i + 100);
     if (first === undefined) break;
     let query = walk(first);
-    for (const packageId of rest) query = query.unionAll(walk(packageId));
+    for (const versionId of rest) query = query.unionAll(walk(versionId));
     for (const r of await query.execute()) {
-      const list = samples.get(r.package_id) ?? [];
+      const list = samples.get(r.package_version_id) ?? [];
       list.push(toExternalObject(r));
-      samples.set(r.package_id, list);
+      samples.set(r.package_version_id, list);
     }
   }
   // SQL promises no order for a UNION ALL: each sample is put back in the stores' (byte) order.

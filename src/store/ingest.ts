@@ -10,6 +10,7 @@ import {
   packageKey,
   parsePackageKey,
 } from "./input-records.ts";
+import { objectVersion } from "./object-versions.ts";
 import {
   closeOccurrencePackages,
   diffOccurrenceObjects,
@@ -96,8 +97,14 @@ export async function ingestAnalysis(
 
     const packageIds = await resolvePackages(trx, input);
     if (options.queueMissingFacts) await queueMissingFacts(trx, packageIds.values(), Date.now());
-    const packages = await diffPackages(trx, applicationId, seq, input, packageIds, rule);
-    const external = await diffExternalObjects(trx, applicationId, seq, input.objects, packageIds);
+    const { versionIds, ...packages } = await diffPackages(trx, applicationId, seq, input, packageIds, rule);
+    // Each object's package version row: the version the referring code loads (object-versions.ts).
+    const versionOf = new Map<string, number>();
+    for (const o of input.objects) {
+      const version = objectVersion(o, versionsOf(input, o.package)) as { version: string };
+      versionOf.set(o.id, versionIds.get(`${o.package}@${version.version}`) as number);
+    }
+    const external = await diffExternalObjects(trx, applicationId, seq, input.objects, packageIds, versionOf);
     const sources = await diffApplicationObjects(trx, applicationId, seq, input);
     const references = await diffReferences(trx, applicationId, seq, input, external.rowIds, sources.rowIds);
     await diffOccurrenceObjects(
@@ -105,7 +112,7 @@ export async function ingestAnalysis(
       applicationId,
       seq,
       input.objects,
-      packageIds,
+      versionOf,
       new Set(input.references.map((r) => r.to)),
       external.replaced,
     );
@@ -152,6 +159,15 @@ function validateAnalysis(applicationName: string, input: AnalysisInput): string
         `External object ${object.id} belongs to ${object.package}, which the analysis does not use`,
       );
     }
+    const versions = versionsOf(input, object.package);
+    const version = objectVersion(object, versions);
+    if (!version.ok) {
+      throw new IngestError(
+        version.reason === "not-used"
+          ? `External object ${object.id} belongs to ${object.package} ${object.version}, a version the analysis does not use (${versions.join(", ")})`
+          : `External object ${object.id} belongs to ${object.package}, which the analysis uses at several versions (${versions.join(", ")}): its version must be given`,
+      );
+    }
   }
   const sources = new Map<string, ApplicationObjectInput>();
   for (const reference of input.references) {
@@ -169,6 +185,13 @@ function validateAnalysis(applicationName: string, input: AnalysisInput): string
     sources.set(reference.from.id, reference.from);
   }
   return instant.toISOString();
+}
+
+/** The versions of a package (`<ecosystem>:<name>`) the analysis lists. */
+function versionsOf(input: AnalysisInput, key: string): string[] {
+  return [
+    ...new Set(input.packages.filter((p) => packageKey(p.ecosystem, p.name) === key).map((p) => p.version)),
+  ];
 }
 
 async function ensureApplication(
@@ -214,6 +237,11 @@ async function resolvePackages(
   return ids;
 }
 
+/**
+ * The analysis's package versions against the open application_packages rows: a version no longer used is
+ * closed, a new one opened, and one whose scope changed is closed and opened again with its new scope
+ * (counted neither as added nor as removed). Returns the version rows by `<ecosystem>:<name>@<version>`.
+ */
 async function diffPackages(
   trx: Transaction<Database>,
   applicationId: number,
@@ -221,8 +249,9 @@ async function diffPackages(
   input: AnalysisInput,
   packageIds: Map<string, number>,
   rule: PackageFactsRule,
-): Promise<ChangeCount> {
-  const wanted = new Set<number>();
+): Promise<ChangeCount & { versionIds: Map<string, number> }> {
+  const wanted = new Map<number, string | null>();
+  const versionIds = new Map<string, number>();
   // The package of each version in use: application_packages carries its name for the packages list.
   const packageOf = new Map<number, { name: string; ecosystem: string }>();
   const sourcesOf = new Map<number, Set<string>>();
@@ -243,6 +272,7 @@ async function diffPackages(
           package_id: packageId,
           version: p.version,
           released_at: null,
+          released_at_source: null,
           published: 0,
           prerelease: 0,
           rank: 0,
@@ -252,7 +282,9 @@ async function diffPackages(
         .executeTakeFirstOrThrow();
       recompute.add(packageId);
     }
-    wanted.add(row.id);
+    // A version listed twice keeps the first scope stated.
+    wanted.set(row.id, wanted.get(row.id) ?? p.scope ?? null);
+    versionIds.set(`${packageKey(p.ecosystem, p.name)}@${p.version}`, row.id);
     packageOf.set(row.id, { name: p.name, ecosystem: p.ecosystem });
     if (p.sources && p.sources.length > 0) {
       const sources = sourcesOf.get(row.id) ?? new Set<string>();
@@ -265,22 +297,30 @@ async function diffPackages(
 
   const open = await trx
     .selectFrom("application_packages")
-    .select(["id", "package_version_id"])
+    .select(["id", "package_version_id", "scope"])
     .where("application_id", "=", applicationId)
     .where("to_seq", "=", OPEN_SEQ)
     .execute();
   const openVersions = new Set(open.map((r) => r.package_version_id));
-  const closing = open.filter((r) => !wanted.has(r.package_version_id));
-  const closed = closing.map((r) => r.id);
-  await closeRows(trx, "application_packages", closed, seq);
+  const closing = open.filter(
+    (r) => !wanted.has(r.package_version_id) || wanted.get(r.package_version_id) !== r.scope,
+  );
+  await closeRows(
+    trx,
+    "application_packages",
+    closing.map((r) => r.id),
+    seq,
+  );
   await closeOccurrencePackages(
     trx,
     applicationId,
     closing.map((r) => r.package_version_id),
     seq,
   );
-  const added = [...wanted].filter((id) => !openVersions.has(id));
-  for (const batch of chunks(added)) {
+  const closed = new Set(closing);
+  const kept = new Set(open.filter((r) => !closed.has(r)).map((r) => r.package_version_id));
+  const opening = [...wanted.keys()].filter((id) => !kept.has(id));
+  for (const batch of chunks(opening)) {
     await trx
       .insertInto("application_packages")
       .values(
@@ -289,17 +329,22 @@ async function diffPackages(
           package_version_id,
           package_name: packageOf.get(package_version_id)?.name as string,
           package_ecosystem: packageOf.get(package_version_id)?.ecosystem as string,
+          scope: wanted.get(package_version_id) ?? null,
           from_seq: seq,
           to_seq: OPEN_SEQ,
         })),
       )
       .execute();
   }
-  await openOccurrencePackages(trx, applicationId, added, seq);
-  return { added: added.length, removed: closed.length };
+  await openOccurrencePackages(trx, applicationId, opening, seq);
+  return {
+    added: [...wanted.keys()].filter((id) => !openVersions.has(id)).length,
+    removed: closing.filter((r) => !wanted.has(r.package_version_id)).length,
+    versionIds,
+  };
 }
 
-/** The inputs of each package version (package_sources, migration 024): rows change only when they do. */
+/** The inputs of each package version (package_sources, migration 023): rows change only when they do. */
 async function diffPackageSources(
   trx: Transaction<Database>,
   applicationId: number,
@@ -344,19 +389,33 @@ async function diffExternalObjects(
   seq: number,
   objects: readonly ExternalObjectInput[],
   packageIds: Map<string, number>,
+  versionOf: ReadonlyMap<string, number>,
 ): Promise<{ count: ChangeCount; rowIds: Map<string, number>; replaced: Set<string> }> {
   const open = await trx
     .selectFrom("external_objects")
-    .select(["id", "object_id", "package_id", "name", "full_name", "mangling", "type", "type_id"])
+    .select([
+      "id",
+      "object_id",
+      "package_id",
+      "package_version_id",
+      "name",
+      "full_name",
+      "mangling",
+      "type",
+      "type_id",
+    ])
     .where("application_id", "=", applicationId)
     .where("to_seq", "=", OPEN_SEQ)
     .execute();
-  const openById = new Map(open.map((r) => [r.object_id, r]));
+  // Keyed by id and version: a store migrated by 021 may hold one id at two versions (object-versions.ts).
+  const key = (objectId: string, versionId: number | undefined) => `${objectId}\u0000${versionId}`;
+  const openById = new Map(open.map((r) => [key(r.object_id, r.package_version_id), r]));
   const rowIds = new Map<string, number>();
   const toInsert: Omit<ExternalObjectRow, "id">[] = [];
   for (const o of objects) {
     const packageId = packageIds.get(o.package) as number;
-    const row = openById.get(o.id);
+    const versionId = versionOf.get(o.id) as number;
+    const row = openById.get(key(o.id, versionId));
     if (
       row &&
       row.package_id === packageId &&
@@ -367,12 +426,13 @@ async function diffExternalObjects(
       row.type_id === o.typeId
     ) {
       rowIds.set(o.id, row.id);
-      openById.delete(o.id);
+      openById.delete(key(o.id, versionId));
       continue;
     }
     toInsert.push({
       application_id: applicationId,
       package_id: packageId,
+      package_version_id: versionId,
       object_id: o.id,
       name: o.name,
       full_name: o.fullName,

@@ -1,4 +1,5 @@
 /** What a scan produces and the store ingests: the contract between scanner and store. */
+import type { PackageScope, ReleaseDateSource } from "../contracts/platform.ts";
 
 export type Ecosystem = "npm" | "maven";
 
@@ -22,6 +23,8 @@ export interface PackageRef {
   /** npm name as published; Maven `groupId:artifactId`. */
   name: string;
   version: string;
+  /** The version's scope in the application; absent or null: the input did not say (read as unknown). */
+  scope?: PackageScope | null | undefined;
 }
 
 /** A package version of an analysis. */
@@ -34,6 +37,11 @@ export interface ExternalObjectInput {
   id: string;
   /** `<ecosystem>:<name>` of the package the object belongs to. */
   package: string;
+  /**
+   * The version of that package the referring code loads (one of the analysis's versions of it). Absent:
+   * the analysis's only version of the package, or the one an npm id names (objectVersions.ts).
+   */
+  version?: string | undefined;
   name: string;
   fullName: string;
   mangling: string;
@@ -65,6 +73,8 @@ export interface AnalysisInput {
 export interface PublishedVersionInput {
   version: string;
   releasedAt: string | null;
+  /** Where releasedAt comes from (null or absent: not recorded). */
+  releasedAtSource?: ReleaseDateSource | null | undefined;
 }
 
 export interface AdvisoryInput {

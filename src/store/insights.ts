@@ -1,6 +1,12 @@
 import { type Kysely, sql } from "kysely";
+import { SCOPE_UNKNOWN } from "../contracts/platform.ts";
 /** The REST resources these queries answer with, as src/contracts declares them. */
-import type { CveInsight, CvePackage as CvePackageRecord } from "../contracts/resources.ts";
+import type {
+  CveInsight,
+  CvePackage as CvePackageRecord,
+  ReleaseDate,
+  Scope,
+} from "../contracts/resources.ts";
 import type { ExternalObjectRecord } from "./external-objects.ts";
 import {
   OBJECT_LIST_CACHE_SIZE,
@@ -37,10 +43,12 @@ export interface OccurrenceQuery {
 
 /** A page's package with its facts and its objects' JSON array (text or UTF-8 bytes; null: none referred). */
 interface OccurrenceRow {
-  package_id: number;
+  package_version_id: number;
   package_name: string;
   version: string;
+  scope: string | null;
   released_at: string | null;
+  released_at_source: string | null;
   releases_per_year: number | null;
   safer_closest_version: string | null;
   safest_version: string | null;
@@ -53,7 +61,7 @@ function occurrenceFacts(db: Db, query: OccurrenceQuery) {
   // The page is cut from the key alone (covering, in order), then only its rows are joined to their facts.
   const page = db
     .selectFrom("cve_occurrences as c")
-    .select(["c.package_id", "c.package_name", "c.rank", "c.version", "c.package_version_id"])
+    .select(["c.package_id", "c.package_name", "c.rank", "c.version", "c.package_version_id", "c.scope"])
     .where("c.application_id", "=", applicationId)
     .where("c.vulnerability_id", "=", query.vulnerabilityId)
     .where(liveAt("c", seq))
@@ -69,10 +77,12 @@ function occurrenceFacts(db: Db, query: OccurrenceQuery) {
     .innerJoin("package_versions as pv", "pv.id", "co.package_version_id")
     .innerJoin("packages as p", "p.id", "co.package_id")
     .select([
-      "co.package_id",
+      "co.package_version_id",
       "co.package_name",
       "co.version",
+      "co.scope",
       "pv.released_at",
+      "pv.released_at_source",
       "p.releases_per_year",
       "pv.safer_closest_version",
       "p.safest_version",
@@ -98,12 +108,15 @@ const storeOf = (db: Db) => (listsAreText(db) ? "postgres" : "sqlite");
 
 type FactsQuery = ReturnType<typeof occurrenceFacts>;
 
-/** The facts joined with each package's pre-serialized object list valid at analysis `seq` (migration 015). */
+/**
+ * The facts joined with each package version's pre-serialized object list valid at analysis `seq`
+ * (migration 015, by version since 021).
+ */
 function withPageLists(facts: FactsQuery, applicationId: number, seq: number) {
   return facts.leftJoin("occurrence_object_lists as l", (join) =>
     join
       .on("l.application_id", "=", applicationId)
-      .onRef("l.package_id", "=", "co.package_id")
+      .onRef("l.package_version_id", "=", "co.package_version_id")
       .on("l.from_seq", "<=", seq)
       .on("l.to_seq", ">", seq),
   );
@@ -130,30 +143,35 @@ async function cachedListsPage(
   const rows = await withPageLists(facts, applicationId, seq)
     .select(["l.from_seq as list_from", bytes.as("list_bytes")])
     .execute();
-  const key = (r: { package_id: number; list_from: number; list_bytes: number }) =>
-    `${applicationId}:${r.package_id}:${r.list_from}:${r.list_bytes}`;
+  const key = (r: { package_version_id: number; list_from: number; list_bytes: number }) =>
+    `${applicationId}:${r.package_version_id}:${r.list_from}:${r.list_bytes}`;
   // Per row of the page: its list's key (none: no object referred) and the list, once found.
   const keys = rows.map((r) => (r.list_from === null ? undefined : key(r as Parameters<typeof key>[0])));
   const objects = keys.map((k): ObjectList | null | undefined => (k === undefined ? null : cache.get(k)));
   const missing = rows.filter((_, i) => objects[i] === undefined);
   if (missing.length > 0) {
-    type Read = { package_id: number; list_from: number; docs: string | Uint8Array; list_bytes: number };
+    type Read = {
+      package_version_id: number;
+      list_from: number;
+      docs: string | Uint8Array;
+      list_bytes: number;
+    };
     const { rows: read } = postgres
       ? // The keys as two arrays joined by unnest, one lookup per list: with a row-value IN list of 500
         // pairs the first limit-500 page in a fresh process took 250 ms (median), with unnest 57 ms (015's: 42).
         await sql<Read>`
-          select l.package_id, l.from_seq as list_from, l.docs, octet_length(l.docs) as list_bytes
-          from unnest(${missing.map((r) => r.package_id)}::integer[], ${missing.map((r) => r.list_from)}::integer[])
-            as k(package_id, from_seq)
+          select l.package_version_id, l.from_seq as list_from, l.docs, octet_length(l.docs) as list_bytes
+          from unnest(${missing.map((r) => r.package_version_id)}::integer[], ${missing.map((r) => r.list_from)}::integer[])
+            as k(package_version_id, from_seq)
           join occurrence_object_lists l
-            on l.application_id = ${applicationId} and l.package_id = k.package_id and l.from_seq = k.from_seq`.execute(
-          db,
-        )
-      : // SQLite: the page's lists of the missing packages, one primary-key lookup each.
+            on l.application_id = ${applicationId} and l.package_version_id = k.package_version_id
+              and l.from_seq = k.from_seq`.execute(db)
+      : // SQLite: the page's lists of the missing package versions, one primary-key lookup each.
         await sql<Read>`
-          select package_id, from_seq as list_from, docs, length(docs) as list_bytes
+          select package_version_id, from_seq as list_from, docs, length(docs) as list_bytes
           from occurrence_object_lists
-          where application_id = ${applicationId} and package_id in (${sql.join(missing.map((r) => r.package_id))})
+          where application_id = ${applicationId}
+            and package_version_id in (${sql.join(missing.map((r) => r.package_version_id))})
             and from_seq <= ${seq} and to_seq > ${seq}`.execute(db);
     const found = new Map<string, ObjectList>();
     for (const r of read) {
@@ -171,10 +189,12 @@ async function cachedListsPage(
   }
   // Plain objects of the page's fields (no spread per row: a limit-500 page is 500 of them).
   return rows.map((r, i) => ({
-    package_id: r.package_id,
+    package_version_id: r.package_version_id,
     package_name: r.package_name,
     version: r.version,
+    scope: r.scope,
     released_at: r.released_at,
+    released_at_source: r.released_at_source,
     releases_per_year: r.releases_per_year,
     safer_closest_version: r.safer_closest_version,
     safest_version: r.safest_version,
@@ -188,10 +208,11 @@ export async function listOccurrences(db: Db, query: OccurrenceQuery): Promise<C
     return {
       name: p.package_name,
       objects: p.objects ? (JSON.parse(segmentsText([p.objects])) as ExternalObjectRecord[]) : [],
-      releaseDate: p.released_at ? { dateTime: toUtcSeconds(p.released_at) } : null,
+      releaseDate: releaseDateOf(p.released_at, p.released_at_source),
       releasesPerYear: p.releases_per_year,
       saferClosestVersion: p.safer_closest_version,
       safestVersion: p.safest_version,
+      scope: scopeOf(p.scope),
       version: p.version,
     };
   });
@@ -235,9 +256,9 @@ function occurrenceSegments(packages: readonly OccurrenceRow[]): Segment[] {
     segments.push(
       `${segments.length === 0 ? "[" : ","}{"name":${text(p.package_name)},"objects":`,
       p.objects ?? "[]",
-      `,"releaseDate":${p.released_at ? `{"dateTime":${text(toUtcSeconds(p.released_at))}}` : "null"},` +
+      `,"releaseDate":${p.released_at ? `{"dateTime":${text(toUtcSeconds(p.released_at))},"source":${text(p.released_at_source)}}` : "null"},` +
         `"releasesPerYear":${text(p.releases_per_year)},"saferClosestVersion":${text(p.safer_closest_version)},` +
-        `"safestVersion":${text(p.safest_version)},"version":${text(p.version)}}`,
+        `"safestVersion":${text(p.safest_version)},"scope":${text(scopeOf(p.scope))},"version":${text(p.version)}}`,
     );
   }
   segments.push(segments.length === 0 ? "[]" : "]");
@@ -278,14 +299,15 @@ export async function listCveInsights(
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
 
-  // Each referred object has one row live at `seq`; a package in use in two versions counts once.
+  // Each referred object has one row live at `seq`, under the package version it belongs to: only the
+  // objects of affected versions count.
   const { rows: counts } = await sql<{ vulnerability_id: number; objects: number }>`
     select a.vulnerability_id, count(*) as objects
-    from (select distinct vulnerability_id, package_id from cve_occurrences
+    from (select distinct vulnerability_id, package_version_id from cve_occurrences
       where application_id = ${applicationId} and from_seq <= ${seq} and to_seq > ${seq}
         and vulnerability_id in (${sql.join(ids)})) as a
-    join occurrence_objects as o on o.application_id = ${applicationId} and o.package_id = a.package_id
-      and o.from_seq <= ${seq} and o.to_seq > ${seq}
+    join occurrence_objects as o on o.application_id = ${applicationId}
+      and o.package_version_id = a.package_version_id and o.from_seq <= ${seq} and o.to_seq > ${seq}
     group by a.vulnerability_id`.execute(db);
   const objectCounts = new Map(counts.map((c) => [Number(c.vulnerability_id), Number(c.objects)]));
   const aliases = await db
@@ -304,6 +326,16 @@ export async function listCveInsights(
     severity: r.severity as CveInsight["severity"],
     summary: r.summary,
   }));
+}
+
+/** A version's release date as the API writes it (the contract's ReleaseDate), or null. */
+export function releaseDateOf(releasedAt: string | null, source: string | null): ReleaseDate | null {
+  return releasedAt ? { dateTime: toUtcSeconds(releasedAt), source: source as ReleaseDate["source"] } : null;
+}
+
+/** A stored scope as the API writes it: null (not stated, or stored before scopes were) is unknown. */
+export function scopeOf(scope: string | null): Scope {
+  return (scope ?? SCOPE_UNKNOWN) as Scope;
 }
 
 /** Date#toISOString's form, which the store writes: its seconds are cut out without parsing a Date. */

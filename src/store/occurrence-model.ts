@@ -5,12 +5,13 @@
  *   and vulnerability affecting that version, keyed (application, vulnerability, package name, rank,
  *   version): a page of packages is one index range read in page order, no sort.
  * - `occurrence_objects`: one row per external object and run of analyses in which it exists unchanged
- *   and is referred to, keyed (application, package, full name, object id), carrying the object's JSON:
- *   the objects of a page are one index range per package, aggregated by the database into one string.
+ *   and is referred to, keyed (application, package version, full name, object id), carrying the
+ *   object's JSON. An object belongs to the package version the referring code loads (migration 024), so
+ *   two versions of a package in one analysis list each its own objects.
  *
- * - `occurrence_object_lists` (migration 015 on PostgreSQL, 020 on SQLite): each package's referred
- *   objects as one JSON array, one row per run of analyses in which that list is unchanged: a page is one
- *   row per package. PostgreSQL keeps the text and compresses it itself (TOAST, ~16 bytes per object);
+ * - `occurrence_object_lists` (migration 015 on PostgreSQL, 020 on SQLite, by version since 021): each
+ *   package version's referred objects as one JSON array, one row per run of analyses in which that list
+ *   is unchanged: a page is one row per package version. PostgreSQL keeps the text and compresses it itself (TOAST, ~16 bytes per object);
  *   SQLite compresses nothing, so there the list is stored deflated (packObjectList, ~15 bytes per object
  *   instead of ~140: docs/benchmarks.md, "SQLite: one compressed object list per package").
  *
@@ -51,7 +52,7 @@ interface Scope {
 async function insertOccurrencePackages(db: Db, scope: Scope): Promise<void> {
   await db
     .insertInto("cve_occurrences")
-    .columns([...CVE_OCCURRENCE_IDENTITY, "package_id", "from_seq", "to_seq"])
+    .columns([...CVE_OCCURRENCE_IDENTITY, "package_id", "scope", "from_seq", "to_seq"])
     .expression(
       db
         .selectFrom("application_packages as ap")
@@ -66,6 +67,7 @@ async function insertOccurrencePackages(db: Db, scope: Scope): Promise<void> {
           "pv.version",
           "pv.id",
           "p.id as package_id",
+          "ap.scope",
           "ap.from_seq",
           "ap.to_seq",
         ])
@@ -150,44 +152,58 @@ export async function dropOccurrencesOf(db: Db, vulnerabilityId: number): Promis
 }
 
 /**
- * Analysis `seq` (the application's newest) refers to the objects `referred`; `replaced` are the ids
- * whose external_objects row was (re)inserted at `seq` (new or changed attributes). Rows of objects no
- * longer referred, or replaced, are closed; referred objects without an open row, or replaced, get one.
+ * Analysis `seq` (the application's newest) refers to the objects `referred` (ids); `versionOf` gives each
+ * object's package version row; `replaced` are the ids whose external_objects row was (re)inserted at `seq`
+ * (new, or changed attributes or version). Rows of objects no longer referred, of another version, or
+ * replaced, are closed; referred objects without an open row, or replaced, get one.
  */
 export async function diffOccurrenceObjects(
   trx: Db,
   applicationId: number,
   seq: number,
   objects: readonly ExternalObjectInput[],
-  packageIds: ReadonlyMap<string, number>,
+  versionOf: ReadonlyMap<string, number>,
   referred: ReadonlySet<string>,
   replaced: ReadonlySet<string>,
 ): Promise<{ added: number; removed: number }> {
   const open = await trx
     .selectFrom("occurrence_objects")
-    .select(["object_id", "package_id"])
+    .select(["object_id", "package_version_id"])
     .where("application_id", "=", applicationId)
     .where("to_seq", "=", OPEN_SEQ)
     .execute();
-  const openIds = new Set<string>();
-  const closed: string[] = [];
-  const changedPackages = new Set<number>();
-  for (const { object_id, package_id } of open) {
-    openIds.add(object_id);
-    if (!referred.has(object_id) || replaced.has(object_id)) {
-      closed.push(object_id);
-      changedPackages.add(package_id);
+  // An id may have an open row per version only in a store migrated by 021 (an object whose version the
+  // history could not tell apart); closing is by id, so such an id is closed whole and its object re-added.
+  const openKeys = new Set<string>();
+  const closedIds = new Set<string>();
+  const changedVersions = new Set<number>();
+  for (const { object_id, package_version_id } of open) {
+    openKeys.add(`${object_id}\u0000${package_version_id}`);
+    if (
+      !referred.has(object_id) ||
+      replaced.has(object_id) ||
+      versionOf.get(object_id) !== package_version_id
+    ) {
+      closedIds.add(object_id);
     }
   }
+  for (const { object_id, package_version_id } of open) {
+    if (closedIds.has(object_id)) changedVersions.add(package_version_id);
+  }
+  const closed = [...closedIds];
   await closeOpenRows(trx, "occurrence_objects", "object_id", applicationId, closed, seq);
-  const added = objects.filter((o) => referred.has(o.id) && (!openIds.has(o.id) || replaced.has(o.id)));
+  const added = objects.filter(
+    (o) =>
+      referred.has(o.id) &&
+      (closedIds.has(o.id) || !openKeys.has(`${o.id}\u0000${versionOf.get(o.id)}`) || replaced.has(o.id)),
+  );
   for (const batch of chunks(added, 400)) {
     await trx
       .insertInto("occurrence_objects")
       .values(
         batch.map((o) => ({
           application_id: applicationId,
-          package_id: packageIds.get(o.package) as number,
+          package_version_id: versionOf.get(o.id) as number,
           full_name: o.fullName,
           object_id: o.id,
           from_seq: seq,
@@ -197,8 +213,8 @@ export async function diffOccurrenceObjects(
       )
       .execute();
   }
-  for (const o of added) changedPackages.add(packageIds.get(o.package) as number);
-  await refreshObjectLists(trx, applicationId, seq, changedPackages);
+  for (const o of added) changedVersions.add(versionOf.get(o.id) as number);
+  await refreshObjectLists(trx, applicationId, seq, changedVersions);
   return { added: added.length, removed: closed.length };
 }
 
@@ -226,47 +242,47 @@ export function objectListText(docs: string | Uint8Array): string {
 const docsArray = sql<string>`'[' || string_agg(o.doc, ',' order by o.full_name, o.object_id) || ']'`;
 
 /**
- * The referred objects of these packages changed at analysis `seq` (the application's newest): their open
- * lists are closed and the lists of their open occurrence_objects rows, if any, opened.
+ * The referred objects of these package versions changed at analysis `seq` (the application's newest):
+ * their open lists are closed and the lists of their open occurrence_objects rows, if any, opened.
  */
 async function refreshObjectLists(
   trx: Db,
   applicationId: number,
   seq: number,
-  packageIds: ReadonlySet<number>,
+  versionIds: ReadonlySet<number>,
 ): Promise<void> {
-  for (const batch of chunks([...packageIds], 500)) {
+  for (const batch of chunks([...versionIds], 500)) {
     await trx
       .updateTable("occurrence_object_lists")
       .set({ to_seq: seq })
       .where("application_id", "=", applicationId)
-      .where("package_id", "in", batch)
+      .where("package_version_id", "in", batch)
       .where("to_seq", "=", OPEN_SEQ)
       .execute();
     if (listsAreText(trx)) {
-      await sql`insert into occurrence_object_lists (application_id, package_id, from_seq, to_seq, docs)
-        select o.application_id, o.package_id, ${seq}, ${OPEN_SEQ}, ${docsArray}
+      await sql`insert into occurrence_object_lists (application_id, package_version_id, from_seq, to_seq, docs)
+        select o.application_id, o.package_version_id, ${seq}, ${OPEN_SEQ}, ${docsArray}
         from occurrence_objects o
-        where o.application_id = ${applicationId} and o.package_id in (${sql.join(batch)}) and o.to_seq = ${OPEN_SEQ}
-        group by o.application_id, o.package_id`.execute(trx);
+        where o.application_id = ${applicationId} and o.package_version_id in (${sql.join(batch)}) and o.to_seq = ${OPEN_SEQ}
+        group by o.application_id, o.package_version_id`.execute(trx);
       continue;
     }
     // SQLite: the same lists, deflated here (SQLite has no compression of its own).
     const open = await trx
       .selectFrom("occurrence_objects")
-      .select(["package_id", "doc"])
+      .select(["package_version_id", "doc"])
       .where("application_id", "=", applicationId)
-      .where("package_id", "in", batch)
+      .where("package_version_id", "in", batch)
       .where("to_seq", "=", OPEN_SEQ)
-      .orderBy("package_id")
+      .orderBy("package_version_id")
       .orderBy("full_name")
       .orderBy("object_id")
       .execute();
     const lists: Database["occurrence_object_lists"][] = [];
-    for (const [packageId, docs] of groupDocs(open)) {
+    for (const [versionId, docs] of groupDocs(open)) {
       lists.push({
         application_id: applicationId,
-        package_id: packageId,
+        package_version_id: versionId,
         from_seq: seq,
         to_seq: OPEN_SEQ,
         docs: packObjectList(`[${docs.join(",")}]`),
@@ -278,89 +294,89 @@ async function refreshObjectLists(
   }
 }
 
-/** The docs of rows sorted by package, per package in their order. */
-function groupDocs(rows: readonly { package_id: number; doc: string }[]): Map<number, string[]> {
-  const byPackage = new Map<number, string[]>();
-  for (const { package_id, doc } of rows) {
-    const docs = byPackage.get(package_id);
+/** The docs of rows sorted by package version, per version in their order. */
+function groupDocs(rows: readonly { package_version_id: number; doc: string }[]): Map<number, string[]> {
+  const byVersion = new Map<number, string[]>();
+  for (const { package_version_id, doc } of rows) {
+    const docs = byVersion.get(package_version_id);
     if (docs) docs.push(doc);
-    else byPackage.set(package_id, [doc]);
+    else byVersion.set(package_version_id, [doc]);
   }
-  return byPackage;
+  return byVersion;
 }
 
 /**
- * Builds occurrence_object_lists from occurrence_objects (migration 015), the rows refreshObjectLists
- * would have written: a package's list starts at every analysis where one of its rows starts or ends, and
- * runs to the next such analysis; analyses where none of its objects is referred have no row.
+ * Builds occurrence_object_lists from occurrence_objects (migration 024), the rows refreshObjectLists
+ * would have written: a package version's list starts at every analysis where one of its rows starts or
+ * ends, and runs to the next such analysis; analyses where none of its objects is referred have no row.
  */
 export async function buildObjectLists(db: Kysely<Database>): Promise<void> {
   await db.deleteFrom("occurrence_object_lists").execute();
   if (!listsAreText(db)) return buildPackedObjectLists(db);
-  await sql`insert into occurrence_object_lists (application_id, package_id, from_seq, to_seq, docs)
-    select application_id, package_id, seq, next_seq, docs from (
-      select b.application_id, b.package_id, b.seq, b.next_seq,
+  await sql`insert into occurrence_object_lists (application_id, package_version_id, from_seq, to_seq, docs)
+    select application_id, package_version_id, seq, next_seq, docs from (
+      select b.application_id, b.package_version_id, b.seq, b.next_seq,
         (select ${docsArray} from occurrence_objects o
-          where o.application_id = b.application_id and o.package_id = b.package_id
+          where o.application_id = b.application_id and o.package_version_id = b.package_version_id
             and o.from_seq <= b.seq and o.to_seq > b.seq) as docs
-      from (select application_id, package_id, seq,
-          coalesce(lead(seq) over (partition by application_id, package_id order by seq), ${OPEN_SEQ}) as next_seq
-        from (select application_id, package_id, from_seq as seq from occurrence_objects
-          union select application_id, package_id, to_seq from occurrence_objects where to_seq <> ${OPEN_SEQ}) s
+      from (select application_id, package_version_id, seq,
+          coalesce(lead(seq) over (partition by application_id, package_version_id order by seq), ${OPEN_SEQ}) as next_seq
+        from (select application_id, package_version_id, from_seq as seq from occurrence_objects
+          union select application_id, package_version_id, to_seq from occurrence_objects where to_seq <> ${OPEN_SEQ}) s
       ) b
     ) l
     where docs is not null`.execute(db);
 }
 
 /**
- * buildObjectLists on SQLite (migration 020), in JavaScript since the lists are deflated here: the same
- * runs as the statement above, one application and a few hundred packages at a time.
+ * buildObjectLists on SQLite, in JavaScript since the lists are deflated here: the same runs as the
+ * statement above, one application and a few hundred package versions at a time.
  */
 async function buildPackedObjectLists(db: Kysely<Database>): Promise<void> {
   const applications = await db.selectFrom("applications").select("id").execute();
   for (const { id: applicationId } of applications) {
-    const packages = await db
+    const versions = await db
       .selectFrom("occurrence_objects")
-      .select("package_id")
+      .select("package_version_id")
       .distinct()
       .where("application_id", "=", applicationId)
-      .orderBy("package_id")
+      .orderBy("package_version_id")
       .execute();
     for (const batch of chunks(
-      packages.map((p) => p.package_id),
+      versions.map((p) => p.package_version_id),
       200,
     )) {
       const rows = await db
         .selectFrom("occurrence_objects")
-        .select(["package_id", "from_seq", "to_seq", "doc"])
+        .select(["package_version_id", "from_seq", "to_seq", "doc"])
         .where("application_id", "=", applicationId)
-        .where("package_id", "in", batch)
-        .orderBy("package_id")
+        .where("package_version_id", "in", batch)
+        .orderBy("package_version_id")
         .orderBy("full_name")
         .orderBy("object_id")
         .orderBy("from_seq")
         .execute();
-      const byPackage = new Map<number, typeof rows>();
+      const byVersion = new Map<number, typeof rows>();
       for (const row of rows) {
-        const list = byPackage.get(row.package_id);
+        const list = byVersion.get(row.package_version_id);
         if (list) list.push(row);
-        else byPackage.set(row.package_id, [row]);
+        else byVersion.set(row.package_version_id, [row]);
       }
       const lists: Database["occurrence_object_lists"][] = [];
-      for (const [packageId, packageRows] of byPackage) {
-        // A list starts wherever one of the package's rows starts or ends, and runs to the next such analysis.
+      for (const [versionId, versionRows] of byVersion) {
+        // A list starts wherever one of the version's rows starts or ends, and runs to the next such analysis.
         const starts = new Set<number>();
-        for (const r of packageRows) {
+        for (const r of versionRows) {
           starts.add(r.from_seq);
           if (r.to_seq !== OPEN_SEQ) starts.add(r.to_seq);
         }
         const ordered = [...starts].sort((a, b) => a - b);
         for (const [i, from] of ordered.entries()) {
-          const docs = packageRows.filter((r) => r.from_seq <= from && r.to_seq > from).map((r) => r.doc);
+          const docs = versionRows.filter((r) => r.from_seq <= from && r.to_seq > from).map((r) => r.doc);
           if (docs.length === 0) continue;
           lists.push({
             application_id: applicationId,
-            package_id: packageId,
+            package_version_id: versionId,
             from_seq: from,
             to_seq: ordered[i + 1] ?? OPEN_SEQ,
             docs: packObjectList(`[${docs.join(",")}]`),
@@ -375,8 +391,8 @@ async function buildPackedObjectLists(db: Kysely<Database>): Promise<void> {
 }
 
 /**
- * Builds both tables from the history already stored (migration 012): the same rows ingestAnalysis and
- * the recomputations would have written, one application and a few hundred packages at a time.
+ * Builds both tables from the history already stored (migration 024): the same rows ingestAnalysis and
+ * the recomputations would have written, one application and a few hundred package versions at a time.
  */
 export async function buildOccurrenceModel(db: Kysely<Database>): Promise<void> {
   await db.deleteFrom("cve_occurrences").execute();
@@ -392,29 +408,29 @@ export async function buildOccurrenceModel(db: Kysely<Database>): Promise<void> 
   );
   const applications = await db.selectFrom("applications").select("id").execute();
   for (const { id: applicationId } of applications) {
-    const packages = await db
+    const objectVersions = await db
       .selectFrom("external_objects")
-      .select("package_id")
+      .select("package_version_id")
       .distinct()
       .where("application_id", "=", applicationId)
       .execute();
     for (const batch of chunks(
-      packages.map((p) => p.package_id),
+      objectVersions.map((p) => p.package_version_id),
       200,
     )) {
       const objects = await db
         .selectFrom("external_objects")
-        .select(["id", "package_id", "object_id", "name", "full_name", "mangling", "type", "type_id"])
+        .select(["id", "package_version_id", "object_id", "name", "full_name", "mangling", "type", "type_id"])
         .select(["from_seq", "to_seq"])
         .where("application_id", "=", applicationId)
-        .where("package_id", "in", batch)
+        .where("package_version_id", "in", batch)
         .execute();
       const references = await db
         .selectFrom("object_references as r")
         .innerJoin("external_objects as eo", "eo.id", "r.target_id")
         .select(["r.target_id", "r.from_seq", "r.to_seq"])
         .where("eo.application_id", "=", applicationId)
-        .where("eo.package_id", "in", batch)
+        .where("eo.package_version_id", "in", batch)
         .execute();
       const spansOf = new Map<number, [number, number][]>();
       for (const r of references) {
@@ -428,7 +444,7 @@ export async function buildOccurrenceModel(db: Kysely<Database>): Promise<void> 
         for (const [from, to] of referredSpans(spansOf.get(o.id) ?? [], o.from_seq, o.to_seq)) {
           rows.push({
             application_id: applicationId,
-            package_id: o.package_id,
+            package_version_id: o.package_version_id,
             full_name: o.full_name,
             object_id: o.object_id,
             from_seq: from,

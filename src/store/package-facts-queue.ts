@@ -1,5 +1,5 @@
 /**
- * The packages whose registry facts are still to be looked up (migration 024): an upload queues them in
+ * The packages whose registry facts are still to be looked up (migration 023): an upload queues them in
  * the transaction that records its analysis, so a restart never loses the work, and a looker-up claims
  * a few at a time for a while (`claimed_until`), so that of several replicas only one looks each up. A
  * claim that outlives its process (a crash) expires and the package is claimed again.

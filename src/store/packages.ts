@@ -1,7 +1,8 @@
 import { type ExpressionBuilder, type Kysely, PostgresAdapter, type RawBuilder, sql } from "kysely";
+import { SCOPE_UNKNOWN } from "../contracts/platform.ts";
 import { EXTERNAL_OBJECT_COLUMNS, toExternalObject } from "./external-objects.ts";
 import { severityRank } from "./gate-kinds.ts";
-import { toUtcSeconds } from "./insights.ts";
+import { releaseDateOf, scopeOf } from "./insights.ts";
 import type { Database } from "./schema.ts";
 import { containsIgnoringCase, containsPattern, liveAt, referredAt, searchText } from "./sql-helpers.ts";
 
@@ -20,14 +21,17 @@ export interface PackageRef {
   id: number;
   ecosystem: string;
   name: string;
+  /** The versions of it the analysis uses, in version order. */
+  versions: string[];
 }
 
 /**
- * The columns of one reference (`object_references as r` joined to `application_objects as s` and
- * `external_objects as t`) that make an InteractionRecord: select them, then map each row with
- * interactionOf.
+ * The columns of one reference (`object_references as r` joined to `application_objects as s`,
+ * `external_objects as t` and its version `package_versions as tv`, see withTargetVersion) that make an
+ * InteractionRecord: select them, then map each row with interactionOf.
  */
 export const REFERENCE_COLUMNS = [
+  "tv.version as target_version",
   "s.object_id as source_id",
   "s.name as source_name",
   "s.full_name as source_full_name",
@@ -50,6 +54,7 @@ export const INTERACTION_ORDER = sql.join(
 );
 
 type ReferenceRow = Record<
+  | "target_version"
   | "source_id"
   | "source_name"
   | "source_full_name"
@@ -81,6 +86,7 @@ export function interactionOf(r: ReferenceRow): InteractionRecord {
       type: r.target_type,
       typeId: r.target_type_id,
     },
+    version: r.target_version,
   };
 }
 
@@ -98,6 +104,8 @@ export async function listPackages(
     skip: number;
     vulnerable?: boolean | undefined;
     q?: string | undefined;
+    /** Keep these scopes only ("unknown": versions whose scope is not known). */
+    scopes?: readonly string[] | undefined;
   },
 ): Promise<PackageRecord[]> {
   // application_packages carries the package's name and ecosystem (application_packages_page). A page
@@ -115,6 +123,7 @@ export async function listPackages(
     );
   }
   if (query.q) kept.push(containsIgnoringCase("ap.package_name", query.q));
+  if (query.scopes && query.scopes.length > 0) kept.push(scopeIn("ap.scope", query.scopes));
   const last = await db
     .selectFrom("application_packages as ap")
     .where((eb) => eb.and(kept))
@@ -135,7 +144,9 @@ export async function listPackages(
       "ap.package_ecosystem as ecosystem",
       "ap.package_name as name",
       "pv.version",
+      "ap.scope",
       "pv.released_at",
+      "pv.released_at_source",
       "p.releases_per_year",
       "pv.safer_closest_version",
       "p.safest_version",
@@ -179,10 +190,11 @@ export async function listPackages(
       factsPending: pending.has(r.package_id),
       maxSeverity: maxSeverity(found.map((v) => v.severity)),
       name: r.name,
-      releaseDate: r.released_at ? { dateTime: toUtcSeconds(r.released_at) } : null,
+      releaseDate: releaseDateOf(r.released_at, r.released_at_source),
       releasesPerYear: r.releases_per_year,
       saferClosestVersion: r.safer_closest_version,
       safestVersion: r.safest_version,
+      scope: scopeOf(r.scope),
       sources: sources.get(r.version_id) ?? [],
       version: r.version,
       vulnerabilities: found.map((v) => v.cve),
@@ -190,7 +202,16 @@ export async function listPackages(
   });
 }
 
-/** The inputs each package version of analysis `seq` was read from (package_sources, migration 024). */
+/** The scope column is one of `scopes`, "unknown" standing for a scope not recorded (null). */
+export function scopeIn(column: string, scopes: readonly string[]): RawBuilder<boolean> {
+  const known = scopes.filter((s) => s !== SCOPE_UNKNOWN);
+  const parts: RawBuilder<boolean>[] = [];
+  if (known.length > 0) parts.push(sql<boolean>`${sql.ref(column)} in (${sql.join(known)})`);
+  if (known.length < scopes.length) parts.push(sql<boolean>`${sql.ref(column)} is null`);
+  return sql<boolean>`(${sql.join(parts, sql` or `)})`;
+}
+
+/** The inputs each package version of analysis `seq` was read from (package_sources, migration 023). */
 export async function sourcesOfVersions(
   db: Db,
   applicationId: number,
@@ -212,7 +233,7 @@ export async function sourcesOfVersions(
   return byVersion;
 }
 
-/** Packages whose registry facts are still being looked up (package_facts_queue, migration 024). */
+/** Packages whose registry facts are still being looked up (package_facts_queue, migration 023). */
 export async function factsPending(db: Db, packageIds: readonly number[]): Promise<Set<number>> {
   const pending = new Set<number>();
   const ids = [...new Set(packageIds)];
@@ -283,7 +304,26 @@ export async function findUsedPackages(
     )
     .orderBy("p.ecosystem");
   if (query.ecosystem) select = select.where("p.ecosystem", "=", query.ecosystem);
-  return select.execute();
+  const found = await select.execute();
+  if (found.length === 0) return [];
+  const versions = await db
+    .selectFrom("application_packages as ap")
+    .innerJoin("package_versions as pv", "pv.id", "ap.package_version_id")
+    .select(["pv.package_id", "pv.version"])
+    .where("ap.application_id", "=", query.applicationId)
+    .where(liveAt("ap", query.seq))
+    .where(
+      "pv.package_id",
+      "in",
+      found.map((p) => p.id),
+    )
+    .orderBy("pv.rank")
+    .orderBy("pv.version")
+    .execute();
+  return found.map((p) => ({
+    ...p,
+    versions: versions.filter((v) => v.package_id === p.id).map((v) => v.version),
+  }));
 }
 
 /**
@@ -292,13 +332,22 @@ export async function findUsedPackages(
  */
 export async function listInteractions(
   db: Db,
-  query: { applicationId: number; seq: number; packageId: number; limit: number; skip: number },
+  query: {
+    applicationId: number;
+    seq: number;
+    packageId: number;
+    /** Only the objects of this version of the package. */
+    version?: string | undefined;
+    limit: number;
+    skip: number;
+  },
 ): Promise<InteractionRecord[]> {
   const { applicationId, seq } = query;
-  const rows = await db
+  let select = db
     .selectFrom("object_references as r")
     .innerJoin("external_objects as t", "t.id", "r.target_id")
     .innerJoin("application_objects as s", "s.id", "r.source_id")
+    .innerJoin("package_versions as tv", "tv.id", "t.package_version_id")
     .select(REFERENCE_COLUMNS)
     .where("r.application_id", "=", applicationId)
     .where(liveAt("r", seq))
@@ -306,11 +355,9 @@ export async function listInteractions(
     // (external_objects_by_package, in page order) instead of every reference of the application.
     .where("t.application_id", "=", applicationId)
     .where("t.package_id", "=", query.packageId)
-    .where(liveAt("t", seq))
-    .orderBy(INTERACTION_ORDER)
-    .limit(query.limit)
-    .offset(query.skip)
-    .execute();
+    .where(liveAt("t", seq));
+  if (query.version !== undefined) select = select.where("tv.version", "=", query.version);
+  const rows = await select.orderBy(INTERACTION_ORDER).limit(query.limit).offset(query.skip).execute();
   return rows.map(interactionOf);
 }
 
@@ -390,7 +437,8 @@ async function searchAmong(
   let select = db
     .selectFrom(restrict(liveObjects(db, query)).as("eo"))
     .innerJoin("packages as p", "p.id", "eo.package_id")
-    .select([...EXTERNAL_OBJECT_COLUMNS, "p.name as package_name"])
+    .innerJoin("package_versions as pv", "pv.id", "eo.package_version_id")
+    .select([...EXTERNAL_OBJECT_COLUMNS, "p.name as package_name", "pv.version"])
     .where(objectContains(query.q))
     .where(referredAt("eo", query.seq))
     .orderBy("eo.full_name")
@@ -415,7 +463,8 @@ export async function searchExternalObjectsByScan(db: Db, query: ObjectSearch): 
   let select = db
     .selectFrom("external_objects as eo")
     .innerJoin("packages as p", "p.id", "eo.package_id")
-    .select([...EXTERNAL_OBJECT_COLUMNS, "p.name as package_name"])
+    .innerJoin("package_versions as pv", "pv.id", "eo.package_version_id")
+    .select([...EXTERNAL_OBJECT_COLUMNS, "p.name as package_name", "pv.version"])
     .where("eo.application_id", "=", query.applicationId)
     .where(liveAt("eo", seq))
     .where(objectContains(query.q))
@@ -429,9 +478,9 @@ export async function searchExternalObjectsByScan(db: Db, query: ObjectSearch): 
 }
 
 function toObjectMatch(
-  r: Parameters<typeof toExternalObject>[0] & { package_name: string },
+  r: Parameters<typeof toExternalObject>[0] & { package_name: string; version: string },
 ): ObjectMatchRecord {
-  return { ...toExternalObject(r), package: r.package_name };
+  return { ...toExternalObject(r), package: r.package_name, version: r.version };
 }
 
 /** An object whose name, full name, mangling or type contains `q`, ignoring case. */

@@ -42,6 +42,8 @@ interface PackageVersionsTable {
   /** Position in the package's version order. */
   rank: number;
   safer_closest_version: string | null;
+  /** Where released_at comes from (RELEASE_DATE_SOURCES); null: recorded before sources were (021). */
+  released_at_source: string | null;
 }
 
 interface VulnerabilitiesTable {
@@ -88,11 +90,11 @@ interface AdvisoryRecordsTable {
   published_at: string | null;
   /** JSON array of the record's aliases. */
   aliases: string;
-  /** JSON array of the record's references ({type, url}); null when stored before migration 021. */
+  /** JSON array of the record's references ({type, url}); null when stored before migration 022. */
   reference_urls: string | null;
 }
 
-/** When advisories were last imported (one row, id 1; migration 021). */
+/** When advisories were last imported (one row, id 1; migration 022). */
 interface AdvisoryImportStateTable {
   id: number;
   imported_at: string;
@@ -111,6 +113,8 @@ interface ApplicationPackagesTable {
   /** The package's name and ecosystem (packages.name, .ecosystem): the packages list walks them in order. */
   package_name: string;
   package_ecosystem: string;
+  /** The version's scope in the application (PACKAGE_SCOPES); null: unknown (migration 024). */
+  scope: string | null;
   from_seq: number;
   to_seq: number;
 }
@@ -119,6 +123,8 @@ export interface ExternalObjectsTable {
   id: Generated<number>;
   application_id: number;
   package_id: number;
+  /** The version of the package the referring code loads (migration 024): the object belongs to it. */
+  package_version_id: number;
   object_id: string;
   name: string;
   full_name: string;
@@ -163,17 +169,20 @@ interface CveOccurrencesTable {
   version: string;
   package_version_id: number;
   package_id: number;
+  /** The version's scope in that interval (application_packages.scope; migration 024). */
+  scope: string | null;
   from_seq: number;
   to_seq: number;
 }
 
 /**
  * Read model of the occurrences page: an external object over the analyses where it exists unchanged
- * and is referred to, keyed in page order, with its JSON (the API's ExternalObject) ready to parse.
+ * and is referred to, keyed by its package version then in page order, with its JSON (the API's
+ * ExternalObject) ready to parse.
  */
 interface OccurrenceObjectsTable {
   application_id: number;
-  package_id: number;
+  package_version_id: number;
   full_name: string;
   object_id: string;
   from_seq: number;
@@ -182,20 +191,20 @@ interface OccurrenceObjectsTable {
 }
 
 /**
- * A package's referred objects as one JSON array (the occurrence_objects rows live in [from_seq, to_seq),
- * in key order), one row per run of analyses in which that list is unchanged (migration 015 on
- * PostgreSQL, 020 on SQLite). `docs` is the text on PostgreSQL, the deflated text on SQLite
+ * A package version's referred objects as one JSON array (the occurrence_objects rows live in
+ * [from_seq, to_seq), in key order), one row per run of analyses in which that list is unchanged
+ * (migration 015 on PostgreSQL, 020 on SQLite; keyed by version since 021). `docs` is the text on PostgreSQL, the deflated text on SQLite
  * (occurrence-model.ts, objectListText).
  */
 interface OccurrenceObjectListsTable {
   application_id: number;
-  package_id: number;
+  package_version_id: number;
   from_seq: number;
   to_seq: number;
   docs: string | Uint8Array;
 }
 
-/** The inputs a package version of an analysis was read from (migration 024): a JSON array of paths. */
+/** The inputs a package version of an analysis was read from (migration 023): a JSON array of paths. */
 interface PackageSourcesTable {
   id: Generated<number>;
   application_id: number;
@@ -205,7 +214,7 @@ interface PackageSourcesTable {
   to_seq: number;
 }
 
-/** Packages whose registry facts an upload left to look up in the background (migration 024). */
+/** Packages whose registry facts an upload left to look up in the background (migration 023). */
 interface PackageFactsQueueTable {
   package_id: number;
   /** Epoch ms. */
@@ -260,10 +269,12 @@ export interface ReferenceChangesTable {
   target_object_id: string;
   source_full_name: string;
   source_object_id: string;
-  package_id: number;
+  /** The target's package version (migration 024): a reference to another version is another identity. */
+  package_version_id: number;
   seq: number;
   sign: number;
   package_name: string;
+  version: string;
 }
 
 /** How many identities each analysis's log adds and removes (the totals of an adjacent comparison). */

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import { createApiKey } from "../../src/domain/api-keys.ts";
+import { ingestAnalysis } from "../../src/domain/package-facts.ts";
 import { loadDemo } from "../../src/scanner/demo/load-demo.ts";
 import {
   auditAccessibility,
@@ -16,6 +17,7 @@ import {
 } from "../support/console-browser.ts";
 import { FIXTURE, loadFixture, loadPortalFixture } from "../support/fixture.ts";
 import { type IdpService, seedUsers, startIdpService, USERS } from "../support/idp-service.ts";
+import { lodashAnalysis } from "../support/lodash-analysis.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
 
 /**
@@ -36,6 +38,14 @@ async function tableRows(page: Page, caption: string): Promise<string[][]> {
       rows.map((row) => [...row.querySelectorAll("th, td")].map((cell) => (cell.textContent ?? "").trim())),
     );
 }
+
+const SCOPES: Record<string, string> = {
+  lodash: "production",
+  "lodash.defaultsdeep": "dev",
+  "lodash-es": "optional",
+  "org.apache.logging.log4j:log4j-core": "test",
+  "@babel/traverse": "dev",
+};
 
 describe("console Applications pages (embedded identity provider, headless Chromium)", () => {
   let store: TestStore;
@@ -67,6 +77,13 @@ describe("console Applications pages (embedded identity provider, headless Chrom
         await loadDemo(handle.db);
         await loadFixture(handle.db);
         await loadPortalFixture(handle.db);
+        // One analysis whose packages carry the scopes their package managers give them.
+        const scoped = lodashAnalysis("2024-03-01T00:00:00Z", true);
+        await ingestAnalysis(handle.db, "scoped", {
+          ...scoped,
+          application: "scoped",
+          packages: scoped.packages.map((p) => ({ ...p, scope: SCOPES[p.name] })),
+        } as never);
         await seedUsers(handle.db);
         apiKey = (await createApiKey(handle.db, { user: "checker", role: "admin", applications: [] })).key;
       },
@@ -191,13 +208,19 @@ describe("console Applications pages (embedded identity provider, headless Chrom
   });
 
   it("a CVE's occurrences match the REST answer for the same date, page by page", async () => {
-    type Occurrence = { name: string; version: string; objects: { fullName: string }[] };
+    type Occurrence = { name: string; version: string; scope: string; objects: { fullName: string }[] };
     const shown = async () =>
-      (await tableRows(admin.page, `Packages affected by ${FIXTURE.cve}`)).map((r) => [r[0], r[1], r[6]]);
+      (await tableRows(admin.page, `Packages affected by ${FIXTURE.cve}`)).map((r) => [
+        r[0],
+        r[1],
+        r[2],
+        r[7],
+      ]);
     const expected = (occurrences: Occurrence[]) =>
       occurrences.map((o) => [
         o.name,
         o.version,
+        o.scope,
         o.objects.map((x) => `${x.fullName} JavaScript Function`).join(""),
       ]);
     const base = `/applications/shop/insights/cve/${FIXTURE.cve}/occurrences`;
@@ -325,13 +348,13 @@ describe("console Applications pages (embedded identity provider, headless Chrom
     await admin.page.locator("dl.pairs").first().waitFor();
     const facts = await admin.page.locator("dl.pairs dd").allTextContents();
     assert.deepEqual(facts.slice(0, 2), ["npm", "1.15.0"]);
-    const interactions = await rest<{ source: { fullName: string }; target: { fullName: string } }[]>(
-      "/applications/portal/interactions?package=churn&ecosystem=npm",
-    );
+    const interactions = await rest<
+      { source: { fullName: string }; target: { fullName: string }; version: string }[]
+    >("/applications/portal/interactions?package=churn&ecosystem=npm");
     const rows = await tableRows(admin.page, "References to the package's external objects");
     assert.deepEqual(
-      rows.map((r) => [r[0], r[2]]),
-      interactions.map((i) => [i.target.fullName, i.source.fullName]),
+      rows.map((r) => [r[0], r[1], r[3]]),
+      interactions.map((i) => [i.target.fullName, i.version, i.source.fullName]),
     );
     assert.equal(rows.length, 2);
     await auditAccessibility(admin.page, "the package detail");
@@ -349,9 +372,44 @@ describe("console Applications pages (embedded identity provider, headless Chrom
     await admin.page.waitForURL(/ecosystem=maven/);
     const maven = await tableRows(admin.page, "References to the package's external objects");
     assert.deepEqual(
-      maven.map((r) => [r[0], r[2]]),
+      maven.map((r) => [r[0], r[3]]),
       [["twin.java", "twins.main"]],
     );
+    admin.assertClean();
+  });
+
+  it("packages show their scope and filter by it, as the REST API's scope parameter does", async () => {
+    type Use = { name: string; version: string; scope: string };
+    const shown = async () => (await tableRows(admin.page, "Packages in use")).map((r) => [r[0], r[2], r[3]]);
+    const expected = (list: Use[]) => list.map((p) => [p.name, p.version, p.scope]);
+    await open("/console/applications/scoped/packages", "Packages of scoped");
+    const all = await rest<Use[]>("/applications/scoped/packages?limit=50");
+    assert.deepEqual(await shown(), expected(all));
+    assert.deepEqual(all.map((p) => [p.name, p.scope]).sort(), Object.entries(SCOPES).sort());
+    await auditAccessibility(admin.page, "the packages with scopes");
+
+    await admin.page.getByLabel("Scope", { exact: true }).selectOption("development");
+    await admin.page.waitForURL(/scope=development/);
+    await admin.page.waitForFunction(() => document.querySelectorAll("tbody tr").length === 3);
+    const development = await rest<Use[]>("/applications/scoped/packages?limit=50&scope=dev,test");
+    assert.deepEqual(await shown(), expected(development));
+    assert.deepEqual(development.map((p) => p.name).sort(), [
+      "@babel/traverse",
+      "lodash.defaultsdeep",
+      "org.apache.logging.log4j:log4j-core",
+    ]);
+
+    await admin.page.getByLabel("Scope", { exact: true }).selectOption("production");
+    await admin.page.waitForURL(/scope=production/);
+    await admin.page.waitForFunction(() => document.querySelectorAll("tbody tr").length === 2);
+    assert.deepEqual(
+      (await shown()).map((r) => [r[0], r[2]]),
+      [
+        ["lodash", "production"],
+        ["lodash-es", "optional"],
+      ],
+    );
+    await screenshot(admin.page, "packages-scope");
     admin.assertClean();
   });
 

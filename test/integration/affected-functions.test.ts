@@ -229,6 +229,7 @@ for (const kind of STORE_KINDS) {
         "reachedFunctions",
         "source",
         "target",
+        "version",
       ]);
     });
 
@@ -277,7 +278,7 @@ for (const kind of STORE_KINDS) {
         assert.match(text, /2 references reaching an affected function/);
         assert.match(
           text,
-          /\| src\/config\.js\.config \| lodash\.merge \| lodash \| YES: \(lodash\)\.merge \|/,
+          /\| src\/config\.js\.config \| lodash\.merge \| lodash \| 4\.17\.4 \| YES: \(lodash\)\.merge \|/,
         );
         const bad = (await client.callTool({
           name: "cve_references",

@@ -1,17 +1,16 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { sql } from "kysely";
 import { ingestAnalysis, loadAdvisory, loadPublishedVersions } from "../../src/domain/package-facts.ts";
 import { findApplication } from "../../src/store/applications.ts";
 import {
   type Comparison,
   compareAnalysesPage,
   compareFromIntervals,
+  rebuildChangeLogs,
   referenceChangesWalk,
 } from "../../src/store/compare.ts";
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
 import type { AnalysisInput } from "../../src/store/input-records.ts";
-import { GATE_FACT_TABLES } from "../../src/store/migrations/017-compare-and-gate-models.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 
 const day = (d: string) => `${d}T00:00:00.000Z`;
@@ -69,7 +68,12 @@ const analyses: AnalysisInput[] = [
   {
     analyzedAt: "2024-03-01T00:00:00Z",
     packages: use(["alpha", "1.0.0"], ["alpha", "2.0.0"], ["beta", "1.1.0"], ["gamma", "1.0.0"]),
-    objects: objects.map((o) => (o.id === "alpha#a1" ? object("alpha", "a1", "a1(x, y)") : o)),
+    // alpha at two versions: each object names the one its referring code loads (a3 is 2.0.0's).
+    objects: objects
+      .map((o) => (o.id === "alpha#a1" ? object("alpha", "a1", "a1(x, y)") : o))
+      .map((o) =>
+        o.package === "npm:alpha" ? { ...o, version: o.id === "alpha#a3" ? "2.0.0" : "1.0.0" } : o,
+      ),
     references: [
       ref("c1", "alpha#a1", "TS Function"),
       ref("c1", "alpha#a2", "TS Function"),
@@ -151,6 +155,14 @@ for (const kind of STORE_KINDS) {
         .execute(),
       references: await referenceRows(),
     });
+    const rangeRows = () =>
+      store.db
+        .selectFrom("reference_range_totals")
+        .select(["application_id", "lo", "hi", "added", "removed"])
+        .orderBy("application_id")
+        .orderBy("hi")
+        .orderBy("lo")
+        .execute();
     const referenceRows = () =>
       store.db
         .selectFrom("reference_changes")
@@ -210,22 +222,31 @@ for (const kind of STORE_KINDS) {
 
     it("pages every comparison as slices of the whole lists, with their totals", async () => {
       assert.ok((await assertPagesMatchWhole("after ingestion")) >= 20);
-      // Spot checks of what a user reads. 1 → 2 re-stores c1 → a1 (a1's signature changed): no change.
+      // Spot checks of what a user reads: each reference is to an object of one version, so an upgrade
+      // moves the uses from the old version to the new. 1 → 2 re-stores c1 → a1 (a1's signature changed):
+      // no change; beta 1.0.0 → 1.1.0 moves c2 → b1.
       const first = await compareAnalysesPage(store.db, applicationId, 1, 2, { limit: 100, skip: 0 });
-      const show = (list: { source: { id: string }; target: { id: string } }[]) =>
-        list.map((r) => `${r.source.id} -> ${r.target.id}`);
-      assert.deepEqual(show(first.references.added), ["c2 -> beta#b2"]);
-      assert.deepEqual(show(first.references.removed), ["c1 -> alpha#a2"]);
-      // 2 → 3 re-stores c1's references (its type changed); 1 → 5 cancels c1 → a2 (removed, then re-added).
+      const show = (list: { source: { id: string }; target: { id: string; version: string } }[]) =>
+        list.map((r) => `${r.source.id} -> ${r.target.id}@${r.target.version}`);
+      assert.deepEqual(show(first.references.added), ["c2 -> beta#b1@1.1.0", "c2 -> beta#b2@1.1.0"]);
+      assert.deepEqual(show(first.references.removed), ["c1 -> alpha#a2@1.0.0", "c2 -> beta#b1@1.0.0"]);
+      // 2 → 3 re-stores c1's references (its type changed); alpha is used at 1.0.0 and 2.0.0 at once, and
+      // a3 is 2.0.0's.
       const third = await compareAnalysesPage(store.db, applicationId, 2, 3, { limit: 100, skip: 0 });
-      assert.deepEqual(show(third.references.added), ["c1 -> alpha#a2", "c4 -> alpha#a3"]);
-      assert.deepEqual(show(third.references.removed), ["c2 -> beta#b1"]);
+      assert.deepEqual(show(third.references.added), ["c1 -> alpha#a2@1.0.0", "c4 -> alpha#a3@2.0.0"]);
+      assert.deepEqual(show(third.references.removed), ["c2 -> beta#b1@1.1.0"]);
+      // 1 → 5: alpha 1.0.0 → 2.0.0 moves c1's uses, c3 → g1 is gone; c1 → a2 (removed in 2, re-added in 3
+      // at 1.0.0) cancels out on its own version.
       const across = await compareAnalysesPage(store.db, applicationId, 1, 5, { limit: 100, skip: 0 });
-      assert.deepEqual(show(across.references.added), []);
-      assert.deepEqual(show(across.references.removed), ["c3 -> gamma#g1"]);
+      assert.deepEqual(show(across.references.added), ["c1 -> alpha#a1@2.0.0", "c1 -> alpha#a2@2.0.0"]);
+      assert.deepEqual(show(across.references.removed), [
+        "c1 -> alpha#a1@1.0.0",
+        "c1 -> alpha#a2@1.0.0",
+        "c3 -> gamma#g1@1.0.0",
+      ]);
       // Backwards: added and removed swap.
       const back = await compareAnalysesPage(store.db, applicationId, 5, 1, { limit: 100, skip: 0 });
-      assert.deepEqual(show(back.references.added), ["c3 -> gamma#g1"]);
+      assert.deepEqual(show(back.references.added), show(across.references.removed));
       assert.deepEqual(back.packages.removed, across.packages.added);
       // Vulnerable packages: beta 1.0.0 (affected) goes in 3 → 4, out in 5 → 6.
       const vulnerable = await compareAnalysesPage(store.db, applicationId, 3, 4, { limit: 100, skip: 0 });
@@ -251,29 +272,14 @@ for (const kind of STORE_KINDS) {
       ]);
     });
 
-    it("migration 017 builds from the stored history the same log ingestion maintains", async () => {
+    it("migration 024 rebuilds from the stored history the same logs ingestion maintains", async () => {
       const maintained = await logRows();
       assert.ok(maintained.references.length >= 10 && maintained.packages.length >= 10);
-      // Take the store back to before migration 017, then open it again: the migration runs on data.
-      await sql`drop table reference_changes`.execute(store.db);
-      await sql`drop table reference_change_totals`.execute(store.db);
-      await sql`drop table package_changes`.execute(store.db);
-      await sql`drop table gate_evaluations`.execute(store.db);
-      await sql`drop table gate_facts_generation`.execute(store.db);
-      if (kind === "postgres")
-        await sql`drop function bump_gate_facts_generation() cascade`.execute(store.db);
-      else {
-        for (const table of GATE_FACT_TABLES) {
-          for (const event of ["insert", "update", "delete"]) {
-            await sql.raw(`drop trigger ${table}_${event}_gate_facts`).execute(store.db);
-          }
-        }
-      }
-      await sql`delete from kysely_migration where name = ${"017-compare-and-gate-models"}`.execute(store.db);
-      await store.close();
-      store = await openStore({ databaseUrl: test.databaseUrl, sqliteFile: test.sqliteFile });
+      const ranges = await rangeRows();
+      await rebuildChangeLogs(store.db);
       assert.deepEqual(await logRows(), maintained);
-      await assertPagesMatchWhole("after the migration");
+      assert.deepEqual(await rangeRows(), ranges);
+      await assertPagesMatchWhole("after the rebuild");
     });
 
     it("the key walk (PostgreSQL's page) gives the same pages, whatever its chunk size", async () => {
@@ -310,15 +316,7 @@ for (const kind of STORE_KINDS) {
       }
     });
 
-    it("non-adjacent totals are stored per pair, and migration 018 builds the same ones ingestion maintains", async () => {
-      const rangeRows = () =>
-        store.db
-          .selectFrom("reference_range_totals")
-          .select(["application_id", "lo", "hi", "added", "removed"])
-          .orderBy("application_id")
-          .orderBy("hi")
-          .orderBy("lo")
-          .execute();
+    it("non-adjacent totals are stored per pair, each equal to the whole comparison's counts", async () => {
       const maintained = await rangeRows();
       // One row per pair lo < hi - 1 of the six analyses, each equal to the whole comparison's counts
       // (plus one for the other application's three analyses).
@@ -334,12 +332,6 @@ for (const kind of STORE_KINDS) {
         );
       }
       assert.ok(maintained.some((r) => Number(r.added) > 0) && maintained.some((r) => Number(r.removed) > 0));
-      await sql`drop table reference_range_totals`.execute(store.db);
-      await sql`delete from kysely_migration where name = ${"018-reference-range-totals"}`.execute(store.db);
-      await store.close();
-      store = await openStore({ databaseUrl: test.databaseUrl, sqliteFile: test.sqliteFile });
-      assert.deepEqual(await rangeRows(), maintained);
-      await assertPagesMatchWhole("after migration 018");
     });
   });
 }

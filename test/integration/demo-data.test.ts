@@ -86,7 +86,7 @@ for (const kind of STORE_KINDS) {
       assert.equal(log4j.version, "2.14.1");
       // Real facts: 2.14.1 was signed for Maven Central on 2021-03-07; 2.17.1 is the first release
       // affected by none of the four Log4j CVEs.
-      assert.deepEqual(log4j.releaseDate, { dateTime: "2021-03-07T05:12:27Z" });
+      assert.deepEqual(log4j.releaseDate, { dateTime: "2021-03-07T05:12:27Z", source: "signature" });
       assert.equal(log4j.saferClosestVersion, "2.17.1");
       assert.equal(log4j.safestVersion, "2.26.1");
       assert.equal(typeof log4j.releasesPerYear, "number");
@@ -144,7 +144,7 @@ for (const kind of STORE_KINDS) {
       const [lodash] = body as [CvePackage];
       assert.equal(lodash.name, "lodash");
       assert.equal(lodash.version, "4.17.15");
-      assert.deepEqual(lodash.releaseDate, { dateTime: "2019-07-19T02:28:46Z" });
+      assert.deepEqual(lodash.releaseDate, { dateTime: "2019-07-19T02:28:46Z", source: "registry" });
       assert.equal(lodash.saferClosestVersion, "4.17.21");
       assert.ok(lodash.objects.some((o) => o.name === "template" && o.typeId === "JS_FUNCTION"));
     });

@@ -211,7 +211,15 @@ describe("imaging scan reads the Java code of fat jars, wars and sources", () =>
   it("says in one warning which dependency jars an offline scan could not list", async () => {
     const fetcher = createRegistryFetcher({ cacheDir: join(work, "empty-http-cache"), offline: true });
     const pkg = (name: string, version: string) =>
-      ({ ecosystem: "maven", name, version, dev: false, direct: true, source: "pom.xml" }) as const;
+      ({
+        ecosystem: "maven",
+        name,
+        version,
+        dev: false,
+        scope: "compile",
+        direct: true,
+        source: "pom.xml",
+      }) as const;
     const index = await buildClassIndex(
       [
         pkg("org.apache.logging.log4j:log4j-core", "2.14.1"),

@@ -69,8 +69,10 @@ function analysis(seq: number): AnalysisInput {
   ];
   if (seq === 2) packages.push({ ecosystem: "npm", name: "alpha", version: "2.0.0" });
   if (seq >= 3) packages.push({ ecosystem: "npm", name: "a%b", version: "0.1.0" });
+  // Analysis 2 uses alpha at two versions: its objects are 1.1.0's, the one the code loads.
+  const alpha = objectsOf("alpha", "npm", seq % 2).map((o) => (seq === 2 ? { ...o, version: "1.1.0" } : o));
   const objects = [
-    ...objectsOf("alpha", "npm", seq % 2),
+    ...alpha,
     ...objectsOf("beta", "npm", 0).filter((_, j) => seq < 3 || j % 4 !== 1),
     ...objectsOf("org.demo:core", "npm", 0),
     ...objectsOf("org.demo:core", "maven", seq),

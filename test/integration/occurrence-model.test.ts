@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { sql } from "kysely";
 import {
   ingestAnalysis,
   loadAdvisory,
@@ -9,7 +8,7 @@ import {
 } from "../../src/domain/package-facts.ts";
 import { applyOsvRecords } from "../../src/store/advisories.ts";
 import { findApplication, resolveAnalysis } from "../../src/store/applications.ts";
-import { migrateToLatest, openStore, type StoreHandle } from "../../src/store/database.ts";
+import { openStore, type StoreHandle } from "../../src/store/database.ts";
 import type { AnalysisInput, OsvRecordInput } from "../../src/store/input-records.ts";
 import {
   listCveInsights,
@@ -57,8 +56,9 @@ const refs = (...targets: string[]) => targets.map((to, i) => ({ from: from(`c${
 const use = (...list: [string, string][]) =>
   list.map(([name, version]) => ({ ecosystem: "npm" as const, name, version }));
 
-/** Five analyses: upgrades (out of and into a CVE), two versions of one package, objects added, removed,
- * changed, unreferenced and referred again, and a version in use that the registry does not list. */
+/** Five analyses: upgrades (out of and into a CVE), two versions of one package (each with its own
+ * objects), objects added, removed, changed, unreferenced and referred again, and a version in use that
+ * the registry does not list. */
 const analyses: AnalysisInput[] = [
   {
     analyzedAt: "2024-01-01T00:00:00Z",
@@ -89,10 +89,11 @@ const analyses: AnalysisInput[] = [
   {
     analyzedAt: "2024-03-01T00:00:00Z",
     packages: use(["alpha", "1.0.0"], ["alpha", "2.0.0"], ["beta", "1.1.0"], ["gamma", "1.0.0"]),
+    // Two versions of alpha: each object belongs to the one its referring code loads.
     objects: [
-      object("alpha", "a1", "a1(x, y)"),
-      object("alpha", "a3"),
-      object("alpha", "a4"),
+      { ...object("alpha", "a1", "a1(x, y)"), version: "1.0.0" },
+      { ...object("alpha", "a3"), version: "2.0.0" },
+      { ...object("alpha", "a4"), version: "2.0.0" },
       object("beta", "b1"),
       object("beta", "b2"),
       object("gamma", "g1"),
@@ -148,8 +149,6 @@ const osv = (
 });
 
 for (const kind of STORE_KINDS) {
-  /** The migration that creates occurrence_object_lists on this store. */
-  const listsMigration = kind === "postgres" ? "015-occurrence-object-lists" : "020-sqlite-object-lists";
   describe(`occurrence read model on ${kind}`, () => {
     let test: TestStore;
     let store: StoreHandle;
@@ -290,13 +289,14 @@ for (const kind of STORE_KINDS) {
 
     it("answers as the joins do in every analysis, with history as intervals", async () => {
       assert.ok((await assertSameAsJoins("after ingestion")) >= 10);
-      // Analysis 3 uses two versions of alpha: both listed, in version order, each with alpha's objects.
+      // Analysis 3 uses two versions of alpha: both listed, in version order, each with its own objects
+      // (a1 is referred to in 1.0.0, a4 in 2.0.0; a3 of 2.0.0 is not referred to).
       const third = await page("CVE-2099-1000", "2024-03-15T00:00:00Z");
       assert.deepEqual(
         third?.map((p) => [p.name, p.version, p.objects.map((o) => `${o.id} ${o.mangling}`)]),
         [
-          ["alpha", "1.0.0", ["alpha#a1 a1(x, y)", "alpha#a4 a4(x)"]],
-          ["alpha", "2.0.0", ["alpha#a1 a1(x, y)", "alpha#a4 a4(x)"]],
+          ["alpha", "1.0.0", ["alpha#a1 a1(x, y)"]],
+          ["alpha", "2.0.0", ["alpha#a4 a4(x)"]],
         ],
       );
       // Analysis 1: beta 1.0.0 is affected, a3 is not referred to.
@@ -318,14 +318,21 @@ for (const kind of STORE_KINDS) {
             .orderBy("from_seq")
             .execute()
         ).map((r) => [r.from_seq, r.to_seq]);
-      assert.deepEqual(await rows("beta#b1"), [[1, 2_147_483_647]]);
+      // A row per run of analyses of one version: b1 is beta 1.0.0's, 1.1.0's (2-3), 1.0.0's again.
+      assert.deepEqual(await rows("beta#b1"), [
+        [1, 2],
+        [2, 4],
+        [4, 2_147_483_647],
+      ]);
       assert.deepEqual(await rows("alpha#a3"), [
         [2, 3],
         [4, 2_147_483_647],
       ]);
+      // a1: 1.0.0's (its mangling changed in 2), then 2.0.0's from 4.
       assert.deepEqual(await rows("alpha#a1"), [
         [1, 2],
-        [2, 2_147_483_647],
+        [2, 4],
+        [4, 2_147_483_647],
       ]);
     });
 
@@ -423,7 +430,7 @@ for (const kind of STORE_KINDS) {
       await assertSameAsJoins("after new versions");
     });
 
-    it("builds the same rows from the stored history (migration 012) as ingestion and imports maintain", async () => {
+    it("builds the same rows from the stored history (migration 021) as ingestion and imports maintain", async () => {
       const dump = async () => ({
         packages: await store.db
           .selectFrom("cve_occurrences")
@@ -441,7 +448,7 @@ for (const kind of STORE_KINDS) {
         objects: await store.db
           .selectFrom("occurrence_objects")
           .selectAll()
-          .orderBy(["application_id", "package_id", "full_name", "object_id", "from_seq"])
+          .orderBy(["application_id", "package_version_id", "full_name", "object_id", "from_seq"])
           .execute(),
       });
       const maintained = await dump();
@@ -450,18 +457,36 @@ for (const kind of STORE_KINDS) {
       assert.deepEqual(await dump(), maintained);
     });
 
-    it(`keeps one object list per package and run of analyses, built alike by migration ${listsMigration} and ingestion`, async () => {
-      // The lists with their text (SQLite stores it deflated, PostgreSQL as is).
+    it("keeps one object list per package version and run of analyses, built alike from the history and by ingestion", async () => {
+      // The lists with their text (SQLite stores it deflated, PostgreSQL as is), by name@version.
+      const versionNames = new Map(
+        (
+          await store.db
+            .selectFrom("package_versions as pv")
+            .innerJoin("packages as p", "p.id", "pv.package_id")
+            .select(["pv.id", "p.name", "pv.version"])
+            .execute()
+        ).map((v) => [v.id, `${v.name}@${v.version}`]),
+      );
       const lists = async () =>
         (
           await store.db
             .selectFrom("occurrence_object_lists")
             .selectAll()
             .orderBy("application_id")
-            .orderBy("package_id")
+            .orderBy("package_version_id")
             .orderBy("from_seq")
             .execute()
         ).map((l) => ({ ...l, docs: objectListText(l.docs) }));
+      const byVersion = (all: Awaited<ReturnType<typeof lists>>) =>
+        all
+          .map((l) => [
+            versionNames.get(l.package_version_id),
+            l.from_seq,
+            l.to_seq,
+            (JSON.parse(l.docs) as { id: string }[]).map((o) => o.id),
+          ])
+          .sort((a, b) => String(a[0]).localeCompare(String(b[0])) || Number(a[1]) - Number(b[1]));
       const stored = await store.db.selectFrom("occurrence_object_lists").select("docs").execute();
       assert.ok(stored.length > 0);
       for (const { docs } of stored) {
@@ -469,47 +494,26 @@ for (const kind of STORE_KINDS) {
         else assert.equal(typeof docs, "string");
       }
       const maintained = await lists();
-      // alpha's referred objects change in every analysis: one list per analysis.
-      const alpha = (
-        await store.db
-          .selectFrom("packages")
-          .select("id")
-          .where("name", "=", "alpha")
-          .executeTakeFirstOrThrow()
-      ).id;
-      assert.deepEqual(
-        maintained
-          .filter((l) => l.package_id === alpha)
-          .map((l) => [l.from_seq, l.to_seq, (JSON.parse(l.docs) as { id: string }[]).map((o) => o.id)]),
-        [
-          [1, 2, ["alpha#a1", "alpha#a2"]],
-          [2, 3, ["alpha#a1", "alpha#a3", "alpha#a4"]],
-          [3, 4, ["alpha#a1", "alpha#a4"]],
-          [4, 5, ["alpha#a1", "alpha#a3", "alpha#a4"]],
-          [5, 2_147_483_647, ["alpha#a1", "alpha#a3"]],
-        ],
-      );
-      // beta's b2 stops being referred to in analysis 5; gamma's g1 is referred to throughout: one row.
-      const ids = (l: { docs: string }) => (JSON.parse(l.docs) as { id: string }[]).map((o) => o.id);
-      assert.deepEqual(
-        maintained.filter((l) => l.package_id !== alpha).map((l) => [l.from_seq, l.to_seq, ids(l)]),
-        [
-          [1, 5, ["beta#b1", "beta#b2"]],
-          [5, 2_147_483_647, ["beta#b1"]],
-          [1, 2_147_483_647, ["gamma#g1"]],
-        ],
-      );
-
-      // The store's lists migration on this existing store (history, later advisories): the same rows.
-      await sql`drop table occurrence_object_lists`.execute(store.db);
-      await store.db
-        .deleteFrom("kysely_migration" as never)
-        .where("name" as never, "=", listsMigration as never)
-        .execute();
-      assert.deepEqual(await migrateToLatest(store), [listsMigration]);
+      // Each version its own lists: alpha 1.0.0 up to analysis 3, 2.0.0 from 3; beta back at 1.0.0 in 4.
+      assert.deepEqual(byVersion(maintained), [
+        ["alpha@1.0.0", 1, 2, ["alpha#a1", "alpha#a2"]],
+        ["alpha@1.0.0", 2, 3, ["alpha#a1", "alpha#a3", "alpha#a4"]],
+        ["alpha@1.0.0", 3, 4, ["alpha#a1"]],
+        ["alpha@2.0.0", 3, 4, ["alpha#a4"]],
+        ["alpha@2.0.0", 4, 5, ["alpha#a1", "alpha#a3", "alpha#a4"]],
+        ["alpha@2.0.0", 5, 2_147_483_647, ["alpha#a1", "alpha#a3"]],
+        ["beta@1.0.0", 1, 2, ["beta#b1", "beta#b2"]],
+        ["beta@1.0.0", 4, 5, ["beta#b1", "beta#b2"]],
+        ["beta@1.0.0", 5, 2_147_483_647, ["beta#b1"]],
+        ["beta@1.1.0", 2, 4, ["beta#b1", "beta#b2"]],
+        ["gamma@1.0.0", 1, 4, ["gamma#g1"]],
+        ["gamma@1.0.5", 4, 2_147_483_647, ["gamma#g1"]],
+      ]);
+      // Built from the stored rows (migration 021's way): the same rows.
+      await buildObjectLists(store.db);
       assert.deepEqual(await lists(), maintained);
 
-      // Ingestion after the migration: gamma is no longer referred to, alpha gains an object.
+      // Ingestion after the rebuild: gamma is no longer referred to, alpha gains an object.
       await ingestAnalysis(store.db, "app", {
         ...(analyses[4] as AnalysisInput),
         analyzedAt: "2024-06-01T00:00:00Z",
@@ -518,18 +522,16 @@ for (const kind of STORE_KINDS) {
       });
       ingested++;
       const after = await lists();
-      const gamma = (
-        await store.db
-          .selectFrom("packages")
-          .select("id")
-          .where("name", "=", "gamma")
-          .executeTakeFirstOrThrow()
-      ).id;
       assert.deepEqual(
-        after.filter((l) => l.package_id === gamma).map((l) => [l.from_seq, l.to_seq]),
-        [[1, 6]],
+        byVersion(after)
+          .filter((l) => String(l[0]).startsWith("gamma"))
+          .map((l) => l.slice(0, 3)),
+        [
+          ["gamma@1.0.0", 1, 4],
+          ["gamma@1.0.5", 4, 6],
+        ],
       );
-      await assertSameAsJoins(`after an analysis following migration ${listsMigration}`);
+      await assertSameAsJoins("after an analysis following a rebuild of the lists");
       await buildObjectLists(store.db);
       assert.deepEqual(await lists(), after);
     });
@@ -545,11 +547,12 @@ for (const kind of STORE_KINDS) {
       };
       const alpha = (
         await store.db
-          .selectFrom("packages")
-          .select("id")
-          .where("name", "=", "alpha")
-          .executeTakeFirstOrThrow()
-      ).id;
+          .selectFrom("packages as p")
+          .innerJoin("package_versions as pv", "pv.package_id", "p.id")
+          .select("pv.id")
+          .where("p.name", "=", "alpha")
+          .execute()
+      ).map((v) => v.id);
       // Characters of two to four UTF-8 bytes: the page's bytes are the list's bytes, not its characters.
       const edited = JSON.stringify([
         { ...object("alpha", "edited-in-place"), mangling: "only in the list: é ✓ 𝄞" },
@@ -560,7 +563,7 @@ for (const kind of STORE_KINDS) {
         .updateTable("occurrence_object_lists")
         .set({ docs: kind === "sqlite" ? packObjectList(edited) : edited })
         .where("application_id", "=", applicationId)
-        .where("package_id", "=", alpha)
+        .where("package_version_id", "in", alpha)
         .where("from_seq", "<=", ingested)
         .where("to_seq", ">", ingested)
         .execute();

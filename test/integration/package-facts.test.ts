@@ -12,6 +12,7 @@ import { type FakeRegistry, startFakeRegistry } from "../support/fake-registry.t
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 
 const LOG4J = "org.apache.logging.log4j:log4j-core";
+const COMMONS_LANG = "commons-lang:commons-lang";
 const LOG4SHELL = fileURLToPath(new URL("../fixtures/osv/GHSA-jfh8-c2jp-5v3q.json", import.meta.url));
 
 for (const kind of STORE_KINDS) {
@@ -30,7 +31,7 @@ for (const kind of STORE_KINDS) {
       handle.db
         .selectFrom("package_versions as pv")
         .innerJoin("packages as p", "p.id", "pv.package_id")
-        .select(["pv.released_at", "pv.published", "pv.safer_closest_version"])
+        .select(["pv.released_at", "pv.released_at_source", "pv.published", "pv.safer_closest_version"])
         .where("p.name", "=", name)
         .where("pv.version", "=", v)
         .executeTakeFirst();
@@ -64,6 +65,7 @@ for (const kind of STORE_KINDS) {
       assert.deepEqual(result, { withFacts: 1, missing: [] });
       assert.equal((await version("ms", "2.0.0"))?.released_at, "2017-05-16T12:26:06.610Z");
       assert.equal((await version("ms", "0.1.0"))?.released_at, "2011-12-21T19:38:26.538Z");
+      assert.equal((await version("ms", "2.0.0"))?.released_at_source, "registry");
       // `created` and `modified` are dates of the document, not versions.
       assert.equal(await version("ms", "created"), undefined);
       // 18 releases between 2011-12-21 and 2019-06-06 (7.46 years): 2 a year.
@@ -80,8 +82,10 @@ for (const kind of STORE_KINDS) {
       assert.deepEqual(result, { withFacts: 1, missing: [] });
       assert.equal((await version(LOG4J, "2.14.1"))?.released_at, "2021-03-07T05:12:27Z");
       assert.equal((await version(LOG4J, "2.17.1"))?.released_at, "2021-12-27T23:30:48Z");
+      assert.equal((await version(LOG4J, "2.17.1"))?.released_at_source, "signature");
       // No signature served for this one: no date rather than a guessed one.
       assert.equal((await version(LOG4J, "2.0-alpha1"))?.released_at, null);
+      assert.equal((await version(LOG4J, "2.0-alpha1"))?.released_at_source, null);
       // Facts recomputed with the advisory imported before: 2.14.1 is affected by Log4Shell, 2.15.0 is not.
       assert.equal((await version(LOG4J, "2.14.1"))?.safer_closest_version, "2.15.0");
       assert.equal((await version(LOG4J, "2.15.0"))?.safer_closest_version, "2.15.0");
@@ -94,7 +98,18 @@ for (const kind of STORE_KINDS) {
         options(false),
       );
       assert.equal((await version("com.example:dated", "1.0"))?.released_at, "2024-01-02T03:04:05Z");
+      assert.equal((await version("com.example:dated", "1.0"))?.released_at_source, "last-modified");
       assert.equal(await version("com.example:dated", "1.1-SNAPSHOT"), undefined);
+    });
+
+    it("dates a release by a version-3 OpenPGP signature (GnuPG 1.x), as by a version-4 one", async () => {
+      // commons-lang 2.4's POM signature as Maven Central serves it: "Version: GnuPG v1.4.5", a v3 packet.
+      await gatherPackageFacts(handle.db, [{ ecosystem: "maven", name: COMMONS_LANG }], options(false));
+      const dated = await version(COMMONS_LANG, "2.4");
+      assert.deepEqual(
+        [dated?.released_at, dated?.released_at_source],
+        ["2008-03-16T03:44:34Z", "signature"],
+      );
     });
 
     it("says which packages lack facts, and why", async () => {

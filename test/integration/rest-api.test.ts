@@ -46,7 +46,7 @@ for (const kind of STORE_KINDS) {
         const object = (lib: string, fn: string) =>
           `{"fullName":"${lib}.${fn}","id":"${lib}/${fn}","mangling":"${fn}(input)","name":"${fn}","type":"JavaScript Function","typeId":"JS_FUNCTION"}`;
         const record = (lib: string) =>
-          `{"name":"${lib}","objects":[${object(lib, "format")},${object(lib, "parse")}],"releaseDate":{"dateTime":"2022-05-01T10:00:00Z"},"releasesPerYear":2,"saferClosestVersion":"1.1.0","safestVersion":"1.1.0","version":"1.0.0"}`;
+          `{"name":"${lib}","objects":[${object(lib, "format")},${object(lib, "parse")}],"releaseDate":{"dateTime":"2022-05-01T10:00:00Z","source":null},"releasesPerYear":2,"saferClosestVersion":"1.1.0","safestVersion":"1.1.0","scope":"unknown","version":"1.0.0"}`;
         // Latest analysis: lib-01 was upgraded to the fixed version, so the list starts at lib-02.
         assert.equal(text, `[${record("lib-02")},${record("lib-03")}]`);
       });

@@ -635,7 +635,7 @@ const REFUSALS: Refusal[] = [
     GATE,
     { parameters: { minSeverity: "LOW" } },
     409,
-    "Unknown parameter 'minSeverity': rules of kind 'no-unfixable-vulnerability' take no parameters",
+    "Unknown parameter 'minSeverity' for rules of kind 'no-unfixable-vulnerability': expected 'packages'",
   ],
   // PUT /rest/gates/no-referenced-severe-cve
   [
@@ -650,7 +650,7 @@ const REFUSALS: Refusal[] = [
     "/rest/gates/no-referenced-severe-cve",
     { parameters: { maxReleases: 3 } },
     409,
-    "Unknown parameter 'maxReleases' for rules of kind 'no-referenced-severe-cve': expected 'minSeverity'",
+    "Unknown parameter 'maxReleases' for rules of kind 'no-referenced-severe-cve': expected 'minSeverity', 'packages'",
   ],
   // PUT /rest/gates/no-such-rule
   ["PUT", "/rest/gates/no-such-rule", { enabled: "yes" }, 404, "No quality gate rule with id 'no-such-rule'"],

@@ -125,9 +125,10 @@ for (const kind of STORE_KINDS) {
         assert.deepEqual(
           rules.map((r) => [r.kind, r.enabled, r.parameters]),
           [
-            ["max-releases-behind-safest", true, { maxReleases: 10 }],
-            ["no-referenced-severe-cve", true, { minSeverity: "HIGH" }],
-            ["no-unfixable-vulnerability", true, {}],
+            // Every kind counts the packages a production install keeps unless told otherwise.
+            ["max-releases-behind-safest", true, { maxReleases: 10, packages: "production" }],
+            ["no-referenced-severe-cve", true, { minSeverity: "HIGH", packages: "production" }],
+            ["no-unfixable-vulnerability", true, { packages: "production" }],
           ],
         );
         assert.match(
@@ -308,7 +309,7 @@ for (const kind of STORE_KINDS) {
           id: "no-referenced-severe-cve",
           kind: "no-referenced-severe-cve",
           name: "No severe CVE in a referenced package",
-          parameters: { minSeverity: "MEDIUM" },
+          parameters: { minSeverity: "MEDIUM", packages: "production" },
         });
         const january = await evaluation("?date=2024-01-15T00:00:00Z");
         assert.deepEqual(
@@ -321,7 +322,11 @@ for (const kind of STORE_KINDS) {
         const listed = (await json(get("/rest/gates"))) as { id: string; parameters: object }[];
         assert.deepEqual(
           listed.map((r) => r.parameters),
-          [{ maxReleases: 15 }, { minSeverity: "MEDIUM" }, {}],
+          [
+            { maxReleases: 15, packages: "production" },
+            { minSeverity: "MEDIUM", packages: "production" },
+            { packages: "production" },
+          ],
         );
       });
 
@@ -354,10 +359,16 @@ for (const kind of STORE_KINDS) {
           /Unknown parameter 'severity'.*'minSeverity'/,
         ],
         [
-          "a parameter for a kind without any",
+          "an unknown parameter of a kind with only 'packages'",
           "no-unfixable-vulnerability",
           { parameters: { x: 1 } },
-          /Unknown parameter 'x'.*take no parameters/,
+          /Unknown parameter 'x' for rules of kind 'no-unfixable-vulnerability': expected 'packages'/,
+        ],
+        [
+          "a packages value that is no choice",
+          "no-unfixable-vulnerability",
+          { parameters: { packages: "dev" } },
+          /'packages' must be .*"production", "all".*got "dev"/,
         ],
         [
           "a severity of the wrong type",
@@ -419,12 +430,12 @@ for (const kind of STORE_KINDS) {
         await expectProblem(
           put("/rest/gates/no-referenced-severe-cve", { parameters: { maxReleases: 3 } }),
           409,
-          /Unknown parameter 'maxReleases' for rules of kind 'no-referenced-severe-cve': expected 'minSeverity'/,
+          /Unknown parameter 'maxReleases' for rules of kind 'no-referenced-severe-cve': expected 'minSeverity', 'packages'/,
         );
         await expectProblem(
           put("/rest/gates/no-unfixable-vulnerability", { parameters: { minSeverity: "LOW" } }),
           409,
-          /take no parameters/,
+          /Unknown parameter 'minSeverity' for rules of kind 'no-unfixable-vulnerability': expected 'packages'/,
         );
         assert.equal(await (await get("/rest/gates")).text(), before);
       });
@@ -464,7 +475,7 @@ for (const kind of STORE_KINDS) {
     });
 
     describe("GET /rest/applications/{name}/compare", () => {
-      it("compares January with the latest analysis; a package removed and re-added is unchanged", async () => {
+      it("compares January with the latest analysis; uses of an upgraded package move to its new version", async () => {
         const response = await get("/rest/applications/portal/compare?from=2024-01-15T00:00:00Z");
         const text = await response.text();
         assert.equal(response.status, 200, text);
@@ -484,16 +495,45 @@ for (const kind of STORE_KINDS) {
               ],
               removedTotal: 2,
             },
+            // A reference is to an object of one version: churn 1.0.0 → 1.15.0 and quiet-lib 1.0.0 (removed
+            // in February) → 1.1.0 (added in March) move the same uses from the old version to the new.
             references: {
               added: [
                 {
+                  source: { fullName: "portal.app.main", id: "app/main" },
+                  target: { fullName: "churn.spin", id: "churn/spin", package: "churn", version: "1.15.0" },
+                },
+                {
                   source: { fullName: "portal.app.admin", id: "app/admin" },
-                  target: { fullName: "churn.stop", id: "churn/stop", package: "churn" },
+                  target: { fullName: "churn.stop", id: "churn/stop", package: "churn", version: "1.15.0" },
+                },
+                {
+                  source: { fullName: "portal.app.main", id: "app/main" },
+                  target: {
+                    fullName: "quiet.hush",
+                    id: "quiet/hush",
+                    package: "quiet-lib",
+                    version: "1.1.0",
+                  },
                 },
               ],
-              addedTotal: 1,
-              removed: [],
-              removedTotal: 0,
+              addedTotal: 3,
+              removed: [
+                {
+                  source: { fullName: "portal.app.main", id: "app/main" },
+                  target: { fullName: "churn.spin", id: "churn/spin", package: "churn", version: "1.0.0" },
+                },
+                {
+                  source: { fullName: "portal.app.main", id: "app/main" },
+                  target: {
+                    fullName: "quiet.hush",
+                    id: "quiet/hush",
+                    package: "quiet-lib",
+                    version: "1.0.0",
+                  },
+                },
+              ],
+              removedTotal: 2,
             },
             to: { dateTime: "2024-03-01T00:00:00Z" },
             vulnerablePackages: {
@@ -511,7 +551,10 @@ for (const kind of STORE_KINDS) {
           get("/rest/applications/portal/compare?from=2024-01-15T00:00:00Z&to=2024-02-15T00:00:00Z"),
         )) as {
           packages: { added: unknown[]; removed: unknown[] };
-          references: { added: { source: { id: string }; target: { id: string } }[]; removed: unknown[] };
+          references: {
+            added: { source: { id: string }; target: { id: string; version: string } }[];
+            removed: { source: { id: string }; target: { id: string; version: string } }[];
+          };
           vulnerablePackages: { added: unknown[]; removed: unknown[] };
         };
         assert.deepEqual(forward.packages, {
@@ -527,15 +570,19 @@ for (const kind of STORE_KINDS) {
           removedTotal: 2,
         });
         assert.deepEqual(
-          forward.references.added.map((r) => [r.target.id, r.source.id]),
+          forward.references.added.map((r) => [r.target.id, r.target.version, r.source.id]),
           [
-            ["core/Util", "app/admin"],
-            ["core/Util.halt", "app/admin"],
-            ["core/Util.run", "app/admin"],
-            ["core/Util.run", "app/main"],
+            ["churn/spin", "1.15.0", "app/main"],
+            ["core/Util", "1.1", "app/admin"],
+            ["core/Util.halt", "1.1", "app/admin"],
+            ["core/Util.run", "1.1", "app/admin"],
+            ["core/Util.run", "1.1", "app/main"],
           ],
         );
-        assert.deepEqual(forward.references.removed, []);
+        assert.deepEqual(
+          forward.references.removed.map((r) => [r.target.id, r.target.version, r.source.id]),
+          [["churn/spin", "1.0.0", "app/main"]],
+        );
         assert.deepEqual(forward.vulnerablePackages, {
           added: [
             {
@@ -576,11 +623,11 @@ for (const kind of STORE_KINDS) {
         assert.deepEqual(
           page.references.added.map((r) => [r.target.id, r.source.id]),
           [
+            ["core/Util", "app/admin"],
             ["core/Util.halt", "app/admin"],
-            ["core/Util.run", "app/admin"],
           ],
         );
-        assert.equal(page.references.addedTotal, 4);
+        assert.equal(page.references.addedTotal, 5);
         assert.deepEqual(
           page.packages.added.map((p) => p.name),
           ["org.example:core"],
@@ -588,7 +635,7 @@ for (const kind of STORE_KINDS) {
         assert.equal(page.packages.addedTotal, 2);
         const past = (await json(get(`/rest/applications/portal/compare?${query}&skip=10`))) as Page;
         assert.deepEqual(past.references.added, []);
-        assert.equal(past.references.addedTotal, 4);
+        assert.equal(past.references.addedTotal, 5);
         await expectProblem(
           get(`/rest/applications/portal/compare?${query}&limit=0`),
           400,

@@ -13,10 +13,11 @@ const churn = (version: string, releasedAt: string) => ({
   factsPending: false,
   maxSeverity: null,
   name: "churn",
-  releaseDate: { dateTime: releasedAt },
+  releaseDate: { dateTime: releasedAt, source: null },
   releasesPerYear: 14,
   saferClosestVersion: "1.15.0",
   safestVersion: "1.15.0",
+  scope: "unknown",
   sources: [],
   version,
   vulnerabilities: [],
@@ -93,10 +94,11 @@ for (const kind of STORE_KINDS) {
               factsPending: false,
               maxSeverity: null,
               name: "quiet-lib",
-              releaseDate: { dateTime: "2023-07-01T00:00:00Z" },
+              releaseDate: { dateTime: "2023-07-01T00:00:00Z", source: null },
               releasesPerYear: 2,
               saferClosestVersion: "1.1.0",
               safestVersion: "1.1.0",
+              scope: "unknown",
               sources: [],
               version: "1.1.0",
               vulnerabilities: [],
@@ -106,10 +108,11 @@ for (const kind of STORE_KINDS) {
               factsPending: false,
               maxSeverity: "HIGH",
               name: "unused-vuln",
-              releaseDate: { dateTime: "2023-01-01T00:00:00Z" },
+              releaseDate: { dateTime: "2023-01-01T00:00:00Z", source: null },
               releasesPerYear: 2,
               saferClosestVersion: "1.1.0",
               safestVersion: "1.1.0",
+              scope: "unknown",
               sources: [],
               version: "1.0.0",
               vulnerabilities: [PORTAL.cves.unused],
@@ -134,10 +137,11 @@ for (const kind of STORE_KINDS) {
           factsPending: false,
           maxSeverity: "CRITICAL",
           name: "org.example:core",
-          releaseDate: { dateTime: "2022-01-01T00:00:00Z" },
+          releaseDate: { dateTime: "2022-01-01T00:00:00Z", source: null },
           releasesPerYear: 2,
           saferClosestVersion: null,
           safestVersion: null,
+          scope: "unknown",
           sources: [],
           version: "1.1",
           vulnerabilities: [PORTAL.cves.coreCritical, PORTAL.cves.coreLow],
@@ -206,10 +210,10 @@ for (const kind of STORE_KINDS) {
           `/rest/applications/portal/interactions?package=org.example:core&${FEBRUARY}`,
         );
         assert.deepEqual(body, [
-          { source: jsCaller("admin"), target: coreObject("Util", "class") },
-          { source: jsCaller("admin"), target: coreObject("halt", "method") },
-          { source: jsCaller("admin"), target: coreObject("run", "method") },
-          { source: jsCaller("main"), target: coreObject("run", "method") },
+          { source: jsCaller("admin"), target: coreObject("Util", "class"), version: "1.1" },
+          { source: jsCaller("admin"), target: coreObject("halt", "method"), version: "1.1" },
+          { source: jsCaller("admin"), target: coreObject("run", "method"), version: "1.1" },
+          { source: jsCaller("main"), target: coreObject("run", "method"), version: "1.1" },
         ]);
       });
 
@@ -218,7 +222,7 @@ for (const kind of STORE_KINDS) {
         assert.equal(
           text,
           '[{"source":{"fullName":"portal.app.main","id":"app/main","name":"main","type":"JavaScript Function","typeId":"JS_FUNCTION"},' +
-            '"target":{"fullName":"churn.spin","id":"churn/spin","mangling":"spin()","name":"spin","type":"JavaScript Function","typeId":"JS_FUNCTION"}}]',
+            '"target":{"fullName":"churn.spin","id":"churn/spin","mangling":"spin()","name":"spin","type":"JavaScript Function","typeId":"JS_FUNCTION"},"version":"1.15.0"}]',
         );
         const second = (await json(
           "/rest/applications/portal/interactions?package=churn&limit=1&skip=1",
@@ -297,14 +301,14 @@ for (const kind of STORE_KINDS) {
       it("finds referred external objects by name, fullName, mangling or type, any case", async () => {
         const body = await json(`/rest/applications/portal/objects?q=UTIL&${FEBRUARY}`);
         assert.deepEqual(body, [
-          { ...coreObject("Util", "class"), package: "org.example:core" },
-          { ...coreObject("halt", "method"), package: "org.example:core" },
-          { ...coreObject("run", "method"), package: "org.example:core" },
+          { ...coreObject("Util", "class"), package: "org.example:core", version: "1.1" },
+          { ...coreObject("halt", "method"), package: "org.example:core", version: "1.1" },
+          { ...coreObject("run", "method"), package: "org.example:core", version: "1.1" },
         ]);
         const text = await (await get("/rest/applications/portal/objects?q=spin")).text();
         assert.equal(
           text,
-          '[{"fullName":"churn.spin","id":"churn/spin","mangling":"spin()","name":"spin","package":"churn","type":"JavaScript Function","typeId":"JS_FUNCTION"}]',
+          '[{"fullName":"churn.spin","id":"churn/spin","mangling":"spin()","name":"spin","package":"churn","type":"JavaScript Function","typeId":"JS_FUNCTION","version":"1.15.0"}]',
         );
         const ids = async (query: string) =>
           ((await json(`/rest/applications/portal/objects?${query}`)) as { id: string }[]).map((o) => o.id);

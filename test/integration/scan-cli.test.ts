@@ -266,7 +266,13 @@ describe("imaging scan: inputs it cannot read, the analysis document and the upl
     assert.equal(document.packages.length, expectedPackages());
     assert.deepEqual(
       document.packages.find((p: { name: string }) => p.name === "lodash"),
-      { ecosystem: "npm", name: "lodash", version: "4.17.15", sources: ["package-lock.json"] },
+      {
+        ecosystem: "npm",
+        name: "lodash",
+        scope: "production",
+        version: "4.17.15",
+        sources: ["package-lock.json"],
+      },
     );
     assert.deepEqual(document.objects, []);
     assert.deepEqual(document.references, []);

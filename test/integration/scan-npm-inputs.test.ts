@@ -3,7 +3,9 @@
  * checked against what the package managers themselves list for the same lockfiles.
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { before, describe, it } from "node:test";
 import { createRegistryFetcher } from "../../src/scanner/registry/cached-fetch.ts";
 import { INPUT_READERS, type ScanResult, scanPath } from "../../src/scanner/scan.ts";
@@ -20,8 +22,9 @@ import {
   yarnWorkspaceMonorepo,
 } from "../support/scan-subjects.ts";
 
-async function scan(path: string): Promise<ScanResult> {
+async function scan(path: string, extra: { lockfile?: string } = {}): Promise<ScanResult> {
   return scanPath(path, {
+    ...extra,
     readers: INPUT_READERS,
     fetcher: createRegistryFetcher({ cacheDir: "/nonexistent-cache", offline: true }),
     offline: true,
@@ -130,6 +133,57 @@ describe("npm lockfiles and SBOMs of firebase-tools 8.4.0, against the package m
     // Those (fsevents) are in the inventory all the same: the lockfile pins them.
     const actual = new Set([...production(result)].filter((p) => !incompatible.includes(p)));
     assertSameSet(actual, expected, "production packages");
+  });
+
+  it("one lockfile per project: package-lock.json over a stale yarn.lock, packageManager and --lockfile choose", async () => {
+    // firebase-tools locked by npm, with the yarn.lock yarn 4 wrote for the same package.json left beside it.
+    const dir = mkdtempSync(join(tmpdir(), "two-lockfiles-"));
+    try {
+      const manifest = JSON.parse(readFileSync(`${subject.npm.v3}/package.json`, "utf8")) as Record<
+        string,
+        unknown
+      >;
+      writeFileSync(join(dir, "package.json"), JSON.stringify(manifest));
+      copyFileSync(`${subject.npm.v3}/package-lock.json`, join(dir, "package-lock.json"));
+      copyFileSync(`${subject.yarn.berry}/yarn.lock`, join(dir, "yarn.lock"));
+      const npmPackages = treePackages(`${subject.npm.v3}/npm-ls.json`);
+      const yarnPackages = yarnInfoPackages(`${subject.yarn.berry}/yarn-info.ndjson`);
+
+      const byDefault = await scan(dir);
+      assert.deepEqual(byDefault.inputs, [{ reader: "npm", file: "package-lock.json" }]);
+      assertSameSet(all(byDefault), npmPackages, "all packages");
+      assert.deepEqual(byDefault.warnings, [
+        {
+          file: "yarn.lock",
+          message:
+            "not read: package-lock.json is the project's lockfile (no packageManager in package.json: the " +
+            "first present of npm-shrinkwrap.json, package-lock.json, pnpm-lock.yaml, yarn.lock is read); " +
+            "--lockfile chooses another",
+        },
+      ]);
+
+      const chosen = await scan(dir, { lockfile: join(dir, "yarn.lock") });
+      assert.deepEqual(chosen.inputs, [{ reader: "npm", file: "yarn.lock" }]);
+      assertSameSet(all(chosen), yarnPackages, "all packages");
+      assert.deepEqual(
+        chosen.warnings.map((w) => [w.file, w.message.split(" (")[0]]),
+        [["package-lock.json", "not read: yarn.lock is the project's lockfile"]],
+      );
+
+      writeFileSync(join(dir, "package.json"), JSON.stringify({ ...manifest, packageManager: "yarn@4.9.1" }));
+      const managed = await scan(dir);
+      assert.deepEqual(managed.inputs, [{ reader: "npm", file: "yarn.lock" }]);
+      assertSameSet(all(managed), yarnPackages, "all packages");
+      assert.match(managed.warnings[0]?.message ?? "", /package\.json's packageManager is yarn/);
+
+      await assert.rejects(
+        scan(dir, { lockfile: join(dir, "package.json") }),
+        /--lockfile names no lockfile/,
+      );
+      await assert.rejects(scan(dir, { lockfile: join(dir, "pnpm-lock.yaml") }), /--lockfile: no such file/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("yarn.lock of yarn 4 (Berry): the packages and versions yarn info --all --recursive lists", async () => {

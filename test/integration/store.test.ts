@@ -135,10 +135,11 @@ for (const kind of STORE_KINDS) {
               typeId: "JS_FUNCTION",
             },
           ],
-          releaseDate: { dateTime: "2020-01-01T00:00:00Z" },
+          releaseDate: { dateTime: "2020-01-01T00:00:00Z", source: null },
           releasesPerYear: 2,
           saferClosestVersion: "1.1.0",
           safestVersion: "2.0.0",
+          scope: "unknown",
           version: "1.0.0",
         },
       ]);
@@ -189,13 +190,12 @@ for (const kind of STORE_KINDS) {
               .executeTakeFirstOrThrow()
           ).n,
         );
-      assert.equal(
-        await count("external_objects"),
-        3,
-        "three objects unchanged across two analyses: three rows",
-      );
-      assert.equal(await count("object_references"), 3, "one reference removed, none added");
-      assert.equal(await count("application_objects"), 3);
+      // Objects belong to a package version: left-pad's upgrade from 1.0.0 to 1.2.0 gives its three objects
+      // new rows, and the two references still made new rows too; the application's own objects, unchanged,
+      // are not copied.
+      assert.equal(await count("external_objects"), 6, "three objects of 1.0.0, the same three of 1.2.0");
+      assert.equal(await count("object_references"), 5, "three to 1.0.0's objects, two to 1.2.0's");
+      assert.equal(await count("application_objects"), 3, "three application objects unchanged: three rows");
       assert.equal(
         await count("application_packages"),
         3,

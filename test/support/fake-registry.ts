@@ -44,6 +44,18 @@ export async function startFakeRegistry(): Promise<FakeRegistry> {
     if (asc && (asc[1] === "2.14.1" || asc[1] === "2.17.1")) {
       return send(recorded(`maven/log4j-core-${asc[1]}.pom.asc`), "text/plain");
     }
+    if (path === "/maven2/commons-lang/commons-lang/maven-metadata.xml") {
+      return send(
+        Buffer.from(
+          "<metadata><groupId>commons-lang</groupId><artifactId>commons-lang</artifactId><versioning>" +
+            "<versions><version>2.4</version></versions></versioning></metadata>",
+        ),
+        "text/xml",
+      );
+    }
+    if (path === "/maven2/commons-lang/commons-lang/2.4/commons-lang-2.4.pom.asc") {
+      return send(recorded("maven/commons-lang-2.4.pom.asc"), "text/plain");
+    }
     if (path === "/maven2/com/example/dated/maven-metadata.xml") {
       return send(
         Buffer.from(

@@ -11,6 +11,8 @@ import {
   type CveInsight,
   type CvePackageRecord,
   type ExternalObjectRecord,
+  releaseDateOf,
+  scopeOf,
   toUtcSeconds,
 } from "../../src/store/insights.ts";
 import type { Database } from "../../src/store/schema.ts";
@@ -32,14 +34,16 @@ export async function occurrencesBySingleQuery(
   const { rows } = await sql<{
     name: string;
     version: string;
+    scope: string | null;
     released_at: string | null;
+    released_at_source: string | null;
     releases_per_year: number | null;
     safer_closest_version: string | null;
     safest_version: string | null;
     objects: string;
   }>`with page as (
-      select p.id as package_id, p.name, pv.version, pv.rank, pv.id as version_id, pv.released_at,
-        p.releases_per_year, pv.safer_closest_version, p.safest_version
+      select p.id as package_id, p.name, pv.version, pv.rank, pv.id as version_id, ap.scope, pv.released_at,
+        pv.released_at_source, p.releases_per_year, pv.safer_closest_version, p.safest_version
       from version_vulnerabilities vv
       join application_packages ap on ap.package_version_id = vv.package_version_id
       join package_versions pv on pv.id = vv.package_version_id
@@ -48,10 +52,10 @@ export async function occurrencesBySingleQuery(
         and ap.from_seq <= ${seq} and ap.to_seq > ${seq}
       order by p.name, pv.rank, pv.version, pv.id
       limit ${query.limit} offset ${query.skip})
-    select page.name, page.version, page.released_at, page.releases_per_year, page.safer_closest_version,
-      page.safest_version,
+    select page.name, page.version, page.scope, page.released_at, page.released_at_source,
+      page.releases_per_year, page.safer_closest_version, page.safest_version,
       (select ${aggregate} from external_objects eo
-        where eo.application_id = ${app} and eo.package_id = page.package_id
+        where eo.application_id = ${app} and eo.package_version_id = page.version_id
           and eo.from_seq <= ${seq} and eo.to_seq > ${seq}
           and exists (select 1 from object_references r where r.target_id = eo.id
             and r.from_seq <= ${seq} and r.to_seq > ${seq})) as objects
@@ -60,10 +64,11 @@ export async function occurrencesBySingleQuery(
   return rows.map((r) => ({
     name: r.name,
     objects: JSON.parse(r.objects) as ExternalObjectRecord[],
-    releaseDate: r.released_at ? { dateTime: toUtcSeconds(r.released_at) } : null,
+    releaseDate: releaseDateOf(r.released_at, r.released_at_source),
     releasesPerYear: r.releases_per_year,
     saferClosestVersion: r.safer_closest_version,
     safestVersion: r.safest_version,
+    scope: scopeOf(r.scope),
     version: r.version,
   }));
 }
@@ -105,7 +110,7 @@ export async function cveInsightsByJoins(
     .innerJoin("version_vulnerabilities as vv", "vv.package_version_id", "ap.package_version_id")
     .innerJoin("package_versions as pv", "pv.id", "ap.package_version_id")
     .innerJoin("external_objects as eo", (join) =>
-      join.onRef("eo.application_id", "=", "ap.application_id").onRef("eo.package_id", "=", "pv.package_id"),
+      join.onRef("eo.application_id", "=", "ap.application_id").onRef("eo.package_version_id", "=", "pv.id"),
     )
     .select((eb) => ["vv.vulnerability_id", eb.fn.count<number>("eo.id").distinct().as("objects")])
     .where("ap.application_id", "=", applicationId)
@@ -146,16 +151,19 @@ export async function occurrencesByObjectRowsJson(
   const { applicationId: app, seq } = query;
   const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
   const { rows: packages } = await sql<{
-    package_id: number;
+    package_version_id: number;
     package_name: string;
     version: string;
+    scope: string | null;
     released_at: string | null;
+    released_at_source: string | null;
     releases_per_year: number | null;
     safer_closest_version: string | null;
     safest_version: string | null;
-  }>`select co.package_id, co.package_name, co.version, pv.released_at, p.releases_per_year,
-      pv.safer_closest_version, p.safest_version
-    from (select c.package_id, c.package_name, c.rank, c.version, c.package_version_id from cve_occurrences c
+  }>`select co.package_version_id, co.package_name, co.version, co.scope, pv.released_at,
+      pv.released_at_source, p.releases_per_year, pv.safer_closest_version, p.safest_version
+    from (select c.package_id, c.package_name, c.rank, c.version, c.package_version_id, c.scope
+      from cve_occurrences c
       where c.application_id = ${app} and c.vulnerability_id = ${query.vulnerabilityId}
         and c.from_seq <= ${seq} and c.to_seq > ${seq}
       order by c.package_name, c.rank, c.version, c.package_version_id
@@ -163,31 +171,34 @@ export async function occurrencesByObjectRowsJson(
     join package_versions pv on pv.id = co.package_version_id
     join packages p on p.id = co.package_id
     order by co.package_name, co.rank, co.version, co.package_version_id`.execute(db);
-  const ids = [...new Set(packages.map((p) => p.package_id))];
+  const ids = [...new Set(packages.map((p) => p.package_version_id))];
   const objects = new Map<number, string>();
   if (ids.length > 0) {
     const { rows } = sqlite
-      ? await sql<{ package_id: number; docs: string }>`select package_id, group_concat(doc, ',') as docs
-          from (select package_id, doc from occurrence_objects
-            where application_id = ${app} and package_id in (${sql.join(ids)})
+      ? await sql<{
+          package_version_id: number;
+          docs: string;
+        }>`select package_version_id, group_concat(doc, ',') as docs
+          from (select package_version_id, doc from occurrence_objects
+            where application_id = ${app} and package_version_id in (${sql.join(ids)})
               and from_seq <= ${seq} and to_seq > ${seq}
-            order by package_id, full_name, object_id)
-          group by package_id`.execute(db)
-      : await sql<{ package_id: number; docs: string }>`select package_id,
+            order by package_version_id, full_name, object_id)
+          group by package_version_id`.execute(db)
+      : await sql<{ package_version_id: number; docs: string }>`select package_version_id,
             string_agg(doc, ',' order by full_name, object_id) as docs
           from occurrence_objects
-          where application_id = ${app} and package_id in (${sql.join(ids)})
+          where application_id = ${app} and package_version_id in (${sql.join(ids)})
             and from_seq <= ${seq} and to_seq > ${seq}
-          group by package_id`.execute(db);
-    for (const r of rows) objects.set(Number(r.package_id), `[${r.docs}]`);
+          group by package_version_id`.execute(db);
+    for (const r of rows) objects.set(Number(r.package_version_id), `[${r.docs}]`);
   }
   const text = (value: string | number | null) => JSON.stringify(value);
   const records = packages.map(
     (p) =>
-      `{"name":${text(p.package_name)},"objects":${objects.get(p.package_id) ?? "[]"},` +
-      `"releaseDate":${p.released_at ? `{"dateTime":${text(toUtcSeconds(p.released_at))}}` : "null"},` +
+      `{"name":${text(p.package_name)},"objects":${objects.get(p.package_version_id) ?? "[]"},` +
+      `"releaseDate":${p.released_at ? `{"dateTime":${text(toUtcSeconds(p.released_at))},"source":${text(p.released_at_source)}}` : "null"},` +
       `"releasesPerYear":${text(p.releases_per_year)},"saferClosestVersion":${text(p.safer_closest_version)},` +
-      `"safestVersion":${text(p.safest_version)},"version":${text(p.version)}}`,
+      `"safestVersion":${text(p.safest_version)},"scope":${text(scopeOf(p.scope))},"version":${text(p.version)}}`,
   );
   return `[${records.join(",")}]`;
 }

@@ -27,6 +27,7 @@ interface ScanCliOptions {
   output?: string;
   server?: string;
   progress?: boolean;
+  lockfile?: string;
   allowEmpty?: boolean;
   allProjects?: boolean;
 }
@@ -48,6 +49,10 @@ export function registerScan(program: Command): void {
     .option("--output <file>", "write the analysis document to FILE instead of recording it here")
     .option("--server <url>", "send the analysis to this platform (admin API key in IMAGING_API_KEY)")
     .option("--progress", "print progress on stderr even when it is not a terminal")
+    .option(
+      "--lockfile <path>",
+      "the npm/pnpm/yarn lockfile to read where a folder has several (default: the package manager's)",
+    )
     .option("--allow-empty", "record (or write, or send) the analysis even when no package was found")
     .option(
       "--all-projects",
@@ -113,6 +118,7 @@ async function scan(path: string, options: ScanCliOptions): Promise<ScanSummary>
     ...context,
     readers: INPUT_READERS,
     allProjects: Boolean(options.allProjects),
+    lockfile: options.lockfile,
   });
   // an empty analysis would replace the application's inventory with nothing: only when asked for
   if (result.packages.length === 0 && !options.allowEmpty) {

@@ -3,6 +3,7 @@
  * are used in the code, as of any analysis in an application's history.
  */
 import * as z from "zod";
+import { SCOPE_FILTERS } from "../../contracts/platform.ts";
 import {
   applicationCounts,
   applicationDetail,
@@ -27,6 +28,7 @@ import {
   pageOutput,
   pagingInput,
   readPage,
+  releaseDateFields,
   SEVERITIES,
 } from "../tool-kit.ts";
 import { clip, joinLines, pageNote, plural, table } from "../tool-text.ts";
@@ -198,10 +200,16 @@ const renderObjects = (objects: readonly ExternalObject[], indent = "  ") => {
 };
 
 const facts = (
-  p: Pick<CveOccurrence, "releaseDate" | "releasesPerYear" | "saferClosestVersion" | "safestVersion">,
+  p: Pick<
+    CveOccurrence,
+    "releaseDate" | "releasesPerYear" | "saferClosestVersion" | "safestVersion" | "scope"
+  >,
 ) =>
   [
-    p.releaseDate ? `released ${p.releaseDate.dateTime.slice(0, 10)}` : null,
+    `scope ${p.scope}`,
+    p.releaseDate
+      ? `released ${p.releaseDate.dateTime.slice(0, 10)}${p.releaseDate.source ? ` (${p.releaseDate.source})` : ""}`
+      : null,
     p.releasesPerYear !== null ? `${p.releasesPerYear} releases/year` : null,
     `safer closest version ${p.saferClosestVersion ?? "none"}`,
     `safest version ${p.safestVersion ?? "none"}`,
@@ -213,9 +221,10 @@ const cveOccurrences = defineTool({
   name: "cve_occurrences",
   title: "Where a CVE occurs in an application",
   description:
-    "For one CVE in one application: the affected package versions in use, with release date, releases per " +
-    "year, the safer closest version (smallest upgrade with no known vulnerability) and the safest version, " +
-    "and the external objects of each package (classes, methods, functions) that the application refers to. " +
+    "For one CVE in one application: the affected package versions in use, with their scope (production, " +
+    "dev, test...), release date, releases per year, the safer closest version (smallest upgrade with no " +
+    "known vulnerability) and the safest version, and the external objects of each version (classes, " +
+    "methods, functions) that the application's code refers to (the objects of the version that code loads). " +
     "Use it to judge the impact of a CVE and the upgrade to make. cve is a CVE id such as CVE-2021-44228 " +
     "(or a GHSA alias such as GHSA-jfh8-c2jp-5v3q).",
   input: z.object({
@@ -244,7 +253,7 @@ const cveOccurrences = defineTool({
     );
     const packages = items.map((p) => ({
       ...p,
-      releaseDate: instant(p.releaseDate),
+      ...releaseDateFields(p.releaseDate),
       objectCount: p.objects.length,
     }));
     const text =
@@ -276,10 +285,12 @@ const packages = defineTool({
   title: "Packages of an application",
   description:
     "List the packages (npm and Maven dependencies) an application uses, ordered by name, with the version in " +
-    "use, the CVEs affecting that version and the most severe of them, its release date and releases per " +
-    "year, the safer closest and safest versions to upgrade to, and the lockfiles or manifests it was read from " +
-    "(factsPending: its registry facts are still being gathered). vulnerable=true keeps only affected " +
-    "versions; query keeps names containing the text (any case).",
+    "use, its scope (npm production, dev, optional, peer; Maven compile, runtime, provided, test, system; " +
+    "unknown), the CVEs affecting that version and the most severe of them, its release date and releases " +
+    "per year, the safer closest and safest versions to upgrade to, and the lockfiles or manifests it was read " +
+    "from (factsPending: its registry facts are still being gathered). vulnerable=true keeps only affected " +
+    "versions; query keeps names containing the text (any case); scopes keeps the versions of those scopes " +
+    "(e.g. [production, compile, runtime] leaves out development-only packages).",
   input: z.object({
     application: applicationInput,
     vulnerable: z
@@ -292,6 +303,11 @@ const packages = defineTool({
       .max(200)
       .optional()
       .describe("Keep package names containing this text (any case)"),
+    scopes: z
+      .array(z.enum(SCOPE_FILTERS))
+      .min(1)
+      .optional()
+      .describe("Keep the versions of these scopes only (unknown: scope not recorded); omit for all"),
     date: dateInput(),
     ...pagingInput("packages", 50),
   }),
@@ -307,13 +323,15 @@ const packages = defineTool({
         date: args.date,
         vulnerable: args.vulnerable,
         q: args.query,
+        scope: args.scopes?.join(","),
       }),
     );
-    const list = items.map((p) => ({ ...p, releaseDate: instant(p.releaseDate) }));
+    const list = items.map((p) => ({ ...p, ...releaseDateFields(p.releaseDate) }));
     const which = [
       args.vulnerable === true ? "vulnerable " : args.vulnerable === false ? "unaffected " : "",
       "packages",
       args.query ? ` matching '${args.query}'` : "",
+      args.scopes ? ` of scope ${args.scopes.join(" or ")}` : "",
     ].join("");
     const text =
       list.length === 0
@@ -325,6 +343,7 @@ const packages = defineTool({
                 "package",
                 "version",
                 "ecosystem",
+                "scope",
                 "CVEs",
                 "max severity",
                 "safer closest",
@@ -336,6 +355,7 @@ const packages = defineTool({
                 p.name,
                 p.version,
                 p.ecosystem,
+                p.scope,
                 p.vulnerabilities.length === 0
                   ? "0"
                   : `${p.vulnerabilities.length}: ${clip(p.vulnerabilities.join(", "), 60)}`,
@@ -359,9 +379,10 @@ const packageInteractions = defineTool({
   title: "Application code using a package",
   description:
     "List the references from the application's own objects (source) to the external objects of one package " +
-    "(target): which application code calls or uses that package. Use it to find the code to change or test " +
-    "when upgrading or replacing a package. package is the npm name or Maven groupId:artifactId, e.g. " +
-    "org.apache.logging.log4j:log4j-core; ecosystem is needed only when the name exists in both.",
+    "(target): which application code calls or uses that package, and the version of it that code loads. " +
+    "Use it to find the code to change or test when upgrading or replacing a package. package is the npm " +
+    "name or Maven groupId:artifactId, e.g. org.apache.logging.log4j:log4j-core; ecosystem is needed only " +
+    "when the name exists in both; version keeps the objects of one version of the package.",
   input: z.object({
     application: applicationInput,
     package: z
@@ -370,6 +391,12 @@ const packageInteractions = defineTool({
       .max(300)
       .describe("npm package name, or Maven groupId:artifactId, exactly as the packages tool lists it"),
     ecosystem: z.enum(["npm", "maven"]).optional().describe("Needed only when the name is used in both"),
+    version: z
+      .string()
+      .min(1)
+      .max(256)
+      .optional()
+      .describe("Keep the objects of this version of the package only, e.g. 4.17.21"),
     date: dateInput(),
     ...pagingInput("references", 50),
   }),
@@ -390,18 +417,20 @@ const packageInteractions = defineTool({
         ...p,
         package: args.package,
         ecosystem: args.ecosystem,
+        version: args.version,
         date: args.date,
       }),
     );
+    const which = args.version ? `${args.package} ${args.version}` : args.package;
     const text =
       items.length === 0
         ? pageNote(page, "references") ||
-          `${args.application} uses ${args.package} but none of its objects refers to the package's objects (${asOf(args.date)}).`
+          `${args.application} uses ${which} but none of its objects refers to the package's objects (${asOf(args.date)}).`
         : joinLines(
-            `Application objects of ${args.application} referring to ${args.package} (${asOf(args.date)}):`,
+            `Application objects of ${args.application} referring to ${which} (${asOf(args.date)}):`,
             table(
-              ["application object", "refers to", "target type"],
-              items.map((i) => [i.source.fullName, i.target.fullName, i.target.type]),
+              ["application object", "refers to", "target type", "version"],
+              items.map((i) => [i.source.fullName, i.target.fullName, i.target.type, i.version]),
             ),
             pageNote(page, "references"),
           );
@@ -455,8 +484,8 @@ const objects = defineTool({
         : joinLines(
             `External objects matching '${args.query}' referred to by ${args.application} (${asOf(args.date)}):`,
             table(
-              ["object", "type", "package", "signature"],
-              list.map((o) => [o.fullName, o.type, o.package, o.mangling]),
+              ["object", "type", "package", "version", "signature"],
+              list.map((o) => [o.fullName, o.type, o.package, o.version, o.mangling]),
             ),
             pageNote(page, "objects"),
           );

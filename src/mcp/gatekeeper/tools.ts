@@ -268,7 +268,7 @@ const compareAnalyses = defineTool({
           "References",
           c.references,
           args.skip,
-          (r) => `${r.source.fullName} -> ${r.target.fullName} (${r.target.package})`,
+          (r) => `${r.source.fullName} -> ${r.target.fullName} (${r.target.package} ${r.target.version})`,
         ),
     );
     return {

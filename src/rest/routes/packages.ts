@@ -34,7 +34,7 @@ const optionalPaging = (what: string) => {
 };
 
 export function packageRoutes(app: FastifyInstance, deps: RestDeps): void {
-  app.get<NameParams<{ vulnerable?: boolean | undefined; q?: string | undefined }>>(
+  app.get<NameParams<{ vulnerable?: boolean | undefined; q?: string | undefined; scope: string[] }>>(
     "/rest/applications/:name/packages",
     {
       schema: {
@@ -56,13 +56,14 @@ export function packageRoutes(app: FastifyInstance, deps: RestDeps): void {
               ...paramSchemas.optionalSearchText,
               description: "Keep names containing this text (any case)",
             },
+            scope: paramSchemas.scopes,
           },
         },
         response: { 200: { type: "array", items: { $ref: "Package#" } }, ...errorResponses },
       },
     },
     async (request) => {
-      const { limit, skip, vulnerable, q } = request.query;
+      const { limit, skip, vulnerable, q, scope: scopes } = request.query;
       const scope = await analysisScope(deps, request);
       return listPackages(deps.db, {
         ...scope,
@@ -70,11 +71,18 @@ export function packageRoutes(app: FastifyInstance, deps: RestDeps): void {
         skip,
         vulnerable,
         q,
+        scopes,
       });
     },
   );
 
-  app.get<NameParams<{ package: string; ecosystem?: (typeof ECOSYSTEMS)[number] | undefined }>>(
+  app.get<
+    NameParams<{
+      package: string;
+      ecosystem?: (typeof ECOSYSTEMS)[number] | undefined;
+      version?: string | undefined;
+    }>
+  >(
     "/rest/applications/:name/interactions",
     {
       schema: {
@@ -82,7 +90,9 @@ export function packageRoutes(app: FastifyInstance, deps: RestDeps): void {
         description:
           "Lists the references from application objects (source) to external objects of the package (target) " +
           "in the latest analysis at or before `date`, ordered by target fullName and id, then source fullName " +
-          "and id. 404 when the application does not use the package in that analysis.",
+          "and id. Each names the version of the package its target belongs to (the one the referring code " +
+          "loads); `version` keeps one. 404 when the application does not use the package (or that version) " +
+          "in that analysis.",
         tags: ["packages"],
         params: nameParams,
         querystring: {
@@ -94,6 +104,10 @@ export function packageRoutes(app: FastifyInstance, deps: RestDeps): void {
               type: "string",
               enum: [...ECOSYSTEMS],
               description: "Needed only when the name is used in both ecosystems",
+            },
+            version: {
+              ...paramSchemas.packageVersion,
+              description: "Keep the objects of this version of the package only",
             },
           },
           required: ["package"],
@@ -109,7 +123,7 @@ export function packageRoutes(app: FastifyInstance, deps: RestDeps): void {
       },
     },
     async (request) => {
-      const { limit, skip, package: name, ecosystem } = request.query;
+      const { limit, skip, package: name, ecosystem, version } = request.query;
       const found = await applicationAt(deps, request);
       const { application, analysis } = found;
       const packages = await findUsedPackages(deps.db, {
@@ -133,10 +147,18 @@ export function packageRoutes(app: FastifyInstance, deps: RestDeps): void {
             "add the query parameter 'ecosystem'",
         );
       }
+      if (version !== undefined && !used.versions.includes(version)) {
+        return refuse(
+          404,
+          `Application '${application.name}' does not use ${name} ${version} in its analysis of ` +
+            `${toUtcSeconds(analysis.analyzedAt)} (it uses ${used.versions.join(", ")})`,
+        );
+      }
       return listInteractions(deps.db, {
         applicationId: application.id,
         seq: analysis.seq,
         packageId: used.id,
+        version,
         limit,
         skip,
       });

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import type { Kysely } from "kysely";
+import type { ReleaseDateSource } from "../../contracts/platform.ts";
 import { ingestAnalysis, loadPublishedVersions, recomputeTouched } from "../../domain/package-facts.ts";
 import { applyOsvRecord, noteAdvisoryImport } from "../../store/advisories.ts";
 import { latestAnalyzedAt } from "../../store/applications.ts";
@@ -44,7 +45,12 @@ export async function loadDemo(db: Kysely<Database>): Promise<DemoLoadResult> {
   await db.transaction().execute(async (trx) => {
     for (const [key, list] of Object.entries(versions)) {
       const { ecosystem, name } = parsePackageKey(key);
-      await loadPublishedVersions(trx, ecosystem, name, list);
+      await loadPublishedVersions(
+        trx,
+        ecosystem,
+        name,
+        list.map((v) => ({ ...v, releasedAtSource: demoDateSource(ecosystem, v.releasedAt) })),
+      );
     }
     // The advisories go through the OSV import path, as `imaging advisories import` would take them.
     const touched = new Set<number>();
@@ -97,6 +103,16 @@ export async function loadDemo(db: Kysely<Database>): Promise<DemoLoadResult> {
     result.applications.push({ name: application.name, analyses: missing.length, skipped: false });
   }
   return result;
+}
+
+/**
+ * Where a demo date comes from (SOURCES.md): Maven dates are signature times; npm dates the registry's
+ * publication times, or a day from release notes, recorded as midnight without milliseconds.
+ */
+function demoDateSource(ecosystem: "npm" | "maven", releasedAt: string | null): ReleaseDateSource | null {
+  if (releasedAt === null) return null;
+  if (ecosystem === "maven") return "signature";
+  return /T00:00:00Z$/.test(releasedAt) ? "release-notes" : "registry";
 }
 
 /**

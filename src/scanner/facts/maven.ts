@@ -1,11 +1,14 @@
 /**
  * Maven: `maven-metadata.xml` lists the versions. Release dates: the `Last-Modified` of the version's
- * POM signature (`<artifact>-<version>.pom.asc`) where the repository sends one; otherwise the creation
- * time inside that OpenPGP signature, i.e. when the release was signed for upload (Maven Central as
- * reached here sends no Last-Modified). One small, immutable, cached request per version; a version
- * without a signature (uploads before Central required them) keeps no date.
+ * POM signature (`<artifact>-<version>.pom.asc`) where the repository sends one (source
+ * "last-modified"); otherwise the creation time inside that OpenPGP signature (source "signature"), i.e.
+ * when the release was signed for upload (Maven Central as reached here sends no Last-Modified). Both
+ * OpenPGP v4 signatures and the v3 ones GnuPG 1.x wrote before ~2012 are read. One small, immutable,
+ * cached request per version; a version without a signature (uploads before Central required them)
+ * keeps no date.
  */
 import { XMLParser } from "fast-xml-parser";
+import type { ReleaseDateSource } from "../../contracts/platform.ts";
 import { packageNameProblem, versionProblem } from "../../domain/package-names.ts";
 import type { PublishedVersionInput } from "../../store/input-records.ts";
 import { artifactFileUrl, repositoryUrl } from "../maven/coordinates.ts";
@@ -42,28 +45,50 @@ export async function mavenVersions(
     (v) => v !== "" && !/-SNAPSHOT$/i.test(v) && versionProblem("maven", v) === undefined,
   );
   const versions: PublishedVersionInput[] = await Promise.all(
-    releases.map(async (version) => ({
-      version,
-      releasedAt: await signedAt(
+    releases.map(async (version) => {
+      const dated = await signedAt(
         fetcher,
         `${repositoryUrl(registryBase, { groupId, artifactId, version }, "pom")}.asc`,
-      ),
-    })),
+      );
+      return { version, releasedAt: dated?.at ?? null, releasedAtSource: dated?.source ?? null };
+    }),
   );
   return { kind: "ok", versions };
 }
 
-async function signedAt(fetcher: RegistryFetcher, url: string): Promise<string | null> {
+async function signedAt(
+  fetcher: RegistryFetcher,
+  url: string,
+): Promise<{ at: string; source: ReleaseDateSource } | null> {
   const outcome = await fetcher.get(url, { immutable: true });
   if (outcome.kind !== "ok") return null;
   const lastModified = outcome.headers.get("last-modified");
-  if (lastModified && !Number.isNaN(Date.parse(lastModified))) return iso(new Date(lastModified));
+  if (lastModified && !Number.isNaN(Date.parse(lastModified))) {
+    return { at: iso(new Date(lastModified)), source: "last-modified" };
+  }
+  const created = await signatureCreatedAt(outcome.body.toString("utf8"));
+  return created === null ? null : { at: iso(created), source: "signature" };
+}
+
+/** When an armored OpenPGP signature was made: its first signature packet's creation time, v3 or v4. */
+export async function signatureCreatedAt(armored: string): Promise<Date | null> {
   try {
     // Loaded here, not with the module: every service start loads this module, few ever read a signature.
     const { readSignature } = await import("openpgp");
-    const signature = await readSignature({ armoredSignature: outcome.body.toString("utf8") });
-    const created = signature.packets[0]?.created;
-    return created instanceof Date && !Number.isNaN(created.getTime()) ? iso(created) : null;
+    const packet = (await readSignature({ armoredSignature: armored })).packets[0] as
+      | { created?: unknown; rawContent?: unknown }
+      | undefined;
+    if (packet?.created instanceof Date) {
+      return Number.isNaN(packet.created.getTime()) ? null : packet.created;
+    }
+    // openpgp.js parses v4+ only and keeps a v3 packet unparsed (RFC 4880 5.2.2): version 3, hashed
+    // length 5, signature type, then the creation time as 4 bytes of seconds since 1970, big-endian.
+    const raw = packet?.rawContent;
+    if (raw instanceof Uint8Array && raw.length >= 7 && raw[0] === 3 && raw[1] === 5) {
+      const seconds = Buffer.from(raw.subarray(3, 7)).readUInt32BE(0);
+      return seconds > 0 ? new Date(seconds * 1000) : null;
+    }
+    return null;
   } catch {
     return null;
   }

@@ -43,11 +43,9 @@ export async function npmVersions(
   const versions: PublishedVersionInput[] = Object.keys(packument.versions ?? {}).map((version) => {
     const at = time[version];
     const parsed = typeof at === "string" ? new Date(at) : null;
-    return {
-      version,
-      releasedAt:
-        parsed && !Number.isNaN(parsed.getTime()) ? parsed.toISOString().replace(".000Z", "Z") : null,
-    };
+    const releasedAt =
+      parsed && !Number.isNaN(parsed.getTime()) ? parsed.toISOString().replace(".000Z", "Z") : null;
+    return { version, releasedAt, releasedAtSource: releasedAt === null ? null : "registry" };
   });
   return { kind: "ok", versions };
 }

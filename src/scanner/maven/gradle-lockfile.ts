@@ -6,6 +6,7 @@
  * provided scope); a lockfile that locks no runtime classpath at all falls back to "only test
  * configurations lock it".
  */
+import type { PackageScope } from "../../contracts/platform.ts";
 import { ScanInputError } from "../inventory.ts";
 
 interface LockedModule {
@@ -14,11 +15,29 @@ interface LockedModule {
   version: string;
   configurations: string[];
   dev: boolean;
+  /** Maven's scope for what the configurations say (gradleScope); null when they say nothing known. */
+  scope: PackageScope | null;
 }
 
 const isTestConfiguration = (name: string) => /^test|Test[A-Z]|Test$/.test(name);
 const isRuntimeClasspath = (name: string) =>
   /(?:^r|R)untimeClasspath$/.test(name) && !isTestConfiguration(name);
+const isCompileClasspath = (name: string) =>
+  /(?:^c|C)ompileClasspath$/.test(name) && !isTestConfiguration(name);
+
+/**
+ * The Maven scope a locked module's configurations amount to: on a production compile and runtime class
+ * path, compile; runtime only (runtimeOnly), runtime; compile only (compileOnly), provided; test
+ * configurations only, test. Other configurations (annotation processors, custom ones) say nothing.
+ */
+function gradleScope(configurations: readonly string[]): PackageScope | null {
+  const runtime = configurations.some(isRuntimeClasspath);
+  const compile = configurations.some(isCompileClasspath);
+  if (runtime) return compile ? "compile" : "runtime";
+  if (compile) return "provided";
+  if (configurations.length > 0 && configurations.every(isTestConfiguration)) return "test";
+  return null;
+}
 
 /**
  * Parses one lockfile. `configuration` is given for the per-configuration format (the file's name);
@@ -59,6 +78,7 @@ export function parseGradleLockfile(text: string, file: string, configuration?: 
       version,
       configurations,
       dev: false,
+      scope: gradleScope(configurations),
     });
   }
   const locksRuntime = modules.some((m) => m.configurations.some(isRuntimeClasspath));

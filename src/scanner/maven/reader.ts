@@ -7,6 +7,7 @@ import { readFile } from "node:fs/promises";
 import { basename, dirname, join, relative, sep } from "node:path";
 import type { InputReader, Inventory, InventoryPackage, ReaderContext } from "../inventory.ts";
 import { ScanInputError } from "../inventory.ts";
+import { mavenScope, widerScope } from "../scope.ts";
 import { ArchiveFormatError, ArchiveLimitError, readArchive } from "./archive.ts";
 import { resolveDependencies } from "./dependency-graph.ts";
 import { DEFAULT_ENVIRONMENT, type MavenEnvironment } from "./environment.ts";
@@ -155,6 +156,7 @@ async function readPoms(
         name: `${a.groupId}:${a.artifactId}`,
         version: a.version,
         dev: a.scope === "test" || a.scope === "provided",
+        scope: mavenScope(a.scope),
         direct: a.depth === 1,
         source: current,
       });
@@ -188,6 +190,7 @@ async function readLockfile(file: string, fileLabel: string, inventory: Inventor
       name: `${m.groupId}:${m.artifactId}`,
       version: m.version,
       dev: m.dev,
+      scope: m.scope,
       direct: declaredIn(script, `${m.groupId}:${m.artifactId}`),
       source: fileLabel,
     });
@@ -243,6 +246,8 @@ async function readArchiveFile(
         name: `${p.groupId}:${p.artifactId}`,
         version: p.version,
         dev: false,
+        // Packaged in the archive: on its runtime class path (whether the code compiled against it is not kept).
+        scope: "runtime",
         direct: p.direct || p.location === fileLabel,
         source: p.location,
       });
@@ -294,7 +299,7 @@ function declaredIn(script: string, coordinates: string): boolean {
   return new RegExp(`${escaped}(?![A-Za-z0-9._-])`).test(script);
 }
 
-/** One entry per package version: dev only if dev everywhere, direct if direct anywhere. */
+/** One entry per package version: dev only if dev everywhere, direct if direct anywhere, the widest scope. */
 function dedupe(packages: InventoryPackage[]): InventoryPackage[] {
   const byKey = new Map<string, InventoryPackage>();
   for (const p of packages) {
@@ -304,6 +309,7 @@ function dedupe(packages: InventoryPackage[]): InventoryPackage[] {
     else {
       seen.dev &&= p.dev;
       seen.direct ||= p.direct;
+      seen.scope = widerScope(seen.scope, p.scope);
     }
   }
   return [...byKey.values()];

@@ -10,7 +10,12 @@ import { displayPath, isObject, parseJson, readText } from "../input-files.ts";
 export interface Manifest {
   /** Folder of the package.json, relative to the lockfile's folder (`""` for the root, `packages/a`...). */
   folder: string;
+  /** dependencies, optionalDependencies and peerDependencies: what a production install may bring. */
   production: Record<string, string>;
+  /** Each field alone (peer dependencies are installed by npm 7+, pnpm and yarn alike). */
+  dependencies: Record<string, string>;
+  optional: Record<string, string>;
+  peer: Record<string, string>;
   dev: Record<string, string>;
   workspaces: string[];
 }
@@ -32,7 +37,8 @@ export function readManifest(lockDir: string, folder: string, root: string): Man
 
 /** What a parsed package.json declares (anything but an object declares nothing). */
 export function manifestOf(json: unknown, folder: string): Manifest {
-  if (!isObject(json)) return { folder, production: {}, dev: {}, workspaces: [] };
+  if (!isObject(json))
+    return { folder, production: {}, dependencies: {}, optional: {}, peer: {}, dev: {}, workspaces: [] };
   const workspaces = Array.isArray(json.workspaces)
     ? json.workspaces
     : isObject(json.workspaces) && Array.isArray(json.workspaces.packages)
@@ -45,6 +51,9 @@ export function manifestOf(json: unknown, folder: string): Manifest {
       ...stringMap(json.peerDependencies),
       ...stringMap(json.dependencies),
     },
+    dependencies: stringMap(json.dependencies),
+    optional: stringMap(json.optionalDependencies),
+    peer: stringMap(json.peerDependencies),
     dev: stringMap(json.devDependencies),
     workspaces: workspaces.filter((w): w is string => typeof w === "string"),
   };

@@ -5,6 +5,7 @@
 import semver from "semver";
 import { isObject, lineOf, parseJson } from "../input-files.ts";
 import { type InventoryPackage, type InventoryWarning, ScanInputError } from "../inventory.ts";
+import { npmLockScope } from "../scope.ts";
 
 export interface LockfileRead {
   packages: InventoryPackage[];
@@ -97,6 +98,7 @@ function readPackages(packages: Record<string, unknown>, text: string, shown: st
       name,
       version,
       dev: entry.dev === true,
+      scope: npmLockScope(entry),
       // Workspaces' dependencies are hoisted to the root's node_modules.
       direct:
         (declared.get(parent)?.has(installedAs) ?? false) ||
@@ -135,6 +137,7 @@ function readV1(
           name,
           version,
           dev: entry.dev === true,
+          scope: npmLockScope(entry),
           direct: depth === 0 && (rootDependencies?.has(installedAs) ?? true),
           source: shown,
         });

@@ -5,7 +5,7 @@
  */
 import { isObject, lineOf, parseYamlDocument } from "../input-files.ts";
 import { type InventoryWarning, ScanInputError } from "../inventory.ts";
-import { type GraphRoots, type LockNode, registryPackagesFromGraph } from "./dependency-graph.ts";
+import { type LockNode, registryPackagesFromGraph } from "./dependency-graph.ts";
 import type { LockfileRead } from "./package-lock.ts";
 import { splitDescriptor } from "./yarn-lock.ts";
 
@@ -35,7 +35,7 @@ export function readPnpmLock(text: string, shown: string): LockfileRead {
     const [name, version] = splitDescriptor(slash ? base.replace(/^\//, "") : base);
     if (!name || !version)
       throw new ScanInputError(shown, `package key "${key}" is not name@version`, lineOf(text, key));
-    nodes.set(key, { name, version, dependencies: [] });
+    nodes.set(key, { name, version, dependencies: [], optionalDependencies: [] });
     if (!isObject(entry) && entry !== null) {
       throw new ScanInputError(shown, `package "${key}" is not a map`, lineOf(text, key));
     }
@@ -50,22 +50,23 @@ export function readPnpmLock(text: string, shown: string): LockfileRead {
   for (const [key, entry] of Object.entries(graph ?? {})) {
     if (!isObject(entry)) continue;
     const node = nodes.get(key) as LockNode;
-    for (const field of ["dependencies", "optionalDependencies"]) {
+    for (const field of ["dependencies", "optionalDependencies"] as const) {
       const deps = entry[field];
       if (!isObject(deps)) continue;
+      const edges = field === "dependencies" ? node.dependencies : node.optionalDependencies;
       for (const [dep, ref] of Object.entries(deps)) {
         const id = resolve(dep, String(ref));
-        if (id && nodes.has(id)) node.dependencies.push(id);
+        if (id && nodes.has(id)) edges.push(id);
       }
     }
   }
   const importers = isObject(lock.importers) ? lock.importers : { ".": lock };
-  const roots: GraphRoots = { production: [], dev: [] };
+  const roots = { production: [] as string[], dev: [] as string[], optional: [] as string[] };
   for (const importer of Object.values(importers)) {
     if (!isObject(importer)) continue;
     for (const [field, list] of [
       ["dependencies", roots.production],
-      ["optionalDependencies", roots.production],
+      ["optionalDependencies", roots.optional],
       ["devDependencies", roots.dev],
     ] as const) {
       const deps = importer[field];

@@ -21,7 +21,8 @@ export const npmReader: InputReader = {
       folders.set(dirname(file), names);
     }
     for (const [folder, names] of folders) {
-      // npm itself reads npm-shrinkwrap.json and ignores package-lock.json when both are there.
+      // One lockfile per folder reaches here (scan.ts, npm/lockfile-choice.ts); a reader given two anyway
+      // keeps npm's own rule: npm-shrinkwrap.json wins over package-lock.json.
       if (names.has("npm-shrinkwrap.json")) names.delete("package-lock.json");
       for (const name of [...names].sort()) {
         const file = `${folder}/${name}`;

@@ -118,18 +118,19 @@ function readClassic(text: string, shown: string, manifests: readonly Manifest[]
     const id = `${name}@${entry.version}`;
     byDescriptor.set(descriptor, id);
     if (!nodes.has(id)) {
-      nodes.set(id, { name, version: entry.version, dependencies: [] });
+      nodes.set(id, { name, version: entry.version, dependencies: [], optionalDependencies: [] });
       pending.push([id, entry]);
     }
   }
   for (const [id, entry] of pending) {
     const node = nodes.get(id) as LockNode;
-    for (const field of ["dependencies", "optionalDependencies"]) {
+    for (const field of ["dependencies", "optionalDependencies"] as const) {
       const deps = entry[field];
       if (!isObject(deps)) continue;
+      const edges = field === "dependencies" ? node.dependencies : node.optionalDependencies;
       for (const [dep, range] of Object.entries(deps)) {
         const target = byDescriptor.get(`${dep}@${range}`);
-        if (target) node.dependencies.push(target);
+        if (target) edges.push(target);
       }
     }
   }
@@ -162,17 +163,24 @@ function readBerry(text: string, shown: string, manifests: readonly Manifest[]):
     const protocol = /^([a-z]+):/.exec(reference)?.[1] ?? "npm";
     const own = ["workspace", "link", "portal", "file"].includes(protocol);
     for (const descriptor of key.split(",")) byDescriptor.set(descriptor.trim(), resolution);
-    nodes.set(resolution, { name, version: String(entry.version), dependencies: [], own });
+    nodes.set(resolution, {
+      name,
+      version: String(entry.version),
+      dependencies: [],
+      optionalDependencies: [],
+      own,
+    });
     entries.push([resolution, entry]);
   }
   for (const [resolution, entry] of entries) {
     const node = nodes.get(resolution) as LockNode;
-    for (const field of ["dependencies", "optionalDependencies"]) {
+    for (const field of ["dependencies", "optionalDependencies"] as const) {
       const deps = entry[field];
       if (!isObject(deps)) continue;
+      const edges = field === "dependencies" ? node.dependencies : node.optionalDependencies;
       for (const [dep, range] of Object.entries(deps)) {
         const target = byDescriptor.get(`${dep}@${String(range)}`);
-        if (target) node.dependencies.push(target);
+        if (target) edges.push(target);
       }
     }
   }
@@ -199,15 +207,23 @@ function rootsOf(
   resolve: (name: string, range: string) => string | undefined,
 ): GraphRoots | undefined {
   if (manifests.length === 0) return undefined;
-  const roots: GraphRoots = { production: [], dev: [] };
+  const roots = {
+    production: [] as string[],
+    dev: [] as string[],
+    optional: [] as string[],
+    peer: [] as string[],
+  };
   for (const manifest of manifests) {
-    for (const [name, range] of Object.entries(manifest.production)) {
-      const id = resolve(name, range);
-      if (id) roots.production.push(id);
-    }
-    for (const [name, range] of Object.entries(manifest.dev)) {
-      const id = resolve(name, range);
-      if (id) roots.dev.push(id);
+    for (const [field, list] of [
+      [manifest.dependencies, roots.production],
+      [manifest.optional, roots.optional],
+      [manifest.peer, roots.peer],
+      [manifest.dev, roots.dev],
+    ] as const) {
+      for (const [name, range] of Object.entries(field)) {
+        const id = resolve(name, range);
+        if (id) list.push(id);
+      }
     }
   }
   return roots;

@@ -12,6 +12,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { PackageURL } from "packageurl-js";
+import { SCOPE_UNKNOWN } from "../../contracts/platform.ts";
 import { memberOfObject } from "../../store/affected-functions.ts";
 import type { AnalysisExport, ExportedPackage, ExportedReference } from "../../store/analysis-export.ts";
 
@@ -57,6 +58,31 @@ function coordinates(p: Pick<ExportedPackage, "ecosystem" | "name">): { group: s
     : { group: null, name: p.name };
 }
 
+/**
+ * CycloneDX's component scope for a package scope: what a production install or runtime needs is
+ * required; npm optional and Maven provided and system (present at run time, not shipped) are optional;
+ * npm dev and Maven test are excluded (the spec: "for test and other non-runtime purposes"). Unknown: no
+ * scope (CycloneDX reads a missing one as required). The exact scope is in the `imaging:scope` property.
+ */
+function cycloneDxScope(scope: string | null): "required" | "optional" | "excluded" | undefined {
+  switch (scope) {
+    case "production":
+    case "peer":
+    case "compile":
+    case "runtime":
+      return "required";
+    case "optional":
+    case "provided":
+    case "system":
+      return "optional";
+    case "dev":
+    case "test":
+      return "excluded";
+    default:
+      return undefined;
+  }
+}
+
 /** Types that enclose code rather than being a callable of it (`JV_CLASS`, `JS_MODULE`...). */
 const ENCLOSING = /(CLASS|INTERFACE|ENUM|MODULE|FILE|PACKAGE)$/;
 const FIELD = /FIELD$/;
@@ -92,9 +118,10 @@ const isJava = (typeId: string) => typeId.startsWith("JV_");
 export function buildCycloneDx(analysis: AnalysisExport, options: CycloneDxOptions): Json {
   const applicationRef = `application:${options.application.name}`;
   const refs = new Map(analysis.packages.map((p) => [p.versionId, purlOf(p)]));
+  // Each version's own references: an object belongs to the version the referring code loads.
   const referencesOf = new Map<number, ExportedReference[]>();
   for (const r of analysis.references)
-    referencesOf.set(r.packageId, [...(referencesOf.get(r.packageId) ?? []), r]);
+    referencesOf.set(r.versionId, [...(referencesOf.get(r.versionId) ?? []), r]);
   const packageNames = new Map(analysis.packages.map((p) => [p.packageId, p.name]));
 
   /** Does the reference's target match a function the vulnerability names for its package? */
@@ -108,7 +135,7 @@ export function buildCycloneDx(analysis: AnalysisExport, options: CycloneDxOptio
 
   const components = analysis.packages.map((p) => {
     const { group, name } = coordinates(p);
-    const references = referencesOf.get(p.packageId) ?? [];
+    const references = referencesOf.get(p.versionId) ?? [];
     const reaching = references.find((r) => vulnerabilitiesOf(p).some((v) => reaches(v, r).length > 0));
     const stacked = reaching ?? references[0];
     const evidence: Json = {};
@@ -149,7 +176,11 @@ export function buildCycloneDx(analysis: AnalysisExport, options: CycloneDxOptio
       };
     }
     const properties = [
+      { name: "imaging:scope", value: p.scope ?? SCOPE_UNKNOWN },
       p.releasedAt ? { name: "imaging:releaseDate", value: p.releasedAt } : null,
+      p.releasedAt && p.releasedAtSource
+        ? { name: "imaging:releaseDateSource", value: p.releasedAtSource }
+        : null,
       p.saferClosestVersion ? { name: "imaging:saferClosestVersion", value: p.saferClosestVersion } : null,
       p.safestVersion ? { name: "imaging:safestVersion", value: p.safestVersion } : null,
     ].filter((x) => x !== null);
@@ -159,6 +190,7 @@ export function buildCycloneDx(analysis: AnalysisExport, options: CycloneDxOptio
       ...(group ? { group } : {}),
       name,
       version: p.version,
+      ...(cycloneDxScope(p.scope) ? { scope: cycloneDxScope(p.scope) } : {}),
       purl: refs.get(p.versionId),
       ...(Object.keys(evidence).length > 0 ? { evidence } : {}),
       ...(properties.length > 0 ? { properties } : {}),
@@ -173,7 +205,7 @@ export function buildCycloneDx(analysis: AnalysisExport, options: CycloneDxOptio
       for (const f of named)
         properties.push({ name: "imaging:affectedFunction", value: `${p.name}: ${f.function}` });
       if (named.length === 0) continue;
-      const reaching = (referencesOf.get(p.packageId) ?? []).filter((r) => reaches(v, r).length > 0);
+      const reaching = (referencesOf.get(p.versionId) ?? []).filter((r) => reaches(v, r).length > 0);
       properties.push({
         name: "imaging:reachesAffectedFunction",
         value: `${p.name}@${p.version}: ${reaching.length > 0}`,

@@ -2,6 +2,7 @@
  * SBOMs made elsewhere: CycloneDX 1.4–1.6 JSON and SPDX 2.3 JSON. Packages are taken from their package
  * URLs (purl); components of other ecosystems and components without a purl are counted in a warning.
  */
+import type { PackageScope } from "../../contracts/platform.ts";
 import { displayPath, isObject, lineOf, parseJson, readText } from "../input-files.ts";
 import { type InputReader, type Inventory, type InventoryPackage, ScanInputError } from "../inventory.ts";
 import { packageFromPurl } from "./purl.ts";
@@ -30,6 +31,8 @@ export const sbomReader: InputReader = {
 interface Candidate {
   purl: unknown;
   dev: boolean;
+  /** What the document says of the component's scope (sbomScope); null: nothing. */
+  scope: "required" | "optional" | "excluded" | null;
   direct: boolean;
   label: string;
   /** The name the document spells out beside the purl (CycloneDX group/name, SPDX name). */
@@ -79,6 +82,7 @@ export function readSbom(text: string, shown: string): Inventory {
         name,
         version,
         dev: candidate.dev,
+        scope: sbomScope(ecosystem, candidate),
         direct: candidate.direct,
         source: shown,
       });
@@ -93,6 +97,17 @@ export function readSbom(text: string, shown: string): Inventory {
     warnings.push({ file: shown, message: `${withoutPurl} components without a package URL (purl) skipped` });
   }
   return { packages, warnings };
+}
+
+/**
+ * CycloneDX's scope (SPDX's dev and test edges read as "excluded") in the ecosystem's terms: excluded is
+ * npm's dev and Maven's test; optional and required are npm's optional and production. A Maven
+ * component's required or optional says nothing of compile, runtime or provided: unknown.
+ */
+function sbomScope(ecosystem: "npm" | "maven", candidate: Candidate): PackageScope | null {
+  if (candidate.scope === "excluded") return ecosystem === "npm" ? "dev" : "test";
+  if (ecosystem === "maven" || candidate.scope === null) return null;
+  return candidate.scope === "optional" ? "optional" : "production";
 }
 
 const CYCLONEDX_VERSIONS = new Set(["1.4", "1.5", "1.6"]);
@@ -131,6 +146,11 @@ function cycloneDxComponents(bom: Record<string, unknown>, text: string, shown: 
       candidates.push({
         purl: component.purl,
         dev,
+        scope: dev
+          ? "excluded"
+          : component.scope === "optional" || component.scope === "required"
+            ? component.scope
+            : null,
         direct: component["bom-ref"] !== undefined && directRefs.has(component["bom-ref"]),
         label: `component ${String(component.name)}`,
         name:
@@ -202,9 +222,11 @@ function spdxPackages(spdx: Record<string, unknown>, text: string, shown: string
     if (described.has(pkg.SPDXID)) continue; // the application itself
     const refs = Array.isArray(pkg.externalRefs) ? pkg.externalRefs.filter(isObject) : [];
     const purl = refs.find((r) => r.referenceType === "purl")?.referenceLocator;
+    const dev = linked.has(pkg.SPDXID) && !production.has(pkg.SPDXID);
     candidates.push({
       purl,
-      dev: linked.has(pkg.SPDXID) && !production.has(pkg.SPDXID),
+      dev,
+      scope: dev ? "excluded" : null,
       direct: direct.has(pkg.SPDXID),
       label: `package ${String(pkg.name)}`,
       name: typeof pkg.name === "string" ? pkg.name : undefined,

@@ -1,15 +1,15 @@
 import { type Kysely, sql } from "kysely";
 import type { StoreKind } from "../database.ts";
-import { buildOccurrenceModel } from "../occurrence-model.ts";
-import { type Database, OPEN_SEQ } from "../schema.ts";
+import { OPEN_SEQ } from "../schema.ts";
 import { columnKinds } from "./column-kinds.ts";
 import { CVE_OCCURRENCE_IDENTITY } from "./cve-occurrence-key.ts";
 
 /**
  * The read model of the occurrences page (occurrence-model.ts): two tables keyed in page order. On
  * SQLite they are WITHOUT ROWID, so a page's rows are contiguous in the table itself; the partial
- * index on open rows serves ingestion (it closes and opens rows of the newest analysis). Built from
- * the stored history once here; ingestion and advisory import keep it current afterwards.
+ * index on open rows serves ingestion (it closes and opens rows of the newest analysis). Filled from
+ * the stored history by migration 024 (which re-keys occurrence_objects by package version); ingestion
+ * and advisory import keep it current afterwards.
  */
 export function occurrenceModelMigration(kind: StoreKind) {
   const { sortText, clustered } = columnKinds(kind);
@@ -67,10 +67,7 @@ export function occurrenceModelMigration(kind: StoreKind) {
         .column("package_version_id")
         .execute();
 
-      await buildOccurrenceModel(db as Kysely<Database>);
-      // Ingestion closes rows through the partial index of open rows; without statistics SQLite's planner
-      // may prefer a range of the primary key (every row of the application) for those updates.
-      if (kind === "sqlite") await sql`ANALYZE occurrence_objects`.execute(db);
+      // Built from the stored history by migration 024, which keys the objects by package version.
     },
   };
 }

@@ -1,7 +1,5 @@
 import { type Kysely, sql } from "kysely";
-import { recordChanges } from "../compare.ts";
 import type { StoreKind } from "../database.ts";
-import type { Database } from "../schema.ts";
 import { columnKinds } from "./column-kinds.ts";
 
 /** The tables whose rows a quality gate evaluation reads besides the analysis's own intervals. */
@@ -17,8 +15,8 @@ export const GATE_FACT_TABLES = [
  * Two read models:
  * - the change logs of the packages and references (compare.ts). The references' is keyed by
  *   application then the comparison's page order, so a page of a comparison is a walk of the primary
- *   key (on SQLite WITHOUT ROWID, so a page's rows are contiguous). Built here from the stored history
- *   (every analysis against its predecessor); ingestion appends to them afterwards.
+ *   key (on SQLite WITHOUT ROWID, so a page's rows are contiguous). Built from the stored history (every
+ *   analysis against its predecessor) by migration 024; ingestion appends to them afterwards.
  * - stored gate evaluations (gates.ts), valid while `gate_facts_generation` has the value they were
  *   computed at. Triggers bump it on every write to the tables an evaluation reads, whichever code path
  *   writes them, in the writer's transaction: a reader that reads the generation before the facts never
@@ -67,19 +65,7 @@ export function compareAndGateModelsMigration(kind: StoreKind) {
         .addPrimaryKeyConstraint("reference_change_totals_pk", ["application_id", "seq"])
         .execute();
 
-      const store = db as Kysely<Database>;
-      const analyses = await store
-        .selectFrom("analyses")
-        .select(["application_id", "seq"])
-        .where("seq", ">=", 2)
-        .orderBy("application_id")
-        .orderBy("seq")
-        .execute();
-      for (const a of analyses) await recordChanges(store, a.application_id, a.seq);
-      if (kind === "sqlite") {
-        await sql`ANALYZE reference_changes`.execute(db);
-        await sql`ANALYZE package_changes`.execute(db);
-      }
+      // Filled from the stored history by migration 024 (which keys references by package version).
 
       await db.schema
         .createTable("gate_facts_generation")

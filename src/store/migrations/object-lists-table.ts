@@ -1,10 +1,9 @@
-import { type Kysely, sql } from "kysely";
-import { buildObjectLists } from "../occurrence-model.ts";
-import type { Database } from "../schema.ts";
+import type { Kysely } from "kysely";
 
 /**
  * occurrence_object_lists as migrations 015 (PostgreSQL: JSON text, compressed by TOAST) and 020 (SQLite:
- * deflated bytes) create it, filled from occurrence_objects. Only the type of `docs` differs.
+ * deflated bytes) created it, keyed by package; only the type of `docs` differs. Migration 021 recreates
+ * it keyed by package version and fills it from occurrence_objects.
  */
 export async function createObjectListsTable(db: Kysely<unknown>, docs: "text" | "blob"): Promise<void> {
   await db.schema
@@ -16,6 +15,4 @@ export async function createObjectListsTable(db: Kysely<unknown>, docs: "text" |
     .addColumn("docs", docs, (c) => c.notNull())
     .addPrimaryKeyConstraint("occurrence_object_lists_pk", ["application_id", "package_id", "from_seq"])
     .execute();
-  await buildObjectLists(db as Kysely<Database>);
-  await sql`analyze occurrence_object_lists`.execute(db);
 }

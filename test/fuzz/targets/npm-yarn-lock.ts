@@ -8,10 +8,21 @@ const MANIFESTS: Manifest[] = [
   {
     folder: "",
     production: { lodash: "^4.17.15", express: "^4.17.1", "@google-cloud/storage": "^4.1.0" },
+    dependencies: { lodash: "^4.17.15", express: "^4.17.1", "@google-cloud/storage": "^4.1.0" },
+    optional: {},
+    peer: {},
     dev: { mocha: "^7.1.0", typescript: "^3.9.0" },
     workspaces: ["packages/*"],
   },
-  { folder: "packages/a", production: { "left-pad": "1.3.0" }, dev: {}, workspaces: [] },
+  {
+    folder: "packages/a",
+    production: { "left-pad": "1.3.0" },
+    dependencies: { "left-pad": "1.3.0" },
+    optional: {},
+    peer: {},
+    dev: {},
+    workspaces: [],
+  },
 ];
 
 export function fuzz(data: Buffer): void {

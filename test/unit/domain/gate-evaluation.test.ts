@@ -15,6 +15,8 @@ const rule = (kind: string, parameters: Record<string, unknown> = {}, enabled = 
 
 const pkg = (overrides: Partial<PackageState> & { name: string }): PackageState => ({
   packageId: overrides.name.length,
+  versionId: overrides.name.length * 10,
+  scope: null,
   version: "1.0.0",
   saferClosestVersion: "1.1.0",
   safestVersion: "1.1.0",
@@ -97,9 +99,9 @@ describe("no-unfixable-vulnerability", () => {
       {
         detail: "stuck 1.0.0 is affected by CVE-1, CVE-2 and no upgrade is free of known vulnerabilities.",
         package: "stuck",
-        packageId: 5,
         severity: "HIGH",
         version: "1.0.0",
+        versionId: 50,
       },
     ]);
   });
@@ -144,15 +146,15 @@ describe("evaluateGates", () => {
 
 describe("statesAt", () => {
   const interval = (name: string, fromSeq: number, toSeq: number): PackageInterval => {
-    const { referred: _referred, ...state } = pkg({ name, packageId: name.charCodeAt(0) });
+    const { referred: _referred, ...state } = pkg({ name, versionId: name.charCodeAt(0) });
     return { ...state, fromSeq, toSeq };
   };
 
   it("keeps the rows valid in the analysis and marks packages whose references cover it", () => {
     const packages = [interval("a", 1, 3), interval("b", 2, 2_147_483_647), interval("c", 3, 4)];
     const references = [
-      { packageId: "a".charCodeAt(0), fromSeq: 1, toSeq: 2 },
-      { packageId: "b".charCodeAt(0), fromSeq: 3, toSeq: 5 },
+      { versionId: "a".charCodeAt(0), fromSeq: 1, toSeq: 2 },
+      { versionId: "b".charCodeAt(0), fromSeq: 3, toSeq: 5 },
     ];
     const at = (seq: number) => statesAt(seq, packages, references).map((p) => [p.name, p.referred]);
     assert.deepEqual(at(1), [["a", true]]);

@@ -28,9 +28,12 @@ test("a real gradle.lockfile: every locked module, dev when no production runtim
       "testRuntimeClasspath",
     ],
     dev: false,
+    scope: "compile",
   });
   assert.equal(find("org.mockito:mockito-core")?.dev, true); // tests only
+  assert.equal(find("org.mockito:mockito-core")?.scope, "test");
   assert.equal(find("org.projectlombok:lombok")?.dev, true); // compileOnly + annotationProcessor: not shipped
+  assert.equal(find("org.projectlombok:lombok")?.scope, "provided");
   assert.equal(find("org.yaml:snakeyaml")?.version, "2.2");
 });
 

@@ -18,7 +18,9 @@ const collections = {
   ecosystem: "maven" as const,
   name: "commons-collections:commons-collections",
   version: "3.2.1",
+  scope: "compile",
   releasedAt: null,
+  releasedAtSource: null,
   saferClosestVersion: "3.2.2",
   safestVersion: "3.2.2",
   sources: ["WEB-INF/lib/commons-collections-3.2.1.jar"],
@@ -43,6 +45,7 @@ const analysis = (vulnerabilityId: string): AnalysisExport => ({
   references: [
     {
       packageId: 1,
+      versionId: 10,
       source: {
         id: "a",
         name: "Loader",
@@ -125,7 +128,10 @@ describe("CycloneDX document of an analysis", () => {
     };
     const frames = (target: typeof field) =>
       (
-        buildCycloneDx({ ...base, references: [{ packageId: 1, source, target }] }, options) as {
+        buildCycloneDx(
+          { ...base, references: [{ packageId: 1, versionId: 10, source, target }] },
+          options,
+        ) as {
           components: { evidence: { callstack: { frames: unknown[] } } }[];
         }
       ).components[0]?.evidence.callstack.frames;

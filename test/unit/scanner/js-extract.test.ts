@@ -205,6 +205,7 @@ describe("linking files of an application", () => {
     name,
     version,
     dev: false,
+    scope: "production",
     direct: true,
     source: "package-lock.json",
   });
@@ -281,7 +282,13 @@ describe("linking files of an application", () => {
       mangling: "",
       type: "JavaScript Function",
       typeId: "JS_FUNCTION",
+      version: "4.17.15",
     });
+    // Every object says the version it belongs to: the one its importing file resolves.
+    assert.deepEqual([...new Set(result.objects.map((o) => `${o.id.split(":")[1]} ${o.version}`))].sort(), [
+      "lodash@4.17.15 4.17.15",
+      "lodash@4.17.21 4.17.21",
+    ]);
     assert.deepEqual(
       result.warnings.map((w) => `${w.file}:${w.line}`),
       ["packages/web/src/bad.js:1"],

@@ -23,6 +23,9 @@ function inputError(run: () => unknown): { file: string; line: number | undefine
 const manifest = (production: Record<string, string>, dev: Record<string, string> = {}): Manifest => ({
   folder: "",
   production,
+  dependencies: production,
+  optional: {},
+  peer: {},
   dev,
   workspaces: [],
 });

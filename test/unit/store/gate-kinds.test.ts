@@ -8,21 +8,29 @@ describe("gate rule parameters", () => {
       mergeGateParameters("no-referenced-severe-cve", { minSeverity: "HIGH" }, { minSeverity: "low" }),
       {
         ok: true,
-        value: { minSeverity: "LOW" },
+        value: { minSeverity: "LOW", packages: "production" },
       },
     );
     assert.deepEqual(
       mergeGateParameters("max-releases-behind-safest", { maxReleases: 10 }, { maxReleases: 0 }),
       {
         ok: true,
-        value: { maxReleases: 0 },
+        value: { maxReleases: 0, packages: "production" },
       },
     );
     assert.deepEqual(mergeGateParameters("max-releases-behind-safest", { maxReleases: 7 }, {}), {
       ok: true,
-      value: { maxReleases: 7 },
+      value: { maxReleases: 7, packages: "production" },
     });
-    assert.deepEqual(mergeGateParameters("no-unfixable-vulnerability", {}, {}), { ok: true, value: {} });
+    assert.deepEqual(mergeGateParameters("no-unfixable-vulnerability", {}, {}), {
+      ok: true,
+      value: { packages: "production" },
+    });
+    // Every kind counts production packages by default, all of them when asked.
+    assert.deepEqual(mergeGateParameters("no-unfixable-vulnerability", {}, { packages: "all" }), {
+      ok: true,
+      value: { packages: "all" },
+    });
   });
 
   it("refuses unknown keys and values of the wrong type, naming the key and the expected type", () => {
@@ -35,7 +43,14 @@ describe("gate rule parameters", () => {
       detail("no-referenced-severe-cve", { minseverity: "HIGH" }),
       /Unknown parameter 'minseverity'.*'minSeverity'/,
     );
-    assert.match(detail("no-unfixable-vulnerability", { maxReleases: 1 }), /take no parameters/);
+    assert.match(
+      detail("no-unfixable-vulnerability", { maxReleases: 1 }),
+      /Unknown parameter 'maxReleases' for rules of kind 'no-unfixable-vulnerability': expected 'packages'/,
+    );
+    assert.match(
+      detail("no-referenced-severe-cve", { packages: "dev" }),
+      /'packages' must be one of "production", "all", got "dev"/,
+    );
     assert.match(
       detail("no-referenced-severe-cve", { minSeverity: null }),
       /'minSeverity' must be a string, one of .* got null/,
@@ -54,14 +69,22 @@ describe("gate rule parameters", () => {
   });
 
   it("reads stored parameters over the defaults, dropping what no longer qualifies", () => {
-    assert.deepEqual(effectiveGateParameters("no-referenced-severe-cve", {}), { minSeverity: "HIGH" });
+    assert.deepEqual(effectiveGateParameters("no-referenced-severe-cve", {}), {
+      minSeverity: "HIGH",
+      packages: "production",
+    });
     assert.deepEqual(effectiveGateParameters("no-referenced-severe-cve", { minSeverity: "nope" }), {
       minSeverity: "HIGH",
+      packages: "production",
     });
     assert.deepEqual(effectiveGateParameters("max-releases-behind-safest", { maxReleases: 3, extra: 1 }), {
       maxReleases: 3,
+      packages: "production",
     });
-    assert.deepEqual(effectiveGateParameters("max-releases-behind-safest", null), { maxReleases: 10 });
+    assert.deepEqual(effectiveGateParameters("max-releases-behind-safest", null), {
+      maxReleases: 10,
+      packages: "production",
+    });
     assert.deepEqual(effectiveGateParameters("unheard-of", { a: 1 }), {});
   });
 

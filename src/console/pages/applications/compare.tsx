@@ -72,10 +72,12 @@ export function CompareAnalyses() {
                 addedTotal={c.references.addedTotal}
                 removedTotal={c.references.removedTotal}
                 added={c.references.added.map(
-                  (r) => `${r.source.fullName} → ${r.target.fullName} (${r.target.package})`,
+                  (r) =>
+                    `${r.source.fullName} → ${r.target.fullName} (${r.target.package} ${r.target.version})`,
                 )}
                 removed={c.references.removed.map(
-                  (r) => `${r.source.fullName} → ${r.target.fullName} (${r.target.package})`,
+                  (r) =>
+                    `${r.source.fullName} → ${r.target.fullName} (${r.target.package} ${r.target.version})`,
                 )}
               />
             </>

@@ -1,22 +1,20 @@
 import { UNKNOWN_VULNERABILITY_TYPE } from "../../../contracts/platform.ts";
-import type { Advisory, CveInApplication, CvePackage } from "../../../contracts/resources.ts";
+import type { Advisory, CveInApplication, CvePackage, CveReference } from "../../../contracts/resources.ts";
 import { ApiError } from "../../api.ts";
 import { ErrorBox } from "../../ui/error-box.tsx";
 import { PageTitle } from "../../ui/page-title.tsx";
 import { useApiGet } from "../../ui/use-api.ts";
 import { dateOfDay, intParam, useAppPage } from "./page-state.ts";
 import { appPath } from "./paths.ts";
-import { AppNav, AsOfPicker, formatDateTime, PagedTable, SeverityBadge, Show } from "./widgets.tsx";
-
-interface CveReference {
-  affectedFunctions: string[];
-  ecosystem: string;
-  package: string;
-  reachesAffectedFunction: boolean | null;
-  reachedFunctions: string[];
-  source: { fullName: string; id: string; name: string; type: string };
-  target: { fullName: string; id: string; name: string; type: string };
-}
+import {
+  AppNav,
+  AsOfPicker,
+  formatDateTime,
+  PagedTable,
+  ScopeBadge,
+  SeverityBadge,
+  Show,
+} from "./widgets.tsx";
 
 const LIMIT = 20;
 const REFERENCE_LIMIT = 50;
@@ -198,6 +196,7 @@ export function CveOccurrences() {
         headers={[
           "Package",
           "Version",
+          "Scope",
           "Released",
           "Releases per year",
           "Safer closest version",
@@ -210,6 +209,9 @@ export function CveOccurrences() {
               <a href={appPath(name, "packages", p.name)}>{p.name}</a>
             </th>
             <td>{p.version}</td>
+            <td>
+              <ScopeBadge scope={p.scope} />
+            </td>
             <td>{p.releaseDate ? formatDateTime(p.releaseDate.dateTime).slice(0, 10) : "unknown"}</td>
             <td class="numeric">{p.releasesPerYear ?? "–"}</td>
             <td>{p.saferClosestVersion ?? "none"}</td>
@@ -240,11 +242,13 @@ export function CveOccurrences() {
         tableClass="references"
         headers={["External object", "Package", "Referred to by", "Affected function?"]}
         row={(r) => (
-          <tr key={`${r.target.id}<-${r.source.id}`}>
+          <tr key={`${r.version}:${r.target.id}<-${r.source.id}`}>
             <td>
               <code>{r.target.fullName}</code>
             </td>
-            <td>{r.package}</td>
+            <td>
+              {r.package} {r.version}
+            </td>
             <td>
               <code>{r.source.fullName}</code> <span class="type">{r.source.type}</span>
             </td>

@@ -1,23 +1,46 @@
 import { useState } from "preact/hooks";
+import { DEVELOPMENT_SCOPES, SCOPE_FILTERS } from "../../../contracts/platform.ts";
 import type { Interaction, PackageUse } from "../../../contracts/resources.ts";
 
 import { PageTitle } from "../../ui/page-title.tsx";
 import { useApiGet } from "../../ui/use-api.ts";
 import { dateOfDay, useAppPage } from "./page-state.ts";
 import { appPath } from "./paths.ts";
-import { AppNav, AsOfPicker, formatDateTime, PagedTable, SeverityBadge, Show } from "./widgets.tsx";
+import {
+  AppNav,
+  AsOfPicker,
+  formatDateTime,
+  PagedTable,
+  ScopeBadge,
+  SeverityBadge,
+  Show,
+} from "./widgets.tsx";
 
 const LIMIT = 50;
 
-/** The packages an application uses: search by name, vulnerable only, "as of" a day. */
+/**
+ * The scope filter's choices: every scope, or the versions a production install keeps (all but npm dev and
+ * Maven test, unknown kept: as the quality gates count them by default).
+ */
+const PRODUCTION = SCOPE_FILTERS.filter((s) => !(DEVELOPMENT_SCOPES as readonly string[]).includes(s));
+const SCOPE_CHOICES: { value: string; label: string; scopes: readonly string[] }[] = [
+  { value: "", label: "All scopes", scopes: [] },
+  { value: "production", label: "Production (no dev or test)", scopes: PRODUCTION },
+  { value: "development", label: "Development only (dev, test)", scopes: DEVELOPMENT_SCOPES },
+  ...SCOPE_FILTERS.map((s) => ({ value: `only-${s}`, label: s, scopes: [s] })),
+];
+
+/** The packages an application uses: search by name, vulnerable only, one scope, "as of" a day. */
 export function ApplicationPackages() {
   const { name, query, setQuery, skip, onSkip } = useAppPage();
   const [text, setText] = useState(query.q ?? "");
+  const scopeChoice = SCOPE_CHOICES.find((c) => c.value === query.scope) ?? SCOPE_CHOICES[0];
   const loaded = useApiGet<PackageUse[]>(`/applications/${encodeURIComponent(name)}/packages`, {
     limit: LIMIT,
     skip,
     q: query.q || undefined,
     vulnerable: query.vulnerable === "true" ? "true" : undefined,
+    scope: scopeChoice && scopeChoice.scopes.length > 0 ? scopeChoice.scopes.join(",") : undefined,
     date: dateOfDay(query.date),
   });
   return (
@@ -46,6 +69,20 @@ export function ApplicationPackages() {
           />
           Vulnerable only
         </label>
+        <div class="field">
+          <label for="pkg-scope">Scope</label>
+          <select
+            id="pkg-scope"
+            value={scopeChoice?.value ?? ""}
+            onChange={(e) => setQuery({ scope: e.currentTarget.value || undefined, skip: undefined })}
+          >
+            {SCOPE_CHOICES.map((c) => (
+              <option key={c.value} value={c.value}>
+                {c.label}
+              </option>
+            ))}
+          </select>
+        </div>
         <AsOfPicker value={query.date} onChange={(date) => setQuery({ date, skip: undefined })} />
       </form>
       <PagedTable
@@ -53,7 +90,7 @@ export function ApplicationPackages() {
         what="the packages"
         empty="No package matches."
         caption="Packages in use, by name"
-        headers={["Package", "Ecosystem", "Version", "Worst severity", "CVEs", "Safest version"]}
+        headers={["Package", "Ecosystem", "Version", "Scope", "Worst severity", "CVEs", "Safest version"]}
         row={(p) => (
           <tr key={`${p.ecosystem}:${p.name}@${p.version}`}>
             <th scope="row">
@@ -61,6 +98,9 @@ export function ApplicationPackages() {
             </th>
             <td>{p.ecosystem}</td>
             <td>{p.version}</td>
+            <td>
+              <ScopeBadge scope={p.scope} />
+            </td>
             <td>
               <SeverityBadge severity={p.maxSeverity} />
             </td>
@@ -131,8 +171,17 @@ export function PackageDetail() {
                     <dd>{p.version}</dd>
                   </div>
                   <div>
+                    <dt>Scope</dt>
+                    <dd>
+                      <ScopeBadge scope={p.scope} />
+                    </dd>
+                  </div>
+                  <div>
                     <dt>Released</dt>
-                    <dd>{p.releaseDate ? formatDateTime(p.releaseDate.dateTime).slice(0, 10) : "unknown"}</dd>
+                    <dd>
+                      {p.releaseDate ? formatDateTime(p.releaseDate.dateTime).slice(0, 10) : "unknown"}
+                      {p.releaseDate?.source ? ` (${p.releaseDate.source})` : ""}
+                    </dd>
                   </div>
                   <div>
                     <dt>Releases per year</dt>
@@ -181,12 +230,13 @@ export function PackageDetail() {
           what="the references to the package"
           empty="No application object refers to this package."
           caption="References to the package's external objects"
-          headers={["External object", "Type", "Referred to by"]}
+          headers={["External object", "Version", "Type", "Referred to by"]}
           row={(r) => (
-            <tr key={`${r.target.id}<-${r.source.id}`}>
+            <tr key={`${r.version}:${r.target.id}<-${r.source.id}`}>
               <td>
                 <code>{r.target.fullName}</code>
               </td>
+              <td>{r.version}</td>
               <td>{r.target.type}</td>
               <td>
                 <code>{r.source.fullName}</code>

@@ -1,6 +1,6 @@
 /** The widgets the Applications pages share: loading states, severity badges, paged tables, "as of". */
 import type { ComponentChildren } from "preact";
-import type { Severity } from "../../../contracts/platform.ts";
+import { DEVELOPMENT_SCOPES, SCOPE_UNKNOWN, type Severity } from "../../../contracts/platform.ts";
 import { ErrorBox } from "../../ui/error-box.tsx";
 import { Loading } from "../../ui/loading.tsx";
 import { Pager } from "../../ui/pager.tsx";
@@ -22,6 +22,19 @@ export function Show<T>(props: {
 export function SeverityBadge({ severity }: { severity: Severity | string | null }) {
   if (!severity) return <span class="sev sev-none">none</span>;
   return <span class={`sev sev-${severity.toLowerCase()}`}>{severity}</span>;
+}
+
+/** Scopes a production install leaves out: their badge says so at a glance. */
+const DEVELOPMENT = new Set<string>(DEVELOPMENT_SCOPES);
+
+/** A package version's scope (production, dev, test, ...; unknown when the analysis did not say). */
+export function ScopeBadge({ scope }: { scope: string }) {
+  const kind = scope === SCOPE_UNKNOWN ? "unknown" : DEVELOPMENT.has(scope) ? "development" : "runtime";
+  return (
+    <span class={`badge scope scope-${kind}`} title={`scope: ${scope}`}>
+      {scope}
+    </span>
+  );
 }
 
 /** "2024-03-01T00:00:00Z" as "2024-03-01 00:00 UTC": unambiguous, the same for every viewer. */

@@ -8,6 +8,7 @@
 import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { compareVersions } from "../../../domain/versions/index.ts";
 import { bufferSource } from "../../archive/byte-source.ts";
 import { ArchiveFormatError, ArchiveLimitError, InflateBudget } from "../../archive/limits.ts";
 import { ZipArchive } from "../../archive/zip.ts";
@@ -24,6 +25,8 @@ export interface JarSource {
 interface ClassIndex {
   /** Internal class name → `<ecosystem>:<name>` of each package declaring it (more than one: a duplicate). */
   owners: Map<string, string[]>;
+  /** `<ecosystem>:<name>` → the version whose classes were listed: the one the code loads (loadedVersions). */
+  versions: Map<string, string>;
   /** Packages whose jar could be listed. */
   listed: number;
   warnings: InventoryWarning[];
@@ -49,8 +52,9 @@ export async function buildClassIndex(
   embeddedJars: ReadonlyMap<string, readonly string[]>,
   source: JarSource,
 ): Promise<ClassIndex> {
-  const index: ClassIndex = { owners: new Map(), listed: 0, warnings: [] };
-  const maven = packages.filter((p) => p.ecosystem === "maven");
+  const index: ClassIndex = { owners: new Map(), versions: new Map(), listed: 0, warnings: [] };
+  const maven = loadedVersions(packages, embeddedJars, index.warnings);
+  for (const p of maven) index.versions.set(`maven:${p.name}`, p.version);
   const lists: (string[] | undefined)[] = new Array(maven.length);
   const notCached: InventoryPackage[] = [];
   let next = 0;
@@ -102,6 +106,42 @@ export async function buildClassIndex(
     }
   }
   return index;
+}
+
+/**
+ * One version per Maven package, the one the application's code loads: Maven resolves one version per
+ * project, so an inventory holds several only when several inputs (modules, an archive beside a POM)
+ * resolved differently. Then the jar packaged with the scanned archive wins (the class loader's), then a
+ * version the application declares, then the highest; a warning names the others.
+ */
+function loadedVersions(
+  packages: readonly InventoryPackage[],
+  embeddedJars: ReadonlyMap<string, readonly string[]>,
+  warnings: InventoryWarning[],
+): InventoryPackage[] {
+  const byName = new Map<string, InventoryPackage[]>();
+  for (const p of packages) {
+    if (p.ecosystem !== "maven") continue;
+    byName.set(p.name, [...(byName.get(p.name) ?? []), p]);
+  }
+  const chosen: InventoryPackage[] = [];
+  for (const [name, versions] of byName) {
+    const rank = (p: InventoryPackage) => (embeddedJars.has(p.source) ? 2 : 0) + (p.direct ? 1 : 0);
+    const [first, ...others] = [...versions].sort(
+      (a, b) => rank(b) - rank(a) || compareVersions("maven", b.version, a.version),
+    );
+    if (!first) continue;
+    chosen.push(first);
+    if (others.length > 0) {
+      warnings.push({
+        file: first.source,
+        message:
+          `${name} is resolved at ${versions.length} versions by the inputs scanned; the code's uses of its ` +
+          `classes are attributed to ${first.version} (not ${others.map((o) => o.version).join(", ")})`,
+      });
+    }
+  }
+  return chosen;
 }
 
 async function repositoryJar(

@@ -71,6 +71,7 @@ export async function extractJavaCode(options: JavaCodeOptions): Promise<CodeExt
     options.progress("java: no compiled classes, reading the Java sources (class level)");
     const files = options.files.filter(isMainJavaSource);
     const sources = await readJavaSources(options.root, files, index.owners);
+    withVersions(sources.objects, index.versions);
     // said in the warnings too, so the analysis document (and an upload) carries it
     const precision = {
       file: files[0] ?? "",
@@ -107,6 +108,7 @@ export async function extractJavaCode(options: JavaCodeOptions): Promise<CodeExt
     });
   }
   const graph = buildReferences(parsed, index.owners);
+  withVersions(graph.objects, index.versions);
   return {
     objects: graph.objects,
     references: graph.references,
@@ -119,6 +121,11 @@ export async function extractJavaCode(options: JavaCodeOptions): Promise<CodeExt
       dependenciesListed: index.listed,
     },
   };
+}
+
+/** Each object belongs to the version of its package whose classes were listed (the one the code loads). */
+function withVersions(objects: ExternalObjectInput[], versions: ReadonlyMap<string, string>): void {
+  for (const object of objects) object.version = versions.get(object.package);
 }
 
 /** Sources of the application's main code (tests use test-scoped libraries and are not the application). */

@@ -131,7 +131,7 @@ export async function extractJavaScript(
   }
   return {
     objects: [...objects.values()]
-      .map(({ rank: _, from: __, version: ___, ...o }) => o)
+      .map(({ rank: _, from: __, ...o }) => o)
       .sort((a, b) => a.id.localeCompare(b.id)),
     references: [...references.values()].sort(
       (a, b) => a.from.id.localeCompare(b.from.id) || a.to.localeCompare(b.to),
