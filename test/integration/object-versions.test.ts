@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
 import { createApiKey } from "../../src/domain/api-keys.ts";
 import type { RunningService } from "../../src/service.ts";
 import { runCli } from "../support/cli.ts";
+import { MERGE, writeRepro } from "../support/issue32-repro.ts";
 import { startTestService } from "../support/service.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 
@@ -16,39 +16,6 @@ import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.
  * lodash.merge, in the CVE's occurrences (REST) and in `imaging export cyclonedx`; each version carries
  * its scope. Scanned with `imaging scan` offline, the OSV record imported with `imaging advisories import`.
  */
-const MERGE = fileURLToPath(
-  new URL("../fixtures/osv/affected-functions/GHSA-4xc9-xhrj-v574.json", import.meta.url),
-);
-
-function writeRepro(dir: string): void {
-  mkdirSync(dir, { recursive: true });
-  const root = {
-    name: "repro",
-    version: "1.0.0",
-    dependencies: { lodash: "4.17.4" },
-    devDependencies: { "old-tool": "1.0.0" },
-  };
-  writeFileSync(join(dir, "package.json"), JSON.stringify(root));
-  writeFileSync(
-    join(dir, "package-lock.json"),
-    JSON.stringify({
-      name: "repro",
-      version: "1.0.0",
-      lockfileVersion: 3,
-      requires: true,
-      packages: {
-        "": root,
-        "node_modules/lodash": { version: "4.17.4" },
-        "node_modules/old-tool": { version: "1.0.0", dev: true, dependencies: { lodash: "4.17.10" } },
-        "node_modules/old-tool/node_modules/lodash": { version: "4.17.10", dev: true },
-      },
-    }),
-  );
-  writeFileSync(
-    join(dir, "index.js"),
-    "const _ = require('lodash'); module.exports = (a, b) => _.merge(a, b);\n",
-  );
-}
 
 type CvePackage = { name: string; version: string; scope: string; objects: { fullName: string }[] };
 type Component = {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -10,6 +10,7 @@ import { sql } from "kysely";
 import { createApiKey } from "../../src/domain/api-keys.ts";
 import type { RunningService } from "../../src/service.ts";
 import { openStore } from "../../src/store/database.ts";
+import { MERGE, writeRepro } from "../support/issue32-repro.ts";
 import { startTestService } from "../support/service.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 
@@ -25,40 +26,7 @@ import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.
  */
 const RELEASED = "972165c98c8257df02886f0de50b7f58b894ecbb";
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const MERGE = fileURLToPath(
-  new URL("../fixtures/osv/affected-functions/GHSA-4xc9-xhrj-v574.json", import.meta.url),
-);
 const run = promisify(execFile);
-
-function writeRepro(dir: string): void {
-  mkdirSync(dir, { recursive: true });
-  const root = {
-    name: "repro",
-    version: "1.0.0",
-    dependencies: { lodash: "4.17.4" },
-    devDependencies: { "old-tool": "1.0.0" },
-  };
-  writeFileSync(join(dir, "package.json"), JSON.stringify(root));
-  writeFileSync(
-    join(dir, "package-lock.json"),
-    JSON.stringify({
-      name: "repro",
-      version: "1.0.0",
-      lockfileVersion: 3,
-      requires: true,
-      packages: {
-        "": root,
-        "node_modules/lodash": { version: "4.17.4" },
-        "node_modules/old-tool": { version: "1.0.0", dev: true, dependencies: { lodash: "4.17.10" } },
-        "node_modules/old-tool/node_modules/lodash": { version: "4.17.10", dev: true },
-      },
-    }),
-  );
-  writeFileSync(
-    join(dir, "index.js"),
-    "const _ = require('lodash'); module.exports = (a, b) => _.merge(a, b);\n",
-  );
-}
 
 type CvePackage = { name: string; version: string; scope: string; objects: { fullName: string }[] };
 
