@@ -53,11 +53,17 @@ export const DEVELOPMENT_SCOPES = ["dev", "test"] as const satisfies readonly Pa
 
 /**
  * Where a version's release date comes from: the npm registry's `time`, the Maven repository's
- * Last-Modified, the creation time of the version's OpenPGP signature (`.pom.asc`), or the project's
- * release notes (a day, for the demo data's npm versions the registry record does not cover).
- * docs/scanner.md says how each is chosen.
+ * Last-Modified, the creation time of the version's OpenPGP signature (`.pom.asc`), the time its jar was
+ * packaged (its entries' modification times), or the project's release notes (a day, for the demo
+ * data's npm versions the registry record does not cover). docs/scanner.md says how each is chosen.
  */
-export const RELEASE_DATE_SOURCES = ["registry", "last-modified", "signature", "release-notes"] as const;
+export const RELEASE_DATE_SOURCES = [
+  "registry",
+  "last-modified",
+  "signature",
+  "archive-entries",
+  "release-notes",
+] as const;
 export type ReleaseDateSource = (typeof RELEASE_DATE_SOURCES)[number];
 
 /**

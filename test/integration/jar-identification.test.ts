@@ -10,48 +10,19 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { zipSync } from "fflate";
 import type { ScanSummary } from "../../src/scanner/scan.ts";
+import { type Counted, centralRelay, listen } from "../support/central-relay.ts";
 import { runCli } from "../support/cli.ts";
 import { LOG4J_API, loggingJars } from "../support/java-subjects.ts";
-import { CENTRAL, centralFile } from "../support/maven-subjects.ts";
+import { centralFile } from "../support/maven-subjects.ts";
 
 const ASM = "org.ow2.asm:asm:9.3";
 const LZ4 = "org.lz4:lz4-java:1.8.0";
-
-interface Counted {
-  server: Server;
-  url: string;
-  requests: string[];
-}
-
-function listen(server: Server): Promise<string> {
-  return new Promise((resolve) =>
-    server.listen(0, "127.0.0.1", () =>
-      resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
-    ),
-  );
-}
-
-/** A relay to Maven Central that records each path asked. */
-async function centralRelay(): Promise<Counted> {
-  const requests: string[] = [];
-  const server = createServer(async (request, response) => {
-    const path = (request.url ?? "/").replace(/^\/maven2\//, "");
-    requests.push(path);
-    const upstream = await fetch(`${CENTRAL}/${path}`);
-    response.writeHead(upstream.status, {
-      "content-type": upstream.headers.get("content-type") ?? "application/octet-stream",
-    });
-    response.end(Buffer.from(await upstream.arrayBuffer()));
-  });
-  return { server, url: `${await listen(server)}/maven2`, requests };
-}
 
 /** Maven Central's search API as it answers `q=1:"<sha1>"`, for the checksums it is given. */
 async function searchDouble(known: Map<string, { g: string; a: string; v: string }[]>): Promise<Counted> {

@@ -13,6 +13,7 @@ import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.
 
 const LOG4J = "org.apache.logging.log4j:log4j-core";
 const COMMONS_LANG = "commons-lang:commons-lang";
+const SPRING_CORE = "org.springframework:spring-core";
 const LOG4SHELL = fileURLToPath(new URL("../fixtures/osv/GHSA-jfh8-c2jp-5v3q.json", import.meta.url));
 
 for (const kind of STORE_KINDS) {
@@ -110,6 +111,23 @@ for (const kind of STORE_KINDS) {
         [dated?.released_at, dated?.released_at_source],
         ["2008-03-16T03:44:34Z", "signature"],
       );
+    });
+
+    it("dates a release signed again years later by when its jar was packaged", async () => {
+      // spring-core 4.1.9.RELEASE: released 2015-12-17, its POM signature made 2017-03-20
+      const jar = "/maven2/org/springframework/spring-core/4.1.9.RELEASE/spring-core-4.1.9.RELEASE.jar";
+      await gatherPackageFacts(handle.db, [{ ecosystem: "maven", name: SPRING_CORE }], options(false));
+      const dated = await version(SPRING_CORE, "4.1.9.RELEASE");
+      assert.deepEqual(
+        [dated?.released_at, dated?.released_at_source],
+        ["2015-12-17T00:26:38Z", "archive-entries"],
+      );
+      assert.equal(registry.requests.filter((r) => r === jar).length, 1, "one ranged request of the jar");
+      // the answer is kept: offline, and online again, the jar is not asked for a second time
+      await gatherPackageFacts(handle.db, [{ ecosystem: "maven", name: SPRING_CORE }], options(true));
+      await gatherPackageFacts(handle.db, [{ ecosystem: "maven", name: SPRING_CORE }], options(false));
+      assert.equal(registry.requests.filter((r) => r === jar).length, 1);
+      assert.equal((await version(SPRING_CORE, "4.1.9.RELEASE"))?.released_at, "2015-12-17T00:26:38Z");
     });
 
     it("says which packages lack facts, and why", async () => {

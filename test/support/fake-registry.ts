@@ -7,11 +7,13 @@ const recorded = (path: string) =>
   readFileSync(fileURLToPath(new URL(`../fixtures/registry/${path}`, import.meta.url)));
 
 const LOG4J = "/maven2/org/apache/logging/log4j/log4j-core";
+const SPRING_CORE = "/maven2/org/springframework/spring-core";
 
 /**
  * An npm registry and a Maven repository on loopback, answering with recorded real responses
  * (test/fixtures/registry/SOURCES.md): the packument of `ms`, log4j-core's maven-metadata.xml and the
- * signatures of two of its releases. `com.example:dated` is served with Last-Modified headers.
+ * signatures of two of its releases; spring-core 4.1.9.RELEASE's signature and its jar's last 8 KiB
+ * (ranged requests only). `com.example:dated` is served with Last-Modified headers.
  */
 export interface FakeRegistry {
   npmUrl: string;
@@ -55,6 +57,30 @@ export async function startFakeRegistry(): Promise<FakeRegistry> {
     }
     if (path === "/maven2/commons-lang/commons-lang/2.4/commons-lang-2.4.pom.asc") {
       return send(recorded("maven/commons-lang-2.4.pom.asc"), "text/plain");
+    }
+    if (path === `${SPRING_CORE}/maven-metadata.xml`) {
+      return send(
+        Buffer.from(
+          "<metadata><groupId>org.springframework</groupId><artifactId>spring-core</artifactId><versioning>" +
+            "<versions><version>4.1.9.RELEASE</version></versions></versioning></metadata>",
+        ),
+        "text/xml",
+      );
+    }
+    if (path === `${SPRING_CORE}/4.1.9.RELEASE/spring-core-4.1.9.RELEASE.pom.asc`) {
+      return send(recorded("maven/spring-core-4.1.9.RELEASE.pom.asc"), "text/plain");
+    }
+    if (path === `${SPRING_CORE}/4.1.9.RELEASE/spring-core-4.1.9.RELEASE.jar`) {
+      // only the jar's last bytes were recorded: only the ranged request the scanner makes is answered
+      const tail = recorded("maven/spring-core-4.1.9.RELEASE.jar.tail");
+      if (request.headers.range !== `bytes=-${tail.length}`) return response.writeHead(416).end();
+      const size = 1009602;
+      return response
+        .writeHead(206, {
+          "content-type": "application/octet-stream",
+          "content-range": `bytes ${size - tail.length}-${size - 1}/${size}`,
+        })
+        .end(tail);
     }
     if (path === "/maven2/com/example/dated/maven-metadata.xml") {
       return send(

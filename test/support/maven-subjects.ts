@@ -18,18 +18,24 @@ export const MAVEN_SUBJECTS_DIR = join(SUBJECTS_DIR, "maven");
 export const ORACLE_REPOSITORY = join(MAVEN_SUBJECTS_DIR, "m2");
 /** The scanner's HTTP cache for these tests (what it fetched from Central once). */
 export const SCANNER_HTTP_CACHE = join(MAVEN_SUBJECTS_DIR, "http-cache");
+/** Its kept answers (jars' packaging times, identities): what no HTTP cache keeps. */
+const SCANNER_ANSWERS = join(MAVEN_SUBJECTS_DIR, "answers");
 
 /**
  * Gives a fresh data directory SCANNER_HTTP_CACHE as its registry cache (`<dataDir>/cache/http`, a
  * symbolic link, so dropping the data directory leaves the cache): what a long-running platform or CI
  * runner keeps between analyses. Immutable answers (release POMs, their signatures: one per published
  * version for Maven release dates, about 15,000 for solr-core) are then fetched from Central once for
- * the whole suite instead of once per run; maven-metadata.xml is still revalidated with Central.
+ * the whole suite instead of once per run; maven-metadata.xml is still revalidated with Central. The
+ * kept answers (`<dataDir>/cache/answers`: each version's jar packaging time, read by a ranged request
+ * no HTTP cache keeps) are shared the same way.
  */
 export function shareScannerHttpCache(dataDir: string): void {
   mkdirSync(SCANNER_HTTP_CACHE, { recursive: true });
+  mkdirSync(SCANNER_ANSWERS, { recursive: true });
   mkdirSync(join(dataDir, "cache"), { recursive: true });
   symlinkSync(SCANNER_HTTP_CACHE, join(dataDir, "cache", "http"));
+  symlinkSync(SCANNER_ANSWERS, join(dataDir, "cache", "answers"));
 }
 
 const DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:list";

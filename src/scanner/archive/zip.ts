@@ -32,6 +32,11 @@ export interface ZipEntry {
   size: number;
   /** Offset of the entry's local header in the source (leading bytes included). */
   localHeader: number;
+  /**
+   * When the entry was last modified, in ms since 1970: the extended timestamp (extra field 0x5455, UTC)
+   * where present, else the DOS date and time read as UTC (the writer's local time: off by its offset).
+   */
+  modifiedMs: number;
 }
 
 const EOCD = 0x06054b50;
@@ -260,14 +265,7 @@ function readDirectory(
   const tailLength = Math.min(source.size, 22 + 0xffff + 20);
   const tailStart = source.size - tailLength;
   const tail = source.read(tailStart, tailLength);
-  let eocd = -1;
-  for (let i = tail.length - 22; i >= 0; i--) {
-    // the record's comment must end at the end of the file (else a signature inside data or a comment)
-    if (u32(tail, i) === EOCD && i + 22 + u16(tail, i + 20) <= tail.length) {
-      eocd = i;
-      break;
-    }
-  }
+  const eocd = findEndRecord(tail);
   if (eocd < 0)
     throw new ArchiveFormatError("not a readable zip archive (no end-of-central-directory record)");
   let count = u16(tail, eocd + 10);
@@ -318,41 +316,10 @@ function readDirectory(
         `not read: more than the limit of ${budget.limits.maxEntries} entries`,
       );
     }
-    const flags = u16(directory, at + 8);
-    const method = u16(directory, at + 10);
-    let compressedSize = u32(directory, at + 20);
-    let size = u32(directory, at + 24);
-    const nameLength = u16(directory, at + 28);
-    const extraLength = u16(directory, at + 30);
-    const commentLength = u16(directory, at + 32);
-    let localHeader = u32(directory, at + 42);
-    const nameEnd = at + 46 + nameLength;
-    if (nameEnd + extraLength > directory.length) break;
-    // Java writes UTF-8 names (and sets flag 11); the JVM reads them as UTF-8 either way
-    const name = utf8.decode(directory.subarray(at + 46, nameEnd));
-    if (size === 0xffffffff || compressedSize === 0xffffffff || localHeader === 0xffffffff) {
-      // ZIP64 extended information: the 8-byte values present, in this order, for the fields saturated
-      for (let x = nameEnd; x + 4 <= nameEnd + extraLength; ) {
-        const id = u16(directory, x);
-        const length = u16(directory, x + 2);
-        if (id === 0x0001) {
-          let field = x + 4;
-          if (size === 0xffffffff) {
-            size = u64(directory, field);
-            field += 8;
-          }
-          if (compressedSize === 0xffffffff) {
-            compressedSize = u64(directory, field);
-            field += 8;
-          }
-          if (localHeader === 0xffffffff) localHeader = u64(directory, field);
-          break;
-        }
-        x += 4 + length;
-      }
-    }
-    entries.push({ name, method, flags, compressedSize, size, localHeader: localHeader + prefix });
-    at = nameEnd + extraLength + commentLength;
+    const header = centralHeader(directory, at, prefix);
+    if (!header) break;
+    entries.push(header.entry);
+    at = header.next;
   }
   if (entries.length < count && count !== 0xffff) {
     throw new ArchiveFormatError(
@@ -360,4 +327,107 @@ function readDirectory(
     );
   }
   return { entries, prefix };
+}
+
+/** Where the end-of-central-directory record starts in the last bytes of an archive; -1 when absent. */
+function findEndRecord(tail: Uint8Array): number {
+  for (let i = tail.length - 22; i >= 0; i--) {
+    // the record's comment must end at the end of the file (else a signature inside data or a comment)
+    if (u32(tail, i) === EOCD && i + 22 + u16(tail, i + 20) <= tail.length) return i;
+  }
+  return -1;
+}
+
+/**
+ * The entries of an archive's central directory found in its last bytes alone (what one ranged request
+ * of a remote jar brings): all of them when the directory fits, else those whose headers lie wholly in
+ * `tail`, found by the chain of headers that ends exactly where the directory does. Only names, sizes and
+ * times are meaningful (local header offsets are not). Empty when the tail holds no directory's end.
+ */
+export function entriesInTail(tail: Uint8Array): ZipEntry[] {
+  const eocd = findEndRecord(tail);
+  if (eocd < 0) return [];
+  let directoryEnd = eocd;
+  let cdSize = u32(tail, eocd + 12);
+  if (eocd >= 76 && u32(tail, eocd - 20) === ZIP64_LOCATOR && u32(tail, eocd - 76) === ZIP64_EOCD) {
+    directoryEnd = eocd - 76;
+    cdSize = u64(tail, directoryEnd + 40);
+  }
+  const chain = (start: number): ZipEntry[] | undefined => {
+    const entries: ZipEntry[] = [];
+    let at = start;
+    while (at + 46 <= directoryEnd && u32(tail, at) === CENTRAL_HEADER) {
+      const header = centralHeader(tail.subarray(0, directoryEnd), at, 0);
+      if (!header) return undefined;
+      entries.push(header.entry);
+      at = header.next;
+    }
+    return at === directoryEnd ? entries : undefined;
+  };
+  const start = directoryEnd - cdSize;
+  if (start >= 0) return chain(start) ?? [];
+  for (let at = 0; at + 46 <= directoryEnd; at++) {
+    if (u32(tail, at) !== CENTRAL_HEADER) continue;
+    const entries = chain(at);
+    if (entries) return entries;
+  }
+  return [];
+}
+
+/** The central-directory header at `at` of `directory`: its entry, and where the next header starts. */
+function centralHeader(
+  directory: Uint8Array,
+  at: number,
+  prefix: number,
+): { entry: ZipEntry; next: number } | undefined {
+  const flags = u16(directory, at + 8);
+  const method = u16(directory, at + 10);
+  let compressedSize = u32(directory, at + 20);
+  let size = u32(directory, at + 24);
+  const nameLength = u16(directory, at + 28);
+  const extraLength = u16(directory, at + 30);
+  const commentLength = u16(directory, at + 32);
+  let localHeader = u32(directory, at + 42);
+  const nameEnd = at + 46 + nameLength;
+  if (nameEnd + extraLength > directory.length) return undefined;
+  // Java writes UTF-8 names (and sets flag 11); the JVM reads them as UTF-8 either way
+  const name = utf8.decode(directory.subarray(at + 46, nameEnd));
+  let modifiedMs = dosTimeMs(u16(directory, at + 14), u16(directory, at + 12));
+  for (let x = nameEnd; x + 4 <= nameEnd + extraLength; ) {
+    const id = u16(directory, x);
+    const length = u16(directory, x + 2);
+    if (id === 0x0001) {
+      // ZIP64 extended information: the 8-byte values present, in this order, for the fields saturated
+      let field = x + 4;
+      if (size === 0xffffffff) {
+        size = u64(directory, field);
+        field += 8;
+      }
+      if (compressedSize === 0xffffffff) {
+        compressedSize = u64(directory, field);
+        field += 8;
+      }
+      if (localHeader === 0xffffffff) localHeader = u64(directory, field);
+    } else if (id === 0x5455 && length >= 5 && ((directory[x + 4] as number) & 1) === 1) {
+      // extended timestamp: flags, then the modification time in seconds since 1970 (UTC)
+      modifiedMs = u32(directory, x + 5) * 1000;
+    }
+    x += 4 + length;
+  }
+  return {
+    entry: { name, method, flags, compressedSize, size, localHeader: localHeader + prefix, modifiedMs },
+    next: nameEnd + extraLength + commentLength,
+  };
+}
+
+/** A DOS date and time (2-second resolution, no time zone) as ms since 1970, read as UTC. */
+function dosTimeMs(date: number, time: number): number {
+  return Date.UTC(
+    1980 + (date >> 9),
+    ((date >> 5) & 0xf) - 1,
+    date & 0x1f,
+    time >> 11,
+    (time >> 5) & 0x3f,
+    (time & 0x1f) * 2,
+  );
 }

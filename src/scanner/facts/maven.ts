@@ -1,17 +1,19 @@
 /**
- * Maven: `maven-metadata.xml` lists the versions. Release dates: the `Last-Modified` of the version's
- * POM signature (`<artifact>-<version>.pom.asc`) where the repository sends one (source
- * "last-modified"); otherwise the creation time inside that OpenPGP signature (source "signature"), i.e.
- * when the release was signed for upload (Maven Central as reached here sends no Last-Modified). Both
- * OpenPGP v4 signatures and the v3 ones GnuPG 1.x wrote before ~2012 are read. One small, immutable,
- * cached request per version; a version without a signature (uploads before Central required them)
- * keeps no date.
+ * Maven: `maven-metadata.xml` lists the versions. Release dates, the earliest trustworthy time of two:
+ * - the `Last-Modified` of the version's POM signature (`<artifact>-<version>.pom.asc`) where the
+ *   repository sends one (source "last-modified"), otherwise the creation time inside that OpenPGP
+ *   signature (source "signature"), i.e. when the release was signed for upload (Maven Central as reached
+ *   here sends no Last-Modified). OpenPGP v4 signatures and the v3 ones GnuPG 1.x wrote before ~2012;
+ * - when the version's jar was packaged, from its entries' times (source "archive-entries"): earlier
+ *   than the signature for artifacts signed again years after their release.
+ * Two small requests per version, both kept between scans; a version with neither keeps no date.
  */
 import { XMLParser } from "fast-xml-parser";
 import type { ReleaseDateSource } from "../../contracts/platform.ts";
 import { packageNameProblem, versionProblem } from "../../domain/package-names.ts";
 import type { PublishedVersionInput } from "../../store/input-records.ts";
 import { artifactFileUrl, repositoryUrl } from "../maven/coordinates.ts";
+import { remoteJarPackagedAt } from "../maven/packaged-at.ts";
 import type { RegistryFetcher } from "../registry/cached-fetch.ts";
 import type { VersionsLookup } from "./lookup.ts";
 
@@ -46,20 +48,19 @@ export async function mavenVersions(
   );
   const versions: PublishedVersionInput[] = await Promise.all(
     releases.map(async (version) => {
-      const dated = await signedAt(
-        fetcher,
-        `${repositoryUrl(registryBase, { groupId, artifactId, version }, "pom")}.asc`,
-      );
+      const gav = { groupId, artifactId, version };
+      const [signed, packagedMs] = await Promise.all([
+        signedAt(fetcher, `${repositoryUrl(registryBase, gav, "pom")}.asc`),
+        remoteJarPackagedAt(fetcher, repositoryUrl(registryBase, gav, "jar")),
+      ]);
+      const dated = earliest(signed, packagedMs);
       return { version, releasedAt: dated?.at ?? null, releasedAtSource: dated?.source ?? null };
     }),
   );
   return { kind: "ok", versions };
 }
 
-async function signedAt(
-  fetcher: RegistryFetcher,
-  url: string,
-): Promise<{ at: string; source: ReleaseDateSource } | null> {
+async function signedAt(fetcher: RegistryFetcher, url: string): Promise<Dated | null> {
   const outcome = await fetcher.get(url, { immutable: true });
   if (outcome.kind !== "ok") return null;
   const lastModified = outcome.headers.get("last-modified");
@@ -68,6 +69,22 @@ async function signedAt(
   }
   const created = await signatureCreatedAt(outcome.body.toString("utf8"));
   return created === null ? null : { at: iso(created), source: "signature" };
+}
+
+type Dated = { at: string; source: ReleaseDateSource };
+
+/**
+ * Entry times are mostly DOS times, the builder's local time without its zone: up to 14 hours off UTC.
+ * A packaging time less than that before the signature is the same release day, and the signature's
+ * exact time stands; one further back means the artifact was signed (again) later than it was released.
+ */
+const ZONE_UNCERTAINTY_MS = 14 * 60 * 60 * 1000;
+
+/** The earliest trustworthy of the signature's (or Last-Modified's) time and the jar's packaging time. */
+function earliest(signed: Dated | null, packagedMs: number | null): Dated | null {
+  if (packagedMs === null) return signed;
+  if (signed !== null && packagedMs > Date.parse(signed.at) - ZONE_UNCERTAINTY_MS) return signed;
+  return { at: iso(new Date(packagedMs)), source: "archive-entries" };
 }
 
 /** When an armored OpenPGP signature was made: its first signature packet's creation time, v3 or v4. */

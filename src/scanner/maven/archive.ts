@@ -19,8 +19,9 @@ import {
   InflateBudget,
 } from "../archive/limits.ts";
 import { ZipArchive } from "../archive/zip.ts";
-import type { Gav } from "./coordinates.ts";
+import { type Gav, repositoryUrl } from "./coordinates.ts";
 import { type IdentifyContext, identifyJar, type JarFacts, type Sibling } from "./jar-identity.ts";
+import { packagedAt, packagedAtKey } from "./packaged-at.ts";
 import { parsePom, type RawPom } from "./pom-xml.ts";
 
 export { ArchiveFormatError, ArchiveLimitError };
@@ -211,6 +212,8 @@ interface PendingJar {
   scope: Scope;
   /** The application jar itself (scanned alone, no POM inside or beside it). */
   application?: boolean;
+  /** When it was packaged (packaged-at.ts): once its checksum names a release, that release's. */
+  packagedMs: number | null;
 }
 
 interface ResolvedSet {
@@ -307,6 +310,7 @@ class Walk {
           },
           scope,
           application: archive.depth === 0 && this.options.application,
+          packagedMs: packagedAt(archive.entries),
         });
       }
       if (archive.depth === 0 && this.options.application) {
@@ -402,6 +406,14 @@ class Walk {
       };
       await Promise.all(Array.from({ length: CONCURRENCY }, worker));
       for (const f of found) if (f) this.result.packages.push(f);
+      // A jar its checksum names is the repository's jar: its packaging time, read here, spares the
+      // release-date look-up its ranged request.
+      for (const [i, f] of found.entries()) {
+        const packagedMs = current[i]?.packagedMs ?? null;
+        if (!f || packagedMs === null || !context.memo) continue;
+        const jarUrl = repositoryUrl(context.repositoryUrl, f, "jar");
+        context.memo.set(packagedAtKey(jarUrl), { ms: packagedMs });
+      }
       // A jar published without Maven metadata inside (Gradle builds: okhttp, micrometer, poi, kafka-clients)
       // and scanned on its own: once its checksum names it, the POM the repository publishes for it is its
       // POM, resolved as Maven would resolve the jar's dependencies.

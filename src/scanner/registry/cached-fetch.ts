@@ -28,6 +28,11 @@ interface RegistryRequest {
    * a cached copy is used without asking the server again.
    */
   immutable?: boolean;
+  /**
+   * A ranged request (part of a file): never read from or written to the HTTP cache, where the part
+   * would stand for the whole file; offline, it is not answered.
+   */
+  partial?: boolean;
   headers?: Record<string, string>;
 }
 
@@ -63,7 +68,14 @@ export function createRegistryFetcher(options: RegistryFetchOptions): RegistryFe
   return {
     answers: createAnswerMemo(join(dirname(options.cacheDir), "answers")),
     async get(url, request = {}) {
-      const cache = options.offline ? "only-if-cached" : request.immutable ? "force-cache" : "no-cache";
+      if (request.partial && options.offline) return { kind: "not-cached" };
+      const cache = request.partial
+        ? "no-store"
+        : options.offline
+          ? "only-if-cached"
+          : request.immutable
+            ? "force-cache"
+            : "no-cache";
       try {
         const fetch = await loaded();
         const response = await fetch(url, { cache, headers: request.headers });
