@@ -20,6 +20,8 @@ import os from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { AnalysisDocument } from "../../src/scanner/analysis-document.ts";
+import { mavenVersions } from "../../src/scanner/facts/maven.ts";
+import { createRegistryFetcher } from "../../src/scanner/registry/cached-fetch.ts";
 import { CLI } from "../support/cli.ts";
 import {
   JAVA_CORPUS,
@@ -32,7 +34,13 @@ import { NPM_CORPUS, npmCorpusSubject, npmOracle } from "../support/corpus/npm-c
 import { type PeerRun, runCdxgen, runSyft, syft, timed } from "../support/corpus/peers.ts";
 import { extractClasses } from "../support/java-subjects.ts";
 import { javapMethods, oracleClassOwners, oracleReferences } from "../support/javap-oracle.ts";
-import { ORACLE_REPOSITORY, SUBJECTS_DIR, shareScannerHttpCache } from "../support/maven-subjects.ts";
+import {
+  CENTRAL,
+  ORACLE_REPOSITORY,
+  SCANNER_HTTP_CACHE,
+  SUBJECTS_DIR,
+  shareScannerHttpCache,
+} from "../support/maven-subjects.ts";
 
 const SELF = fileURLToPath(import.meta.url);
 
@@ -63,6 +71,22 @@ export interface SubjectResult {
   oursVsPeer: Record<string, Score>;
   /** javap's references (all kinds, then methods alone) the document has too. */
   objects?: { all: Score; methods: Score };
+  /** npm: references to a package the document lists at several versions, and the version they name. */
+  versions?: VersionScore;
+  /** Maven: the release date the platform records for the subject's own version, and its source. */
+  released?: { at: string | null; source: string | null };
+}
+
+/**
+ * Per-version object precision: of the references whose object belongs to a package the application
+ * holds at several versions, those naming the version Node.js loads from the referring file's folder
+ * (the corpus oracle's `resolution`, computed on the installed tree).
+ */
+export interface VersionScore {
+  checked: number;
+  right: number;
+  /** A few wrong ones: `file → package@version named (loaded: version)`. */
+  wrong: string[];
 }
 
 export interface AccuracyReport {
@@ -182,6 +206,47 @@ async function javapOracle(
   );
 }
 
+export function objectVersions(
+  document: AnalysisDocument,
+  resolution: Record<string, Record<string, string>>,
+): VersionScore {
+  const versions = new Map<string, Set<string>>();
+  for (const p of document.packages) {
+    const key = `${p.ecosystem}:${p.name}`;
+    versions.set(key, (versions.get(key) ?? new Set()).add(p.version));
+  }
+  const objects = new Map(document.objects.map((o) => [o.id, o]));
+  const score: VersionScore = { checked: 0, right: 0, wrong: [] };
+  for (const r of document.references) {
+    const o = objects.get(r.to);
+    const file = /^\[([^\]]+)\]/.exec(r.from.fullName)?.[1];
+    if (!o || !file || (versions.get(o.package)?.size ?? 0) < 2) continue;
+    const name = o.package.replace(/^npm:/, "");
+    const folder = file.includes("/") ? file.slice(0, file.lastIndexOf("/")) : "";
+    const loaded = resolution[folder]?.[name];
+    score.checked++;
+    if (o.version !== undefined && o.version === loaded) score.right++;
+    else if (score.wrong.length < 5) {
+      score.wrong.push(`${file} → ${name}@${o.version ?? "?"} (loaded: ${loaded ?? "none"})`);
+    }
+  }
+  return score;
+}
+
+/**
+ * The release date the platform's facts give `groupId:artifactId:version` (what a scan records), looked up
+ * through the suite's shared registry cache. Reported, not scored: no independent record of release
+ * dates is reachable here (Central's search API is not).
+ */
+async function releaseDate(coordinates: string): Promise<SubjectResult["released"]> {
+  const [groupId, artifactId, version] = coordinates.split(":");
+  const fetcher = createRegistryFetcher({ cacheDir: SCANNER_HTTP_CACHE, offline: false });
+  const lookup = await mavenVersions(fetcher, CENTRAL, `${groupId}:${artifactId}`);
+  if (lookup.kind !== "ok") return { at: null, source: null };
+  const found = lookup.versions.find((v) => v.version === version);
+  return { at: found?.releasedAt ?? null, source: found?.releasedAtSource ?? null };
+}
+
 function documentReferences(document: AnalysisDocument): Set<string> {
   const objects = new Map(document.objects.map((o) => [o.id, o]));
   const lines = new Set<string>();
@@ -208,7 +273,8 @@ export async function benchScanAccuracy(options: AccuracyOptions): Promise<Accur
   const subjects: SubjectResult[] = [];
   for (const s of NPM_CORPUS.filter((x) => wanted(x.id))) {
     const dir = npmCorpusSubject(s);
-    const oracle = npmOracle(dir).all;
+    const npmAnswer = npmOracle(dir);
+    const oracle = npmAnswer.all;
     const manifest = JSON.parse(readFileSync(join(dir, "app", "package.json"), "utf8")) as {
       name: string;
       version: string;
@@ -219,8 +285,10 @@ export async function benchScanAccuracy(options: AccuracyOptions): Promise<Accur
     try {
       const ours = await runOurs(join(dir, "app"), "npm", work, own);
       const peerRuns = await runPeers(options, join(dir, "app"), "npm", work, own, syftBin);
-      subjects.push(result(s.id, "npm", "npm application", oracle, ours, peerRuns));
-      options.onSubject?.(subjects.at(-1) as SubjectResult);
+      const r = result(s.id, "npm", "npm application", oracle, ours, peerRuns);
+      if (ours.document) r.versions = objectVersions(ours.document, npmAnswer.resolution);
+      subjects.push(r);
+      options.onSubject?.(r);
     } finally {
       rmSync(work, { recursive: true, force: true });
     }
@@ -237,6 +305,7 @@ export async function benchScanAccuracy(options: AccuracyOptions): Promise<Accur
       const ours = await runOurs(prepared.artifact ?? prepared.input, "maven", work, own);
       const peerRuns = await runPeers(options, prepared.input, "maven", work, own, syftBin);
       const r = result(s.id, "maven", s.kind, oracle, ours, peerRuns);
+      r.released = await releaseDate(s.coordinates[0] as string);
       if (s.javap && prepared.artifact) {
         const expected = await javapOracle(s, prepared.artifact, oracle);
         const found = ours.document ? documentReferences(ours.document) : new Set<string>();
@@ -293,6 +362,8 @@ const sum = (scores: Score[]): Score => ({
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}`;
 const pr = (s: Score | undefined) => (s ? `${pct(precision(s))} / ${pct(recall(s))}` : "–");
+const versionCell = (v: VersionScore | undefined) =>
+  v === undefined ? "–" : v.checked === 0 ? "– of 0" : `${pct(v.right / v.checked)} of ${v.checked}`;
 const secs = (ms: number | undefined) => (ms === undefined ? "–" : (ms / 1000).toFixed(1));
 
 /** Totals over the subjects of one ecosystem (undefined for none). */
@@ -306,6 +377,7 @@ export function totals(report: AccuracyReport, ecosystem: "npm" | "maven") {
     vsPeers[p] = sum(subjects.flatMap((s) => (s.oursVsPeer[p] ? [s.oursVsPeer[p]] : [])));
   }
   const withObjects = subjects.filter((s) => s.objects);
+  const withVersions = subjects.flatMap((s) => (s.versions ? [s.versions] : []));
   return {
     subjects: subjects.length,
     ours: sum(subjects.map((s) => s.ours.vsOracle)),
@@ -317,6 +389,14 @@ export function totals(report: AccuracyReport, ecosystem: "npm" | "maven") {
         : {
             all: sum(withObjects.map((s) => s.objects?.all as Score)),
             methods: sum(withObjects.map((s) => s.objects?.methods as Score)),
+          },
+    versions:
+      withVersions.length === 0
+        ? undefined
+        : {
+            checked: withVersions.reduce((n, v) => n + v.checked, 0),
+            right: withVersions.reduce((n, v) => n + v.right, 0),
+            wrong: [],
           },
     oursMs: subjects.reduce((n, s) => n + s.ours.ms, 0),
     cdxgenMs: subjects.reduce((n, s) => n + (s.peers.cdxgen?.ms ?? 0), 0),
@@ -331,8 +411,8 @@ export function reportMarkdown(r: AccuracyReport): string {
     ...Object.entries(r.unavailable).map(([p, why]) => `Peer ${p} not run: ${why}.`),
     "Precision / recall in %, against the package manager's answer unless said; times are wall seconds.",
     "",
-    `| subject | kind | oracle | ours P / R | ${peerCols.join(" | ")} | javap refs R (methods R) | ours s | cdxgen s |`,
-    `|---|---|---:|---:|${peerCols.map(() => "---:").join("|")}|---:|---:|---:|`,
+    `| subject | kind | oracle | ours P / R | ${peerCols.map((c) => `${c} | `).join("")}javap refs R (methods R) | object versions P | ours s | cdxgen s |`,
+    `|---|---|---:|---:|${peerCols.map(() => "---:|").join("")}---:|---:|---:|---:|`,
   ];
   for (const s of r.subjects) {
     const cells = r.peers.flatMap((p) => [pr(s.peers[p]?.vsOracle), pr(s.oursVsPeer[p])]);
@@ -340,7 +420,7 @@ export function reportMarkdown(r: AccuracyReport): string {
       ? `${pct(recall(s.objects.all))} (${pct(recall(s.objects.methods))}) of ${s.objects.all.expected}`
       : "–";
     lines.push(
-      `| ${s.id} | ${s.kind} | ${s.oracle} | ${s.ours.error ? "error" : pr(s.ours.vsOracle)} | ${cells.join(" | ")} | ${objects} | ${secs(s.ours.ms)} | ${secs(s.peers.cdxgen?.ms)} |`,
+      `| ${s.id} | ${s.kind} | ${s.oracle} | ${s.ours.error ? "error" : pr(s.ours.vsOracle)} | ${cells.map((c) => `${c} | `).join("")}${objects} | ${versionCell(s.versions)} | ${secs(s.ours.ms)} | ${secs(s.peers.cdxgen?.ms)} |`,
     );
   }
   for (const ecosystem of ["npm", "maven"] as const) {
@@ -351,7 +431,16 @@ export function reportMarkdown(r: AccuracyReport): string {
       ? `${pct(recall(t.objects.all))} (${pct(recall(t.objects.methods))}) of ${t.objects.all.expected}`
       : "–";
     lines.push(
-      `| **total ${ecosystem}** (${t.subjects}) | | ${t.ours.expected} | ${pr(t.ours)} | ${cells.join(" | ")} | ${objects} | ${secs(t.oursMs)} | ${secs(t.cdxgenMs)} |`,
+      `| **total ${ecosystem}** (${t.subjects}) | | ${t.ours.expected} | ${pr(t.ours)} | ${cells.map((c) => `${c} | `).join("")}${objects} | ${versionCell(t.versions)} | ${secs(t.oursMs)} | ${secs(t.cdxgenMs)} |`,
+    );
+  }
+  const dated = r.subjects.filter((s) => s.released);
+  if (dated.length > 0) {
+    lines.push(
+      "",
+      "Release date the platform records for each Maven subject's own version (source):",
+      "",
+      ...dated.map((s) => `- ${s.id}: ${s.released?.at ?? "none"} (${s.released?.source ?? "no source"})`),
     );
   }
   const notes = r.subjects.flatMap((s) => [
@@ -359,6 +448,9 @@ export function reportMarkdown(r: AccuracyReport): string {
     ...Object.entries(s.peers).flatMap(([p, t]) => (t.error ? [`- ${s.id}: ${p} failed: ${t.error}`] : [])),
     ...(s.ours.missed.length > 0 ? [`- ${s.id}: ours missed e.g. ${s.ours.missed.join(", ")}`] : []),
     ...(s.ours.extra.length > 0 ? [`- ${s.id}: ours extra e.g. ${s.ours.extra.join(", ")}`] : []),
+    ...(s.versions?.wrong.length
+      ? [`- ${s.id}: object versions wrong e.g. ${s.versions.wrong.join(", ")}`]
+      : []),
   ]);
   if (notes.length > 0) lines.push("", "Differences with the oracle (first five):", "", ...notes);
   return lines.join("\n");

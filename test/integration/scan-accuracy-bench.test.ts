@@ -5,8 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import type { AnalysisDocument } from "../../src/scanner/analysis-document.ts";
 import {
   benchScanAccuracy,
+  objectVersions,
   precision,
   recall,
   reportMarkdown,
@@ -52,6 +54,9 @@ describe("bench:scan:accuracy at a tiny scale", () => {
       [1, 1],
       JSON.stringify(npm.ours),
     );
+    // each object of a package installed at several versions names the copy Node.js loads there
+    assert.ok(npm.versions, "per-version object precision is measured");
+    assert.equal(npm.versions.right, npm.versions.checked, JSON.stringify(npm.versions));
     // cdxgen ran on the same input and was scored the same way
     const cdxgen = npm.peers.cdxgen;
     assert.ok(cdxgen && cdxgen.error === undefined && cdxgen.vsOracle.found > 300, JSON.stringify(cdxgen));
@@ -70,5 +75,44 @@ describe("bench:scan:accuracy at a tiny scale", () => {
     assert.match(markdown, /\| \*\*total npm\*\* \(1\) \|/);
     assert.match(markdown, /\| \*\*total maven\*\* \(1\) \| \| 3 \|/);
     assert.equal(totals(report, "maven")?.subjects, 1);
+  });
+
+  it("counts an object naming a version the referring file does not load as wrong", () => {
+    const object = (version: string) => ({
+      id: `npm:lodash@${version}:lodash.merge`,
+      package: "npm:lodash",
+      version,
+      name: "merge",
+      fullName: "lodash.merge",
+      mangling: "",
+      type: "JavaScript Function",
+      typeId: "JS_FUNCTION",
+    });
+    const from = (file: string) => ({
+      id: `JS_MODULE:[${file}]`,
+      name: file,
+      fullName: `[${file}]`,
+      type: "JavaScript Module",
+      typeId: "JS_MODULE",
+    });
+    const document = {
+      packages: [
+        { ecosystem: "npm", name: "lodash", version: "4.17.4" },
+        { ecosystem: "npm", name: "lodash", version: "4.17.10" },
+        { ecosystem: "npm", name: "ms", version: "2.1.3" },
+      ],
+      objects: [object("4.17.4"), object("4.17.10")],
+      references: [
+        { from: from("index.js"), to: "npm:lodash@4.17.4:lodash.merge" },
+        { from: from("tools/old.js"), to: "npm:lodash@4.17.4:lodash.merge" },
+        { from: from("tools/new.js"), to: "npm:lodash@4.17.10:lodash.merge" },
+      ],
+    } as unknown as AnalysisDocument;
+    const resolution = { "": { lodash: "4.17.4" }, tools: { lodash: "4.17.10" } };
+    assert.deepEqual(objectVersions(document, resolution), {
+      checked: 3,
+      right: 2,
+      wrong: ["tools/old.js → lodash@4.17.4 (loaded: 4.17.10)"],
+    });
   });
 });

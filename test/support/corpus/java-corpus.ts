@@ -90,6 +90,17 @@ export const JAVA_CORPUS: readonly JavaCorpusSubject[] = [
   jar("poi-5.2.5", "org.apache.poi:poi:5.2.5", "Gradle-published POM, commons-*", false),
   jar("jsoup-1.17.1", "org.jsoup:jsoup:1.17.1", "no runtime dependency at all (only optional/provided)"),
   jar("httpclient5-5.2.1", "org.apache.httpcomponents.client5:httpclient5:5.2.1", "core5 siblings"),
+  jar(
+    "spring-beans-4.1.9",
+    "org.springframework:spring-beans:4.1.9.RELEASE",
+    "Gradle-built, no POM inside (named by its SHA-1); signed again in 2017, released 2015",
+    false,
+  ),
+  jar(
+    "commons-digester-2.0",
+    "commons-digester:commons-digester:2.0",
+    "Maven 2 era; its POM's signature is a version-3 OpenPGP packet (GnuPG 1.4.5)",
+  ),
   {
     id: "jolokia-war-1.7.2",
     kind: "war",
