@@ -18,20 +18,35 @@ export const TAIL_BYTES = 8 * 1024;
  */
 const EARLIEST_CREDIBLE_MS = Date.UTC(1995, 0, 1);
 
+const HOUR_MS = 60 * 60 * 1000;
+/** maven-archiver 3.5.0, the first to write `project.build.outputTimestamp` on entries, was released then. */
+const CHOSEN_TIMES_SINCE_MS = Date.UTC(2019, 11, 1);
+
 /**
  * The latest credible modification time of `entries` (ms since 1970), the packaging time; null when none
- * is credible (every entry at a fixed early time, or later than `nowMs`: a builder's clock in the future).
+ * is credible: entries at a fixed early time, later than `nowMs` (a builder's clock in the future), or a
+ * reproducible build's. Such a build writes one chosen time (`project.build.outputTimestamp`) on every
+ * entry, sometimes shifted by whole hours on some of them (a time-zone quirk of maven-archiver), and that
+ * time may be years old (httpcore5 5.2.3, released 2023, reads 2021-01-10T15:31:00). Entries written at
+ * different moments, as a build writes them, say when it ran; one time on all of them does only before
+ * builds could choose it (Ant's jar task stamped every entry alike: spring-core 3.0.0.RELEASE).
  */
 export function packagedAt(entries: readonly ZipEntry[], nowMs = Date.now()): number | null {
-  let latest: number | null = null;
+  const credible = new Set<number>();
   for (const { modifiedMs } of entries) {
-    if (!Number.isFinite(modifiedMs) || modifiedMs < EARLIEST_CREDIBLE_MS || modifiedMs > nowMs) continue;
-    if (latest === null || modifiedMs > latest) latest = modifiedMs;
+    if (Number.isFinite(modifiedMs) && modifiedMs >= EARLIEST_CREDIBLE_MS && modifiedMs <= nowMs) {
+      credible.add(modifiedMs);
+    }
   }
-  return latest;
+  const times = [...credible];
+  const first = times[0];
+  if (first === undefined) return null;
+  const latest = Math.max(...times);
+  const oneChosenTime = times.every((t) => (t - first) % HOUR_MS === 0);
+  return oneChosenTime && latest >= CHOSEN_TIMES_SINCE_MS ? null : latest;
 }
 
-export const packagedAtKey = (jarUrl: string) => `jar packaged at: ${jarUrl}`;
+export const packagedAtKey = (jarUrl: string) => `jar packaging time: ${jarUrl}`;
 
 /**
  * When the jar at `jarUrl` was packaged, read from its last TAIL_BYTES; null when there is no such jar
