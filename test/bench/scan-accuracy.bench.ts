@@ -132,6 +132,13 @@ interface OurRun extends PeerRun {
   document?: AnalysisDocument;
 }
 
+/**
+ * Maven scopes the oracle leaves out (`mvn dependency:list` kept to compile and runtime): our packages of
+ * these scopes are left out too, so that a project's test dependencies, which we list as such, are
+ * compared like for like. Peers record no Maven scope and are taken whole.
+ */
+const OFF_CLASS_PATH = new Set(["test", "provided", "system"]);
+
 /** `imaging scan --output` in its own process, with the registry cache shared by the suite's scans. */
 async function runOurs(
   input: string,
@@ -153,7 +160,7 @@ async function runOurs(
   const document = JSON.parse(readFileSync(out, "utf8")) as AnalysisDocument;
   const packages = new Set(
     document.packages
-      .filter((p) => p.ecosystem === ecosystem)
+      .filter((p) => p.ecosystem === ecosystem && !OFF_CLASS_PATH.has(p.scope ?? ""))
       .map((p) => `${p.name}@${p.version}`)
       .filter((id) => !isOwn(own, id)),
   );
