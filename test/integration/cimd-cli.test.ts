@@ -75,7 +75,7 @@ function unknownClientRefusals(target: () => CimdTarget): void {
 function inputRefusals(target: () => CimdTarget): void {
   it("refuses bad input with one readable line and exit code 2, before reaching the identity provider", async () => {
     const cases: [string[], RegExp][] = [
-      [["add", "x", "--preset", "cursor"], /--preset must be claude-code or vscode, got 'cursor'/],
+      [["add", "x", "--preset", "cursor"], /--preset must be claude-code or vscode or codex, got 'cursor'/],
       [["add", "x"], /--client-id is required/],
       [["add", "x", "--client-id", "https://x.example/cimd.json?a=1"], /must not contain a query string/],
       [["add", "x", "--client-id", "https://x.example"], /must contain a path/],

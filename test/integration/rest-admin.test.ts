@@ -122,6 +122,7 @@ for (const kind of STORE_KINDS) {
           [
             ["claude-code", "https://claude.ai/oauth/claude-code-client-metadata"],
             ["vscode", "https://vscode.dev/oauth/client-metadata.json"],
+            ["codex", "https://chatgpt.com/oauth/codex/client.json"],
           ],
         );
       });
@@ -191,7 +192,7 @@ for (const kind of STORE_KINDS) {
             "policyDomains",
             /at least one domain/,
           ],
-          [{ preset: "cursor" }, "preset-unknown", "preset", /preset must be claude-code or vscode/],
+          [{ preset: "cursor" }, "preset-unknown", "preset", /preset must be claude-code or vscode or codex/],
           [
             { client: "-bad", clientId: "https://example.org/c.json" },
             "client-name",

@@ -400,7 +400,7 @@ const REFUSALS: Refusal[] = [
     CIMD,
     { preset: "cursor" },
     400,
-    "preset must be claude-code or vscode, got 'cursor' (rule preset-unknown)",
+    "preset must be claude-code or vscode or codex, got 'cursor' (rule preset-unknown)",
     { rule: "preset-unknown", field: "preset" },
   ],
   [

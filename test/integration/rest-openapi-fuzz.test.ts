@@ -7,6 +7,7 @@ import { after, before, describe, it } from "node:test";
 import { createApiKey } from "../../src/domain/api-keys.ts";
 import type { RunningService } from "../../src/service.ts";
 import { FIXTURE, loadFixture, loadPortalFixture } from "../support/fixture.ts";
+import { seedCimdClient } from "../support/idp-service.ts";
 import { startTestService } from "../support/service.ts";
 import { createTestStore, type TestStore } from "../support/stores.ts";
 import { startTestIssuer, type TestIssuer } from "../support/test-issuer.ts";
@@ -64,6 +65,7 @@ describe("REST API: the OpenAPI document against a schema-driven fuzzer (Schemat
     service = await startTestService(store, { issuer: issuer.issuer, ...registries }, async (handle) => {
       await loadFixture(handle.db);
       await loadPortalFixture(handle.db);
+      await seedCimdClient(handle.db, "fuzz-client", "https://fuzz.example/client.json");
     });
     apiKey = (await createApiKey(service.store.db, { user: "fuzzer", role: "admin", applications: [] })).key;
   });
@@ -96,6 +98,17 @@ describe("REST API: the OpenAPI document against a schema-driven fuzzer (Schemat
         "[[operations]]",
         'include-path = "/rest/vulnerabilities/{id}"',
         `parameters = { "path.id" = "${FIXTURE.cve}" }`,
+        "",
+        // A client to read and change: random names are all 404, which Schemathesis reports as missing
+        // test data. Named per operation (`include-name`): an `include-method` beside `include-path`
+        // does not narrow the block, and the DELETE would remove the client before the others run.
+        "[[operations]]",
+        'include-name = "GET /rest/admin/cimd-policies/{client}"',
+        'parameters = { "path.client" = "fuzz-client" }',
+        "",
+        "[[operations]]",
+        'include-name = "PATCH /rest/admin/cimd-policies/{client}"',
+        'parameters = { "path.client" = "fuzz-client" }',
         "",
       ].join("\n"),
     );

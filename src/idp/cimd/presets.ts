@@ -1,4 +1,8 @@
-/** The AI clients the specification names, with the values of Keycloak's MCP guide. */
+/**
+ * Known AI clients that sign in with a client ID metadata document: Claude Code and VS Code with the
+ * values of Keycloak's MCP guide; Codex CLI with the client_id its binary sends (@openai/codex 0.171.0)
+ * and a loopback redirect URI.
+ */
 interface CimdPreset {
   id: string;
   label: string;
@@ -23,6 +27,13 @@ export const CIMD_PRESETS: Readonly<Record<string, CimdPreset>> = {
     clientId: "https://vscode.dev/oauth/client-metadata.json",
     trustedDomains: ["vscode.dev", "code.visualstudio.com", "localhost", "127.0.0.1"],
     policyDomains: ["vscode.dev"],
+  },
+  codex: {
+    id: "codex",
+    label: "Codex CLI",
+    clientId: "https://chatgpt.com/oauth/codex/client.json",
+    trustedDomains: ["chatgpt.com", "localhost", "127.0.0.1"],
+    policyDomains: ["chatgpt.com"],
   },
 };
 

@@ -89,7 +89,7 @@ describe("names, variants and presets", () => {
     assert.deepEqual(variantSettings(true), { allowHttpScheme: true, uriSchemes: ["https", "http"] });
   });
 
-  it("has Keycloak's MCP guide values for Claude Code and VS Code", () => {
+  it("has Keycloak's MCP guide values for Claude Code and VS Code, and Codex CLI's", () => {
     assert.deepEqual(CIMD_PRESETS["claude-code"], {
       id: "claude-code",
       label: "Claude Code",
@@ -103,6 +103,14 @@ describe("names, variants and presets", () => {
       clientId: "https://vscode.dev/oauth/client-metadata.json",
       trustedDomains: ["vscode.dev", "code.visualstudio.com", "localhost", "127.0.0.1"],
       policyDomains: ["vscode.dev"],
+    });
+    // The client_id Codex CLI sends (read from the @openai/codex 0.171.0 binary), loopback callbacks.
+    assert.deepEqual(CIMD_PRESETS.codex, {
+      id: "codex",
+      label: "Codex CLI",
+      clientId: "https://chatgpt.com/oauth/codex/client.json",
+      trustedDomains: ["chatgpt.com", "localhost", "127.0.0.1"],
+      policyDomains: ["chatgpt.com"],
     });
   });
 });
