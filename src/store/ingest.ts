@@ -134,7 +134,7 @@ export async function ingestAnalysis(
 /**
  * An analysis changes many rows at once: refresh the planner's statistics so the interval queries keep
  * their indexed plans. SQLite only gathers them when asked, and `PRAGMA optimize` samples too little
- * here (docs/benchmarks.md: 260 ms instead of 22 ms); a full ANALYZE takes about a second for two
+ * here (docs/benchmarks-history.md: 260 ms instead of 22 ms); a full ANALYZE takes about a second for two
  * million rows. PostgreSQL's autovacuum analyzes by itself.
  */
 async function refreshStatistics(db: Kysely<Database>): Promise<void> {

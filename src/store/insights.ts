@@ -235,8 +235,8 @@ export async function listOccurrencesJson(
  * The same page's UTF-8 bytes written into the buffer `target` gives for their length (a read pool's
  * buffer, grown to the page if need be): their length, or the page's text if it gives none. On SQLite the
  * lists are copied from the bytes the reader keeps, so the page is never a string: no join, no encoding,
- * almost no garbage for the reader's and V8's helper threads to collect (docs/benchmarks.md, "the page
- * as bytes end to end").
+ * almost no garbage for the reader's and V8's helper threads to collect (docs/benchmarks-history.md,
+ * "the page as bytes end to end").
  */
 export async function writeOccurrencesJson(
   db: Db,

@@ -5,10 +5,11 @@
  * read once, keyed by what identifies its row (application, package, first analysis) and its byte
  * length, is the same text for every later page, on every replica. On PostgreSQL only the lists a page
  * misses cross from the database: a wide page at limit 500 is 7 MB of lists, whose sending, receiving
- * and decoding was most of its cost (docs/benchmarks.md, "PostgreSQL limit 500"). On SQLite each reader
- * thread keeps the lists it inflated (the lists are stored deflated: inflating them was a third of a
- * wide page's cost, docs/benchmarks.md, "SQLite: one compressed object list per package"), as the UTF-8
- * bytes inflating gives: a page is written as bytes (utf8-segments.ts) by copying them, no string made.
+ * and decoding was most of its cost (docs/benchmarks-history.md, "PostgreSQL limit 500"). On SQLite each
+ * reader thread keeps the lists it inflated (the lists are stored deflated: inflating them was a third of
+ * a wide page's cost, docs/benchmarks-history.md, "SQLite: one compressed object list per package"), as
+ * the UTF-8 bytes inflating gives: a page is written as bytes (utf8-segments.ts) by copying them, no
+ * string made.
  */
 import { inflateRawSync } from "node:zlib";
 import type { Kysely } from "kysely";

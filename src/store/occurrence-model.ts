@@ -13,7 +13,7 @@
  *   package version's referred objects as one JSON array, one row per run of analyses in which that list
  *   is unchanged: a page is one row per package version. PostgreSQL keeps the text and compresses it itself (TOAST, ~16 bytes per object);
  *   SQLite compresses nothing, so there the list is stored deflated (packObjectList, ~15 bytes per object
- *   instead of ~140: docs/benchmarks.md, "SQLite: one compressed object list per package").
+ *   instead of ~140: docs/benchmarks-history.md, "SQLite: one compressed object list per package").
  *
  * All follow the history's intervals (from_seq <= seq < to_seq), so an analysis adds rows only for what
  * changed. Affected-ness follows version_vulnerabilities as it is now (an advisory imported after an

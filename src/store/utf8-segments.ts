@@ -2,7 +2,8 @@
  * An answer as a list of segments: text, and stored UTF-8 bytes kept as they are (SQLite's inflated
  * object lists, object-list-cache.ts). A reader thread writes them straight into a given buffer (a read
  * pool's slot, sqlite-read-pool.ts): the text encoded in place, the bytes copied, so a page is never made
- * a string and leaves almost no garbage (docs/benchmarks.md, "the page as bytes end to end").
+ * a string and leaves almost no garbage (docs/benchmarks-history.md, "the page as bytes end
+ * to end").
  */
 export type Segment = string | Uint8Array;
 
