@@ -41,7 +41,9 @@ export function packagedAt(entries: readonly ZipEntry[], nowMs = Date.now()): nu
   const times = [...credible];
   const first = times[0];
   if (first === undefined) return null;
-  const latest = Math.max(...times);
+  // a loop, not Math.max(...times): an archive may hold more entries than a call takes arguments
+  let latest = first;
+  for (const t of times) if (t > latest) latest = t;
   const oneChosenTime = times.every((t) => (t - first) % HOUR_MS === 0);
   return oneChosenTime && latest >= CHOSEN_TIMES_SINCE_MS ? null : latest;
 }
