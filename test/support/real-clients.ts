@@ -40,6 +40,35 @@ function installMcpRemote(prefix: string, script: string): void {
   }
 }
 
+export const GEMINI_CLI_VERSION = "0.61.0";
+
+/** Gemini CLI from npm (`@google/gemini-cli`); returns its entry script. */
+export function ensureGeminiCli(): string {
+  const prefix = join(CACHE, `gemini-cli-${GEMINI_CLI_VERSION}`);
+  const script = join(prefix, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js");
+  if (!existsSync(script)) {
+    withCacheLockSync(prefix, () => {
+      if (existsSync(script)) return;
+      mkdirSync(prefix, { recursive: true });
+      execFileSync(
+        "npm",
+        [
+          "install",
+          "--prefix",
+          prefix,
+          "--no-save",
+          "--no-package-lock",
+          "--no-audit",
+          "--no-fund",
+          `@google/gemini-cli@${GEMINI_CLI_VERSION}`,
+        ],
+        { stdio: "pipe" },
+      );
+    });
+  }
+  return script;
+}
+
 /** The Python MCP SDK from PyPI in a virtual environment; returns its python. */
 export function ensurePythonMcp(): string {
   const venv = join(CACHE, `python-mcp-${PYTHON_MCP_VERSION}`);
