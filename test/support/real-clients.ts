@@ -14,59 +14,40 @@ export const PYTHON_MCP_VERSION = "2.3.0";
 
 /** mcp-remote from npm; returns its proxy script. */
 export function ensureMcpRemote(): string {
-  const prefix = join(CACHE, `mcp-remote-${MCP_REMOTE_VERSION}`);
-  const script = join(prefix, "node_modules", "mcp-remote", "dist", "proxy.js");
-  if (!existsSync(script)) withCacheLockSync(prefix, () => installMcpRemote(prefix, script));
-  return script;
-}
-
-function installMcpRemote(prefix: string, script: string): void {
-  if (!existsSync(script)) {
-    mkdirSync(prefix, { recursive: true });
-    execFileSync(
-      "npm",
-      [
-        "install",
-        "--prefix",
-        prefix,
-        "--no-save",
-        "--no-package-lock",
-        "--no-audit",
-        "--no-fund",
-        `mcp-remote@${MCP_REMOTE_VERSION}`,
-      ],
-      { stdio: "pipe" },
-    );
-  }
+  return ensureNpmTool(`mcp-remote@${MCP_REMOTE_VERSION}`, `mcp-remote-${MCP_REMOTE_VERSION}`, [
+    "mcp-remote",
+    "dist",
+    "proxy.js",
+  ]);
 }
 
 export const GEMINI_CLI_VERSION = "0.61.0";
 
 /** Gemini CLI from npm (`@google/gemini-cli`); returns its entry script. */
 export function ensureGeminiCli(): string {
-  const prefix = join(CACHE, `gemini-cli-${GEMINI_CLI_VERSION}`);
-  const script = join(prefix, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js");
-  if (!existsSync(script)) {
-    withCacheLockSync(prefix, () => {
-      if (existsSync(script)) return;
-      mkdirSync(prefix, { recursive: true });
-      execFileSync(
-        "npm",
-        [
-          "install",
-          "--prefix",
-          prefix,
-          "--no-save",
-          "--no-package-lock",
-          "--no-audit",
-          "--no-fund",
-          `@google/gemini-cli@${GEMINI_CLI_VERSION}`,
-        ],
-        { stdio: "pipe" },
-      );
-    });
-  }
-  return script;
+  return ensureNpmTool(`@google/gemini-cli@${GEMINI_CLI_VERSION}`, `gemini-cli-${GEMINI_CLI_VERSION}`, [
+    "@google",
+    "gemini-cli",
+    "bundle",
+    "gemini.js",
+  ]);
+}
+
+/**
+ * `spec` installed from npm into `<cache>/<folder>` once (under the cache lock: test files run in
+ * parallel); returns the path of `script` (segments under its node_modules).
+ */
+function ensureNpmTool(spec: string, folder: string, script: string[]): string {
+  const prefix = join(CACHE, folder);
+  const path = join(prefix, "node_modules", ...script);
+  if (existsSync(path)) return path;
+  withCacheLockSync(prefix, () => {
+    if (existsSync(path)) return;
+    mkdirSync(prefix, { recursive: true });
+    const flags = ["--no-save", "--no-package-lock", "--no-audit", "--no-fund"];
+    execFileSync("npm", ["install", "--prefix", prefix, ...flags, spec], { stdio: "pipe" });
+  });
+  return path;
 }
 
 /** The Python MCP SDK from PyPI in a virtual environment; returns its python. */
