@@ -27,6 +27,7 @@ import { registrationCountsMigration } from "./migrations/021-registration-count
 import { advisoryProvenanceMigration } from "./migrations/022-advisory-provenance.ts";
 import { packageSourcesAndFactsQueueMigration } from "./migrations/023-package-sources-and-facts-queue.ts";
 import { packageVersionsOfObjectsMigration } from "./migrations/024-package-versions-of-objects.ts";
+import { defaultGateTuningMigration } from "./migrations/025-default-gate-tuning.ts";
 import { createNodeSqliteDialect, openNodeSqliteDatabase } from "./node-sqlite-dialect.ts";
 import { createPooledSqliteDialect } from "./pooled-sqlite-dialect.ts";
 import { createGuardedPool, type GuardedPool, parsePostgresUrl } from "./postgres-pool.ts";
@@ -254,6 +255,7 @@ export const MIGRATIONS: readonly (readonly [name: string, migration: (kind: Sto
   ["022-advisory-provenance", advisoryProvenanceMigration],
   ["023-package-sources-and-facts-queue", packageSourcesAndFactsQueueMigration],
   ["024-package-versions-of-objects", packageVersionsOfObjectsMigration],
+  ["025-default-gate-tuning", defaultGateTuningMigration],
 ];
 
 /** The migrations' names, in order. */

@@ -163,6 +163,8 @@ for (const kind of STORE_KINDS) {
         touched,
       );
       await recomputeTouched(store.db, touched);
+      // Every rule on (the releases rule is off by default), so that each kind's stored verdict is kept.
+      await updateGateRule(store.db, "max-releases-behind-safest", { enabled: true }, "admin");
       for (const input of analyses) await ingestAnalysis(store.db, "app", input);
       applicationId = (await findApplication(store.db, "app"))?.id as number;
     });
