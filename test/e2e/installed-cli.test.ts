@@ -15,6 +15,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -85,6 +86,7 @@ async function freePort(): Promise<number> {
 
 describe("the installed package: imaging-services from a user's project, scans sent to the running service", () => {
   let work: string;
+  let clone: string;
   let bin: string;
   let env: NodeJS.ProcessEnv;
   let serviceData: string;
@@ -124,12 +126,9 @@ describe("the installed package: imaging-services from a user's project, scans s
       cpSync(join(ROOT, entry), join(copy, entry), { recursive: true });
     }
     symlinkSync(join(ROOT, "node_modules"), join(copy, "node_modules"));
-    await run(
-      process.execPath,
-      [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json"],
-      { cwd: copy },
-    );
-    await run(process.execPath, ["scripts/build-console.ts"], { cwd: copy });
+    // The README's build, from no dist/ at all.
+    await run("npm", ["run", "build"], { cwd: copy });
+    clone = copy;
     const packed = await run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], {
       cwd: copy,
     });
@@ -237,6 +236,23 @@ describe("the installed package: imaging-services from a user's project, scans s
     assert.match(serviceOutput, new RegExp(`imaging-services ${baseUrl} is up`));
     assert.match(serviceOutput, new RegExp(`console   ${baseUrl}/`));
     assert.match(serviceOutput, new RegExp(`store     ${join(serviceData, "imaging.db")}`));
+  });
+
+  it("after rm -rf dist && npm run build, npx imaging still runs in the clone (the build sets the execute bit)", async () => {
+    const version = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version as string;
+    // npx links the clone into its cache once, with the command made executable; a rebuild then writes
+    // a new dist/cli/main.js, which tsc leaves without the bit: "sh: 1: imaging: Permission denied".
+    // Without the global install on PATH, and with an npm cache of its own: the clone's own command.
+    const npx = () =>
+      run("npx", ["--no-install", "imaging", "--version"], {
+        cwd: clone,
+        env: { ...process.env, npm_config_cache: join(work, "npx-cache") },
+      });
+    assert.equal((await npx()).stdout.trim(), version);
+    rmSync(join(clone, "dist"), { recursive: true, force: true });
+    await run("npm", ["run", "build"], { cwd: clone });
+    assert.equal(statSync(join(clone, "dist/cli/main.js")).mode & 0o111, 0o111);
+    assert.equal((await npx()).stdout.trim(), version);
   });
 
   it("npx imaging-services runs the globally installed package under its own name", async () => {
