@@ -166,6 +166,10 @@ function collectVersions(
   return merged;
 }
 
+/** A version that is a date, maybe with a time: 20041127.091804, 20030203.000550, 20050101. */
+const DATE_STAMP = /^(19|20)\d\d(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])([.-]\d+)?$/;
+const isDateStamp = (version: string): boolean => DATE_STAMP.test(version);
+
 const MS_PER_YEAR = 365.25 * 24 * 60 * 60 * 1000;
 
 /** Dated published releases / years between first and last release (at least 1 year), rounded. */
@@ -208,7 +212,8 @@ function saferClosest(
  * - `versions`: published plus `extraVersions` (versions in use, maybe unpublished: releasedAt null, never a
  *   release nor an upgrade candidate), ascending, deduplicated by version equality.
  * - `affectedBy`: sorted ids of the advisories whose ranges affect the version.
- * - candidates: published, non-prerelease, parseable versions affected by no advisory.
+ * - candidates: published, non-prerelease, parseable versions affected by no advisory; for Maven, not a
+ *   date-stamped version (20041127.091804) while numbered ones qualify, unless the version in use is one.
  * - `safestVersion`: the newest candidate, or null.
  * - `saferClosestVersion`: the version itself when unaffected; otherwise the smallest greater candidate in
  *   the first non-empty tier (same major.minor, same major, any); null when none, never invented.
@@ -236,7 +241,16 @@ export function computePackageFacts(
       candidates.push(i);
     }
   });
-  const newest = candidates.at(-1);
+  // A date-stamped Maven version (commons-codec 20041127.091804, commons-io 20030203.000550: builds of
+  // 2003-2004 published as releases) outranks every numbered release in Maven's order, so
+  // versions-maven-plugin suggests it as the latest; nobody means it as an upgrade. While numbered
+  // candidates exist it is none, except for a version that is itself date-stamped.
+  const numbered =
+    ecosystem === "maven"
+      ? candidates.filter((i) => !isDateStamp((entries[i] as Entry).version))
+      : candidates;
+  const upgrades = numbered.length > 0 ? numbered : candidates;
+  const newest = upgrades.at(-1);
 
   return {
     releasesPerYear: releasesPerYear(entries),
@@ -249,7 +263,10 @@ export function computePackageFacts(
         releasedAt: e.releasedAt,
         prerelease: ops.isPrerelease(e.version),
         affectedBy: ids,
-        saferClosestVersion: ids.length === 0 ? e.version : saferClosest(ops, entries, candidates, i),
+        saferClosestVersion:
+          ids.length === 0
+            ? e.version
+            : saferClosest(ops, entries, isDateStamp(e.version) ? candidates : upgrades, i),
       };
     }),
   };

@@ -232,6 +232,33 @@ describe("computePackageFacts: candidates", () => {
     assert.equal(facts.safestVersion, "1.1.0");
   });
 
+  it("never takes a date-stamped Maven build for the newest release (commons-codec 20041127.091804)", () => {
+    // Central's commons-codec versions, abridged: the 2004 build outranks 1.17.1 in Maven's order
+    const versions = undated("1.2", "1.10", "1.11", "1.15", "1.17.1", "20041127.091804");
+    const facts = computePackageFacts("maven", versions, [
+      { id: "CVE-X", ranges: [{ introduced: "0", fixed: "1.11" }] },
+    ]);
+    assert.equal(facts.versions.at(-1)?.version, "20041127.091804", "it stays in the list, ranked last");
+    assert.equal(facts.safestVersion, "1.17.1");
+    assert.equal(closest(facts, "1.10"), "1.11");
+    assert.equal(closest(facts, "1.2"), "1.11");
+    // alone, or for a version that is itself date-stamped, it is what there is
+    const only = computePackageFacts("maven", undated("1.0", "20030203.000550"), [
+      { id: "CVE-Y", ranges: [{ introduced: "0", fixed: "20030203.000550" }] },
+    ]);
+    assert.equal(only.safestVersion, "20030203.000550");
+    const stamped = computePackageFacts("maven", undated("20030101", "1.0", "20030203.000550"), [
+      { id: "CVE-Z", ranges: [{ introduced: "20030101", fixed: "20030203.000550" }] },
+    ]);
+    assert.equal(closest(stamped, "20030101"), "20030203.000550");
+    assert.equal(stamped.safestVersion, "1.0");
+    // npm has no such builds: a semver major of eight digits is a version like another
+    assert.equal(
+      computePackageFacts("npm", undated("1.0.0", "20041127.0.0"), []).safestVersion,
+      "20041127.0.0",
+    );
+  });
+
   it("skips unparseable npm versions as candidates", () => {
     const facts = computePackageFacts("npm", undated("1.0.0", "latest"), [
       { id: "CVE-1", ranges: [{ introduced: "0", fixed: "1.0.1" }] },
