@@ -18,7 +18,7 @@ import { occurrenceModelMigration } from "./migrations/012-occurrence-model.ts";
 import { serviceStateMigration } from "./migrations/013-service-state.ts";
 import { consoleSessionsMigration } from "./migrations/014-console-sessions.ts";
 import { occurrenceObjectListsMigration } from "./migrations/015-occurrence-object-lists.ts";
-import { ensurePgSearchIndex, listSearchMigration } from "./migrations/016-list-search.ts";
+import { listSearchMigration } from "./migrations/016-list-search.ts";
 import { compareAndGateModelsMigration } from "./migrations/017-compare-and-gate-models.ts";
 import { referenceRangeTotalsMigration } from "./migrations/018-reference-range-totals.ts";
 import { gateFindingsMigration } from "./migrations/019-gate-findings.ts";
@@ -28,10 +28,13 @@ import { advisoryProvenanceMigration } from "./migrations/022-advisory-provenanc
 import { packageSourcesAndFactsQueueMigration } from "./migrations/023-package-sources-and-facts-queue.ts";
 import { packageVersionsOfObjectsMigration } from "./migrations/024-package-versions-of-objects.ts";
 import { defaultGateTuningMigration } from "./migrations/025-default-gate-tuning.ts";
+import { readModelRebuildsMigration } from "./migrations/026-read-model-rebuilds.ts";
 import { createNodeSqliteDialect, openNodeSqliteDatabase } from "./node-sqlite-dialect.ts";
 import { createPooledSqliteDialect } from "./pooled-sqlite-dialect.ts";
 import { createGuardedPool, type GuardedPool, parsePostgresUrl } from "./postgres-pool.ts";
+import { rebuildRequestedReadModels } from "./read-model-rebuild.ts";
 import type { Database } from "./schema.ts";
+import { ensurePgSearchIndex } from "./search-index.ts";
 
 export type StoreKind = "sqlite" | "postgres";
 
@@ -128,8 +131,11 @@ export async function openStore(options: OpenStoreOptions): Promise<StoreHandle>
     const migrating = options.statementTimeoutMs === undefined ? handle : open(undefined, 2);
     try {
       handle.migrated = await migrateToLatest(migrating);
-      const notice = await ensurePgSearchIndex(migrating.db);
-      if (notice) handle.notices.push(notice);
+      const index = await ensurePgSearchIndex(migrating.db);
+      // a new store builds it as part of its creation: only a later build is news
+      if (index === "built" && !handle.migrated.includes("001-initial"))
+        handle.notices.push("built the trigram index of objects?q= (external_objects_search)");
+      else if (typeof index === "object") handle.notices.push(index.missing);
     } catch (error) {
       await handle.close();
       throw error;
@@ -229,7 +235,9 @@ function openPostgres(
 /**
  * Every migration, in order: the name recorded in the store, and the migration for a store kind. A new
  * one is a line here (and its file); it must leave the previous release able to run on the new schema
- * (add, never rename or drop in the same release): during a rolling upgrade both run at once.
+ * (add, never rename or drop in the same release): during a rolling upgrade both run at once. It carries
+ * its own SQL (a lint rule keeps live code out of migrations/); read models are rebuilt after the last
+ * one when a migration asks (read-model-rebuild.ts).
  */
 export const MIGRATIONS: readonly (readonly [name: string, migration: (kind: StoreKind) => Migration])[] = [
   ["001-initial", initialMigration],
@@ -256,6 +264,7 @@ export const MIGRATIONS: readonly (readonly [name: string, migration: (kind: Sto
   ["023-package-sources-and-facts-queue", packageSourcesAndFactsQueueMigration],
   ["024-package-versions-of-objects", packageVersionsOfObjectsMigration],
   ["025-default-gate-tuning", defaultGateTuningMigration],
+  ["026-read-model-rebuilds", readModelRebuildsMigration],
 ];
 
 /** The migrations' names, in order. */
@@ -309,5 +318,10 @@ export async function migrateToLatest(handle: StoreHandle): Promise<string[]> {
     const failed = results?.find((r) => r.status === "Error")?.migrationName ?? "unknown";
     throw new Error(`Store migration ${failed} failed on ${handle.location}: ${(error as Error).message}`);
   }
-  return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
+  const applied = (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
+  const rebuilt = await rebuildRequestedReadModels(handle.db);
+  // a new store has nothing to rebuild: only an upgraded one says so
+  if (rebuilt.length > 0 && !applied.includes("001-initial"))
+    handle.notices.push(`rebuilt the read models from the stored analyses (asked by ${rebuilt.join(", ")})`);
+  return applied;
 }

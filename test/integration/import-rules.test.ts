@@ -32,6 +32,21 @@ const PLANTED: Record<string, string> = {
   "src/store/migrations/001.ts":
     'import type { Input } from "../../scanner/analysis.ts";\nexport type I = Input;\n',
   "src/store/metrics-use.ts": 'import { m } from "../observability/metrics.ts";\nexport const n = m;\n',
+  // migrations: kysely, the schema, database.ts's StoreKind and their siblings only
+  "src/store/batch.ts": "export const chunks = 1;\n",
+  "src/store/schema.ts": "export const OPEN_SEQ = 1;\nexport type Database = { t: number };\n",
+  "src/store/database.ts": "export type StoreKind = 1;\nexport const openStore = 1;\n",
+  "src/store/migrations/kinds.ts": "export const kinds = 1;\n",
+  "src/store/migrations/030-live.ts": 'import { chunks } from "../batch.ts";\nexport const c = chunks;\n',
+  "src/store/migrations/031-opens.ts":
+    'import { openStore } from "../database.ts";\nexport const o = openStore;\n',
+  "src/store/migrations/032-config.ts":
+    'import { level } from "../../config/level.ts";\nexport const l = level;\n',
+  "src/store/migrations/033-frozen.ts":
+    'import { sql } from "kysely";\nimport type { StoreKind } from "../database.ts";\n' +
+    'import { type Database, OPEN_SEQ } from "../schema.ts";\nimport { kinds } from "./kinds.ts";\n' +
+    "export const f: [unknown, StoreKind | undefined, Database | undefined, number, number] = " +
+    "[sql, undefined, undefined, OPEN_SEQ, kinds];\n",
   "src/observability/metrics.ts": "export const m = 1;\n",
   // the contracts: a leaf every part imports
   "src/contracts/resources.ts": 'import { s } from "../store/s.ts";\nexport const r = s;\n',
@@ -118,6 +133,12 @@ describe("import direction lint rule (biome.json, run by npm run lint)", () => {
     assertRestricted("src/store/migrations/001.ts", 1, /src\/store imports nothing above it/);
   });
 
+  it("keeps migrations frozen: no live store code, config nor database.ts beyond StoreKind", () => {
+    assertRestricted("src/store/migrations/030-live.ts", 1, /a migration imports only kysely/);
+    assertRestricted("src/store/migrations/031-opens.ts", 1, /only the StoreKind type from database\.ts/);
+    assertRestricted("src/store/migrations/032-config.ts", 1, /a migration imports only kysely/);
+  });
+
   it("keeps the domain and auth below the parts", () => {
     assertRestricted("src/domain/facts.ts", 1, /src\/domain and src\/auth sit below/);
     assertRestricted("src/auth/verify.ts", 1, /src\/domain and src\/auth sit below/);
@@ -147,6 +168,7 @@ describe("import direction lint rule (biome.json, run by npm run lint)", () => {
       "src/store/s.ts",
       "src/store/metrics-use.ts",
       "src/store/contract-use.ts",
+      "src/store/migrations/033-frozen.ts",
       "src/mcp/contract-use.ts",
       "src/contracts/platform.ts",
       "src/domain/passwords.ts",

@@ -1,6 +1,5 @@
 import { type Kysely, sql } from "kysely";
 import type { StoreKind } from "../database.ts";
-import { searchText } from "../sql-helpers.ts";
 
 /**
  * Issue 13 point 5: the `packages` list and the `objects?q=` search without a scan of the application.
@@ -12,7 +11,7 @@ import { searchText } from "../sql-helpers.ts";
  *   query that matches often finds its page in the first rows.
  * - A trigram index over the four searched columns finds the candidates of a query that matches
  *   rarely: FTS5's trigram tokenizer on SQLite (a contentless table kept by triggers, so every writer
- *   and every cascade keeps it), pg_trgm's GIN index on PostgreSQL. pg_trgm is a trusted extension
+ *   and every cascade keeps it), pg_trgm's GIN index on PostgreSQL (built after the migrations). pg_trgm is a trusted extension
  *   (PostgreSQL 13+): the store's role creates it when it has CREATE on the database; otherwise an
  *   administrator runs `CREATE EXTENSION pg_trgm` in the store's database, or the search runs without
  *   the index (same answers, slower on rare queries) and `imaging doctor` says so.
@@ -71,47 +70,16 @@ export function listSearchMigration(kind: StoreKind) {
             delete from external_objects_search where rowid = old.id;
             insert into external_objects_search (rowid, text) values (new.id, ${searchText("new")});
           end`.execute(db);
-      } else if (await canUsePgTrgm(db)) {
-        await createPgSearchIndex(db);
       }
+      // PostgreSQL's pg_trgm index is built after the migrations, at every start where it is missing
+      // (search-index.ts), with the expression the live search repeats.
       await sql`analyze`.execute(db);
     },
   };
 }
 
-async function createPgSearchIndex<DB>(db: Kysely<DB>): Promise<void> {
-  await sql`create extension if not exists pg_trgm`.execute(db);
-  await sql`create index if not exists external_objects_search on external_objects
-      using gin ((${searchText("external_objects")}) gin_trgm_ops)`.execute(db);
-}
-
-/**
- * At every start on PostgreSQL: the objects search's trigram index exists, or is created now that
- * pg_trgm can be (an administrator installed it after migration 016 ran without it); otherwise a
- * notice for the log says what an administrator must do. Answers are the same either way.
- */
-export async function ensurePgSearchIndex<DB>(db: Kysely<DB>): Promise<string | undefined> {
-  const { rows } = await sql<{ found: boolean }>`select exists (select 1 from pg_indexes
-      where indexname = 'external_objects_search' and schemaname = current_schema()) as found`.execute(db);
-  if (rows[0]?.found) return undefined;
-  const fix =
-    "objects?q= searches without its trigram index (slow on large applications): a database superuser runs " +
-    "CREATE EXTENSION pg_trgm in this database (or grants this role CREATE on it), then the next start builds the index";
-  if (!(await canUsePgTrgm(db))) return fix;
-  try {
-    await createPgSearchIndex(db);
-    return "built the trigram index of objects?q= (external_objects_search)";
-  } catch (error) {
-    return `${fix} (building it failed: ${(error as Error).message})`;
-  }
-}
-
-/** pg_trgm is installed, or this role may install it (a trusted extension and CREATE on the database). */
-export async function canUsePgTrgm<DB>(db: Kysely<DB>): Promise<boolean> {
-  const { rows } = await sql<{ installed: boolean; allowed: boolean }>`select
-      exists (select 1 from pg_extension where extname = 'pg_trgm') as installed,
-      exists (select 1 from pg_available_extension_versions where name = 'pg_trgm' and trusted)
-        and has_database_privilege(current_database(), 'CREATE') as allowed`.execute(db);
-  const [row] = rows;
-  return Boolean(row?.installed || row?.allowed);
+/** The text the trigram index holds, as this migration wrote it (sql-helpers.ts holds the live one). */
+function searchText(alias: string) {
+  const column = (name: string) => sql.ref(`${alias}.${name}`);
+  return sql`lower(${column("name")} || '\n' || ${column("full_name")} || '\n' || ${column("mangling")} || '\n' || ${column("type")})`;
 }

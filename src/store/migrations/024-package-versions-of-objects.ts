@@ -1,11 +1,8 @@
 import { type Kysely, sql } from "kysely";
-import { chunks } from "../batch.ts";
-import { rebuildChangeLogs } from "../compare.ts";
 import type { StoreKind } from "../database.ts";
-import { versionNamedById } from "../object-versions.ts";
-import { buildObjectLists, buildOccurrenceModel } from "../occurrence-model.ts";
 import { type Database, OPEN_SEQ } from "../schema.ts";
 import { columnKinds } from "./column-kinds.ts";
+import { requestReadModelRebuild } from "./read-model-rebuild.ts";
 
 /**
  * Objects belong to the package version the referring code loads (issue 32), and package versions have
@@ -32,7 +29,8 @@ import { columnKinds } from "./column-kinds.ts";
  *   package up records the date with its source (and replaces a re-signed release's late date).
  *
  * The migrations that built these read models before (012, 015, 017, 018, 020) only create their tables
- * now: their builders read this migration's columns, and this migration builds everything once.
+ * now: their builders read this migration's columns. This one empties them and asks for them to be built
+ * once every migration has run, by the code that reads them (read-model-rebuild.ts).
  */
 export function packageVersionsOfObjectsMigration(kind: StoreKind) {
   const { sortText, clustered } = columnKinds(kind);
@@ -95,8 +93,6 @@ export function packageVersionsOfObjectsMigration(kind: StoreKind) {
           "from_seq",
         ])
         .execute();
-      await buildOccurrenceModel(store);
-      await buildObjectLists(store);
 
       await db.schema.dropTable("reference_changes").execute();
       await clustered(
@@ -122,19 +118,10 @@ export function packageVersionsOfObjectsMigration(kind: StoreKind) {
             "seq",
           ]),
       ).execute();
-      await rebuildChangeLogs(store);
-      await sql`update gate_facts_generation set value = value + 1 where id = 1`.execute(db);
-      for (const table of [
-        "external_objects",
-        "occurrence_objects",
-        "occurrence_object_lists",
-        "cve_occurrences",
-        "reference_changes",
-        "package_changes",
-        "reference_range_totals",
-      ]) {
-        await sql`analyze ${sql.table(table)}`.execute(db);
-      }
+      // The read models are built from these rows by the live builders, once every migration has run
+      // (read-model-rebuild.ts), so that they are built for the schema they are read with.
+      await requestReadModelRebuild(db, "024-package-versions-of-objects");
+      await sql`analyze external_objects`.execute(db);
     },
   };
 }
@@ -175,7 +162,7 @@ export function objectPieces(
   packageKey: string,
   uses: readonly VersionUse[],
 ): Piece[] {
-  const named = versionNamedById(object.object_id, packageKey);
+  const named = npmVersionInId(object.object_id, packageKey);
   const namedUse = named === undefined ? undefined : uses.find((u) => u.version === named);
   if (namedUse) return [{ from: object.from_seq, to: object.to_seq, versionId: namedUse.versionId }];
   const cuts = new Set([object.from_seq, object.to_seq]);
@@ -261,7 +248,7 @@ async function objectVersionRows(db: Kysely<Database>): Promise<void> {
         } else split.push({ object, pieces });
       }
       for (const [versionId, ids] of whole) {
-        for (const batch of chunks(ids, 500)) {
+        for (const batch of batches(ids)) {
           await db
             .updateTable("external_objects")
             .set({ package_version_id: versionId })
@@ -324,5 +311,23 @@ async function splitObject(
       });
     }
   }
-  for (const batch of chunks(values, 500)) await db.insertInto("object_references").values(batch).execute();
+  for (const batch of batches(values)) await db.insertInto("object_references").values(batch).execute();
+}
+
+/** Rows in statements of 500 (both databases cap bound parameters per statement). */
+function* batches<T>(rows: readonly T[]): Generator<T[]> {
+  for (let start = 0; start < rows.length; start += 500) yield rows.slice(start, start + 500);
+}
+
+/**
+ * The version an npm object's id names, as the JavaScript extractor has always written them
+ * (`npm:lodash@4.17.15:lodash.merge` under package key `npm:lodash`); undefined for any other id. Kept
+ * as of this migration: object-versions.ts holds the live rule.
+ */
+function npmVersionInId(id: string, packageKey: string): string | undefined {
+  if (!packageKey.startsWith("npm:")) return undefined;
+  const head = `${packageKey}@`;
+  if (!id.startsWith(head)) return undefined;
+  const end = id.indexOf(":", head.length);
+  return end > head.length ? id.slice(head.length, end) : undefined;
 }
