@@ -61,30 +61,24 @@ async function gateSubject(id: string, ecosystem: "npm" | "maven", input: string
   const dataDir = join(work, "data");
   mkdirSync(dataDir, { recursive: true });
   shareScannerHttpCache(dataDir);
-  const empty = { id, ecosystem, packages: 0, production: 0, releasesBehind: {} };
   const env = { MAVEN_LOCAL_REPOSITORY: ORACLE_REPOSITORY, DATABASE_URL: "" };
-  const imported = await timed(
-    process.execPath,
-    [CLI, "advisories", "import", GATE_ADVISORIES, "--data-dir", dataDir],
-    env,
-  );
-  if (imported.code !== 0)
-    return {
-      ...empty,
-      shipped: { verdict: "error", findings: {}, details: [] },
-      error: imported.stderr.slice(-300),
-    };
-  const scanned = await timed(
-    process.execPath,
-    [CLI, "scan", input, "--app", "corpus", "--json", "--data-dir", dataDir],
-    env,
-  );
-  if (scanned.code !== 0)
-    return {
-      ...empty,
-      shipped: { verdict: "error", findings: {}, details: [] },
-      error: scanned.stderr.slice(-300),
-    };
+  // the advisory sample first, then the scan: the way an administrator's store has both
+  for (const args of [
+    ["advisories", "import", GATE_ADVISORIES],
+    ["scan", input, "--app", "corpus", "--json"],
+  ]) {
+    const run = await timed(process.execPath, [CLI, ...args, "--data-dir", dataDir], env);
+    if (run.code !== 0)
+      return {
+        id,
+        ecosystem,
+        packages: 0,
+        production: 0,
+        releasesBehind: {},
+        shipped: { verdict: "error", findings: {}, details: [] },
+        error: run.stderr.slice(-300),
+      };
+  }
   const store = await openStore({ sqliteFile: join(dataDir, "imaging.db"), readWorkers: 0 });
   try {
     const application = await findApplication(store.db, "corpus");
