@@ -1,5 +1,4 @@
 import { readFileSync } from "node:fs";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { backchannelFetch, issuerMetadata } from "./auth/issuer-metadata.ts";
@@ -10,6 +9,7 @@ import {
   type TokenExchanger,
   TokenExchangeUnavailableError,
 } from "./auth/token-exchange.ts";
+import { listenUrl } from "./config/listen-url.ts";
 import { ConfigError } from "./config/load-config.ts";
 import { isPrettyLog, loggerOptions, redactText } from "./config/logging.ts";
 import type { RuntimeConfig } from "./config/runtime-config.ts";
@@ -197,8 +197,7 @@ export async function startService(
         stop: (deadline) =>
           drainListener(server, new Promise((r) => server.close(() => r(undefined))), deadline, sockets),
       });
-      const address = server.address() as AddressInfo;
-      metricsUrl = `http://${address.address === "0.0.0.0" ? "127.0.0.1" : address.address}:${address.port}/metrics`;
+      metricsUrl = `${listenUrl(server.address())}/metrics`;
     }
 
     let restUrl = config.restUpstreamUrl ?? internal(config.restPort);
@@ -227,7 +226,7 @@ export async function startService(
       });
       await listenOrExplain(rest, config.internalBindAddress, config.restPort, "REST_PORT");
       started.push({ name: "REST API", stop: stopApp(rest) });
-      restUrl = listenUrl(rest, "http");
+      restUrl = listenUrl(rest.server.address());
       restApp = rest;
     }
 
@@ -383,7 +382,7 @@ export async function startService(
       });
       await listenOrExplain(gateway, config.bindAddress, config.port, "PORT (or --port)");
       started.push({ name: "gateway", stop: stopApp(gateway) });
-      gatewayUrl = listenUrl(gateway, config.https ? "https" : "http");
+      gatewayUrl = listenUrl(gateway.server.address(), config.https ? "https" : "http");
     }
 
     // The stop order: the gateway first (it calls the others), then the identity provider, the MCP servers
@@ -515,14 +514,6 @@ async function listenOrExplain(
   } catch (error) {
     throw explainListenError(error, host, port, setting);
   }
-}
-
-function listenUrl(app: FastifyInstance, scheme: string): string {
-  const address = app.server.address();
-  if (!address || typeof address === "string") throw new Error("server is not listening on a TCP port");
-  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
-  const reachable = host === "0.0.0.0" ? "127.0.0.1" : host === "[::]" ? "[::1]" : host;
-  return `${scheme}://${reachable}:${address.port}`;
 }
 
 /** Whether LOG_LEVEL lets info lines through (the identity provider's own lines go to stderr). */

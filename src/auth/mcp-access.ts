@@ -1,4 +1,5 @@
 import { tokenVerifications } from "../observability/metrics.ts";
+import { bearerToken } from "./bearer.ts";
 import { BoundedCache } from "./bounded-cache.ts";
 import type { JwtVerifier } from "./jwt-verifier.ts";
 import { tokenDigest } from "./token-exchange.ts";
@@ -51,8 +52,8 @@ export function createMcpAccessVerifier(jwt: JwtVerifier, maxCached = 10_000): M
   const cache = new BoundedCache<VerifiedToken>(maxCached);
   return {
     async check(authorization, resource) {
-      const match = authorization ? /^Bearer\s+([A-Za-z0-9._~+/-]+=*)\s*$/i.exec(authorization) : null;
-      if (!match?.[1]) {
+      const token = bearerToken(authorization);
+      if (!token) {
         return {
           ok: false,
           status: 401,
@@ -62,7 +63,6 @@ export function createMcpAccessVerifier(jwt: JwtVerifier, maxCached = 10_000): M
             : "no access token",
         };
       }
-      const token = match[1];
       const digest = tokenDigest(token);
       const key = `${resource} ${digest}`;
       let verified = cache.get(key);

@@ -7,6 +7,7 @@ import {
   type McpServer,
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
+import { bearerToken } from "../auth/bearer.ts";
 import { createSessionEventStore, type SessionEventStore } from "./session-event-store.ts";
 
 /**
@@ -87,12 +88,11 @@ export function jsonRpcErrorResponse(
 
 /** The bearer token of the request as pass-through auth info (not verified here). */
 export function bearerAuthInfo(request: Request): AuthInfo | undefined {
-  const header = request.headers.get("authorization");
-  const match = header ? /^Bearer[ \t]+(\S+)\s*$/i.exec(header) : null;
-  if (!match?.[1]) return undefined;
+  const token = bearerToken(request.headers.get("authorization"));
+  if (!token) return undefined;
   // The request's traceparent rides along, so that the tools' REST calls carry it on.
   const traceparent = request.headers.get("traceparent");
-  return { token: match[1], clientId: "", scopes: [], ...(traceparent ? { extra: { traceparent } } : {}) };
+  return { token, clientId: "", scopes: [], ...(traceparent ? { extra: { traceparent } } : {}) };
 }
 
 export function createDualEraHandler(options: DualEraHandlerOptions): DualEraHandler {

@@ -1,5 +1,4 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { hostname, networkInterfaces } from "node:os";
 import { toNodeHandler } from "@modelcontextprotocol/node";
 import {
@@ -8,6 +7,7 @@ import {
   localhostAllowedHostnames,
   originValidationResponse,
 } from "@modelcontextprotocol/server";
+import { listenUrl } from "../config/listen-url.ts";
 import { VERSION } from "../version.ts";
 import { createDualEraHandler, jsonRpcErrorResponse } from "./dual-era-handler.ts";
 import { serveParsedPost } from "./node-adapter.ts";
@@ -240,7 +240,7 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
     await handler.close();
     throw error;
   }
-  const url = listenUrl(server.address() as AddressInfo);
+  const url = listenUrl(server.address());
   logger.info({ service, url: `${url}${path}` }, "MCP server listening");
 
   let closing: Promise<void> | undefined;
@@ -302,10 +302,4 @@ function listenHostnames(host: string): string[] {
     names.push(bracket(host).toLowerCase());
   }
   return names;
-}
-
-function listenUrl(address: AddressInfo): string {
-  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
-  const reachable = host === "0.0.0.0" ? "127.0.0.1" : host === "[::]" ? "[::1]" : host;
-  return `http://${reachable}:${address.port}`;
 }

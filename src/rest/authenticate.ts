@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
+import { bearerToken } from "../auth/bearer.ts";
 import { BoundedCache } from "../auth/bounded-cache.ts";
 import { repeatedCredentialHeader, repeatedHeaderDetail } from "../auth/credential-headers.ts";
 import type { JwtVerifier } from "../auth/jwt-verifier.ts";
@@ -66,11 +67,11 @@ export function createAuthenticator(deps: {
     const apiKey = request.headers["x-api-key"];
     // A present Authorization header is the credential, even empty: never fall back to the API key.
     if (typeof authorization === "string") {
-      const match = /^Bearer\s+([A-Za-z0-9._~+/-]+=*)\s*$/i.exec(authorization);
-      if (!match?.[1]) {
+      const token = bearerToken(authorization);
+      if (!token) {
         return { ok: false, tokenGiven: true, detail: "The Authorization header must be 'Bearer <token>'" };
       }
-      return verifyToken(match[1]);
+      return verifyToken(token);
     }
     if (typeof apiKey === "string" && apiKey !== "") {
       const info = await verifyApiKey(deps.db, apiKey.trim());
