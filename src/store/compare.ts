@@ -14,10 +14,6 @@ type Db = Kysely<Database>;
 /** The REST resource of a comparison without its two instants (the route adds them). */
 export type ComparisonPage = Omit<ComparisonAnswer, "from" | "to">;
 
-/** Whole lists, without totals: what a comparison from validity intervals computes. */
-export type Changes<T> = Pick<PagedChanges<T>, "added" | "removed">;
-export type Comparison = { [List in keyof ComparisonPage]: Pick<ComparisonPage[List], "added" | "removed"> };
-
 export interface ComparePaging {
   limit: number;
   skip: number;
@@ -188,7 +184,7 @@ function onlyIn(
 }
 
 /** Package versions used in analysis `inSeq` and not in `notSeq`, read from the validity intervals. */
-function packagesOnlyInQuery(db: Db, applicationId: number, inSeq: number, notSeq: number) {
+export function packagesOnlyInQuery(db: Db, applicationId: number, inSeq: number, notSeq: number) {
   return db
     .selectFrom("application_packages as ap")
     .innerJoin("package_versions as pv", "pv.id", "ap.package_version_id")
@@ -206,24 +202,6 @@ function sameVersionLiveAt(db: Db, applicationId: number, seq: number) {
     .where(liveAt("other", seq));
 }
 
-/** Package versions used in analysis `inSeq` and not in `notSeq`, ordered by name then version. */
-async function packagesOnlyIn(
-  db: Db,
-  applicationId: number,
-  inSeq: number,
-  notSeq: number,
-): Promise<VersionRow[]> {
-  if (inSeq === notSeq) return [];
-  const rows = await packagesOnlyInQuery(db, applicationId, inSeq, notSeq)
-    .select(["pv.id as version_id", "p.name", "pv.version"])
-    .orderBy("p.name")
-    .orderBy("p.ecosystem")
-    .orderBy("pv.rank")
-    .orderBy("pv.version")
-    .execute();
-  return rows.map((r) => ({ versionId: r.version_id, name: r.name, version: r.version }));
-}
-
 // ---------------------------------------------------------------------------------------------------
 // References: the change log
 
@@ -232,7 +210,7 @@ async function packagesOnlyIn(
  * analysis `inSeq` and not in `notSeq`, one row per identity: the rows of a reference change when
  * either object changes, so identities, not rows, are compared.
  */
-function referencesOnlyInQuery(db: Db, applicationId: number, inSeq: number, notSeq: number) {
+export function referencesOnlyInQuery(db: Db, applicationId: number, inSeq: number, notSeq: number) {
   return db
     .selectFrom("object_references as r")
     .innerJoin("application_objects as s", "s.id", "r.source_id")
@@ -609,63 +587,4 @@ export async function countReferenceChanges(
     ])
     .executeTakeFirstOrThrow();
   return { plus: Number(row.plus), minus: Number(row.minus) };
-}
-
-// ---------------------------------------------------------------------------------------------------
-// The whole comparison from the validity intervals (no log): the reference the tests and the
-// benchmark check pages against.
-
-/**
- * What changed from analysis `fromSeq` to analysis `toSeq`, every item, read from the validity
- * intervals: a row valid in one analysis and not in the other is a candidate, kept when no row of the
- * same identity (package version; source and target object) is valid in the other analysis.
- */
-export async function compareFromIntervals(
-  db: Db,
-  applicationId: number,
-  fromSeq: number,
-  toSeq: number,
-): Promise<Comparison> {
-  const added = await packagesOnlyIn(db, applicationId, toSeq, fromSeq);
-  const removed = await packagesOnlyIn(db, applicationId, fromSeq, toSeq);
-  const vulnerabilities = await vulnerabilitiesOfVersions(db, [
-    ...added.map((p) => p.versionId),
-    ...removed.map((p) => p.versionId),
-  ]);
-  const vulnerable = (list: typeof added) =>
-    list
-      .filter((p) => vulnerabilities.has(p.versionId))
-      .map((p) => ({
-        name: p.name,
-        version: p.version,
-        vulnerabilities: (vulnerabilities.get(p.versionId) ?? []).map((v) => v.cve),
-      }));
-  const plain = (list: typeof added) => list.map((p) => ({ name: p.name, version: p.version }));
-  const references = async (inSeq: number, notSeq: number): Promise<ReferenceChange[]> => {
-    if (inSeq === notSeq) return [];
-    const rows = await referencesOnlyInQuery(db, applicationId, inSeq, notSeq)
-      .orderBy("target_full_name")
-      .orderBy("target_object_id")
-      .orderBy("source_full_name")
-      .orderBy("source_object_id")
-      .orderBy("package_version_id")
-      .execute();
-    return rows.map((r) => ({
-      source: { fullName: r.source_full_name, id: r.source_object_id },
-      target: {
-        fullName: r.target_full_name,
-        id: r.target_object_id,
-        package: r.package_name,
-        version: r.version,
-      },
-    }));
-  };
-  return {
-    packages: { added: plain(added), removed: plain(removed) },
-    references: {
-      added: await references(toSeq, fromSeq),
-      removed: await references(fromSeq, toSeq),
-    },
-    vulnerablePackages: { added: vulnerable(added), removed: vulnerable(removed) },
-  };
 }

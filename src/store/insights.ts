@@ -7,7 +7,6 @@ import type {
   ReleaseDate,
   Scope,
 } from "../contracts/resources.ts";
-import type { ExternalObjectRecord } from "./external-objects.ts";
 import {
   OBJECT_LIST_CACHE_SIZE,
   type ObjectList,
@@ -202,24 +201,8 @@ async function cachedListsPage(
   }));
 }
 
-export async function listOccurrences(db: Db, query: OccurrenceQuery): Promise<CvePackageRecord[]> {
-  const packages = await occurrencePage(db, query);
-  return packages.map((p) => {
-    return {
-      name: p.package_name,
-      objects: p.objects ? (JSON.parse(segmentsText([p.objects])) as ExternalObjectRecord[]) : [],
-      releaseDate: releaseDateOf(p.released_at, p.released_at_source),
-      releasesPerYear: p.releases_per_year,
-      saferClosestVersion: p.safer_closest_version,
-      safestVersion: p.safest_version,
-      scope: scopeOf(p.scope),
-      version: p.version,
-    };
-  });
-}
-
 /**
- * listOccurrences as the API writes it: a JSON array text (CvePackage records, properties in name
+ * An occurrences page as the API writes it: a JSON array text (CvePackage records, properties in name
  * order) in which the objects' JSON from the read model is spliced as stored, never parsed and
  * re-serialized: a wide page is ~5,000 objects (limit 50) to ~50,000 (limit 500).
  */

@@ -43,11 +43,6 @@ async function run<N extends ReadTaskName>(
   }
 }
 
-/** The occurrences page's JSON text (listOccurrencesJson), built in a reader thread where there is one. */
-export function listOccurrencesPage(db: Db, query: OccurrenceQuery): Promise<string> {
-  return runReadTask(db, "occurrencesJson", query);
-}
-
 /**
  * The same page for an HTTP answer: its UTF-8 bytes in a buffer of the read pool where a reader built it
  * (release it once the answer is finished), else its text. Sent as bytes, the page costs the main

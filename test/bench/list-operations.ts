@@ -7,7 +7,7 @@ import { performance } from "node:perf_hooks";
 import type { Kysely } from "kysely";
 import { evaluateAnalysis } from "../../src/domain/gates.ts";
 import { findApplication } from "../../src/store/applications.ts";
-import { compareAnalysesPage, compareFromIntervals, countReferenceChanges } from "../../src/store/compare.ts";
+import { compareAnalysesPage, countReferenceChanges } from "../../src/store/compare.ts";
 import { listCveInsights } from "../../src/store/insights.ts";
 import {
   findUsedPackages,
@@ -19,6 +19,7 @@ import {
   vulnerabilitiesOfVersions,
 } from "../../src/store/packages.ts";
 import type { Database } from "../../src/store/schema.ts";
+import { compareFromIntervals } from "../support/compare-oracle.ts";
 import { packagePageByJoins } from "../support/list-baselines.ts";
 import type { BenchFacts } from "./generate-store.ts";
 

@@ -16,9 +16,10 @@ import { loadavg } from "node:os";
 import { findApplication, resolveAnalysis } from "../../src/store/applications.ts";
 import { openStore } from "../../src/store/database.ts";
 import { listOccurrencesJson } from "../../src/store/insights.ts";
-import { listOccurrencesPage, occurrencesPageForAnswer } from "../../src/store/read-task-runner.ts";
+import { occurrencesPageForAnswer } from "../../src/store/read-task-runner.ts";
 import type { LeasedBytes } from "../../src/store/sqlite-read-pool.ts";
 import { findVulnerability } from "../../src/store/vulnerabilities.ts";
+import { listOccurrencesPage } from "../support/occurrence-pages.ts";
 import { occurrencesByObjectRowsJson } from "../support/occurrences-baseline.ts";
 import { serverBackends, serverCpuMs } from "./pg-server-cpu.ts";
 

@@ -2,15 +2,10 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { ingestAnalysis, loadAdvisory, loadPublishedVersions } from "../../src/domain/package-facts.ts";
 import { findApplication } from "../../src/store/applications.ts";
-import {
-  type Comparison,
-  compareAnalysesPage,
-  compareFromIntervals,
-  rebuildChangeLogs,
-  referenceChangesWalk,
-} from "../../src/store/compare.ts";
+import { compareAnalysesPage, rebuildChangeLogs, referenceChangesWalk } from "../../src/store/compare.ts";
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
 import type { AnalysisInput } from "../../src/store/input-records.ts";
+import { type Comparison, compareFromIntervals } from "../support/compare-oracle.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 
 const day = (d: string) => `${d}T00:00:00.000Z`;

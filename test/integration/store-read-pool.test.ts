@@ -6,7 +6,7 @@ import type { RunningService } from "../../src/service.ts";
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
 import { listOccurrencesJson, type OccurrenceQuery } from "../../src/store/insights.ts";
 import { readPoolOf } from "../../src/store/pooled-sqlite-dialect.ts";
-import { listOccurrencesPage, occurrencesPageForAnswer } from "../../src/store/read-task-runner.ts";
+import { occurrencesPageForAnswer } from "../../src/store/read-task-runner.ts";
 import type { Database } from "../../src/store/schema.ts";
 import {
   BYTE_BUFFERS,
@@ -15,6 +15,7 @@ import {
   MAX_BYTE_BUFFERS,
 } from "../../src/store/sqlite-read-pool.ts";
 import { FIXTURE, loadFixture } from "../support/fixture.ts";
+import { listOccurrencesPage } from "../support/occurrence-pages.ts";
 import { startTestService } from "../support/service.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 

@@ -5,8 +5,9 @@ import { findApplication, resolveAnalysis } from "../../src/store/applications.t
 import { openStore, type StoreHandle } from "../../src/store/database.ts";
 import { IngestError } from "../../src/store/ingest.ts";
 import type { AnalysisInput } from "../../src/store/input-records.ts";
-import { listCveInsights, listOccurrences } from "../../src/store/insights.ts";
+import { listCveInsights } from "../../src/store/insights.ts";
 import { findVulnerability } from "../../src/store/vulnerabilities.ts";
+import { listOccurrences } from "../support/occurrence-pages.ts";
 import { createTestStore, STORE_KINDS, type TestStore } from "../support/stores.ts";
 
 const versions = [
