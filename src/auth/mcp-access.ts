@@ -1,12 +1,9 @@
+import { MCP_TOOLS_SCOPE } from "../contracts/platform.ts";
 import { tokenVerifications } from "../observability/metrics.ts";
 import { bearerToken } from "./bearer.ts";
 import { BoundedCache } from "./bounded-cache.ts";
 import type { JwtVerifier } from "./jwt-verifier.ts";
 import { tokenDigest } from "./token-exchange.ts";
-
-/** The `mcp:*` client scopes (DESIGN.md); tools need `mcp:tools`. */
-export const MCP_SCOPES = ["mcp:tools", "mcp:resources", "mcp:prompts"] as const;
-const REQUIRED_MCP_SCOPE = "mcp:tools";
 
 /** Who a verified token speaks for, for logs: never the token itself. */
 export interface TokenParty {
@@ -92,12 +89,12 @@ export function createMcpAccessVerifier(jwt: JwtVerifier, maxCached = 10_000): M
       if (!verified.subject) {
         return { ok: false, status: 401, error: "invalid_token", description: "the token names no subject" };
       }
-      if (!verified.scopes.includes(REQUIRED_MCP_SCOPE)) {
+      if (!verified.scopes.includes(MCP_TOOLS_SCOPE)) {
         return {
           ok: false,
           status: 403,
           error: "insufficient_scope",
-          description: `the token lacks the ${REQUIRED_MCP_SCOPE} scope`,
+          description: `the token lacks the ${MCP_TOOLS_SCOPE} scope`,
         };
       }
       return {

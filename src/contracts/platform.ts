@@ -20,6 +20,14 @@ export type Severity = (typeof SEVERITIES)[number];
 /** The severities an advisory can state, most severe first (what a gate's minSeverity may name). */
 export const KNOWN_SEVERITIES = ["CRITICAL", "HIGH", "MEDIUM", "LOW"] as const satisfies readonly Severity[];
 
+/**
+ * The `mcp:*` client scopes (DESIGN.md): what the gateway's protected resources support, what both
+ * identity providers create and grant; calling tools needs `mcp:tools`.
+ */
+export const MCP_SCOPES = ["mcp:tools", "mcp:resources", "mcp:prompts"] as const;
+export type McpScope = (typeof MCP_SCOPES)[number];
+export const MCP_TOOLS_SCOPE = "mcp:tools" satisfies McpScope;
+
 /** The MCP servers' endpoint paths, the same on the gateway as on the internal services. */
 export const MCP_ROUTES = { analysis: "/mcp", gatekeeper: "/mcp/gatekeeper" } as const;
 export type McpServerKind = keyof typeof MCP_ROUTES;

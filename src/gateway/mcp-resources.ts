@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { MCP_SCOPES } from "../auth/mcp-access.ts";
 import type { McpPath, McpServerKind } from "../contracts/platform.ts";
+import { MCP_SCOPES } from "../contracts/platform.ts";
 
 /** The MCP servers the gateway fronts, and the URLs derived from base_url for each. */
 export interface McpResource {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import Fastify, { type FastifyInstance } from "fastify";
-import { MCP_SCOPES } from "../../src/auth/mcp-access.ts";
+import { MCP_SCOPES } from "../../src/contracts/platform.ts";
 import { keycloakProxy } from "../../src/gateway/keycloak-proxy.ts";
 import { createRegistrationGate } from "../../src/idp/registration/gate.ts";
 import { freePort } from "../support/service.ts";

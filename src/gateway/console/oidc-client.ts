@@ -1,6 +1,7 @@
 import * as oauth from "oauth4webapi";
 import { CONSOLE_CLIENT_ID, consolePostLogoutUri, consoleRedirectUri } from "../../auth/console-client.ts";
 import { httpOptions, type IssuerMetadata } from "../../auth/issuer-metadata.ts";
+import { MCP_TOOLS_SCOPE } from "../../contracts/platform.ts";
 
 /** The console's tokens as the identity provider returned them. */
 export interface ConsoleTokens {
@@ -57,7 +58,7 @@ export function consoleOidcClient(options: {
         client_id: CONSOLE_CLIENT_ID,
         response_type: "code",
         redirect_uri: redirectUri,
-        scope: "openid profile mcp:tools",
+        scope: `openid profile ${MCP_TOOLS_SCOPE}`,
         resource: options.mcpResource,
         state: input.state,
         nonce: input.nonce,

@@ -7,8 +7,7 @@ import {
   consolePostLogoutUri,
   consoleRedirectUri,
 } from "../../auth/console-client.ts";
-import { MCP_SCOPES } from "../../auth/mcp-access.ts";
-import { PLATFORM_AUDIENCE, ROLES } from "../../contracts/platform.ts";
+import { MCP_SCOPES, PLATFORM_AUDIENCE, ROLES } from "../../contracts/platform.ts";
 import type { RegistrationPolicy } from "../registration/policy.ts";
 import { SCOPE_DESCRIPTIONS } from "../scope-descriptions.ts";
 import type { KeycloakAdmin } from "./admin.ts";

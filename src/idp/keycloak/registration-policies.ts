@@ -1,5 +1,5 @@
 import type ComponentRepresentation from "@keycloak/keycloak-admin-client/lib/defs/componentRepresentation.js";
-import { MCP_SCOPES } from "../../auth/mcp-access.ts";
+import { MCP_SCOPES } from "../../contracts/platform.ts";
 import type { RegistrationPolicy } from "../registration/policy.ts";
 import type { KeycloakAdmin } from "./admin.ts";
 

@@ -14,6 +14,7 @@ import {
   consolePostLogoutUri,
   consoleRedirectUri,
 } from "../../auth/console-client.ts";
+import { MCP_TOOLS_SCOPE } from "../../contracts/platform.ts";
 import { alphanumericId } from "../../domain/generated-ids.ts";
 import type { OidcAdapter } from "../../store/oidc-adapter.ts";
 import type { Database } from "../../store/schema.ts";
@@ -131,7 +132,7 @@ export function providerConfiguration(input: ConfigurationInput): Configuration 
       if (clientId !== CONSOLE_CLIENT_ID || !session.accountId) return undefined;
       const grant = new provider.Grant({ clientId, accountId: session.accountId });
       grant.addOIDCScope("openid profile");
-      grant.addResourceScope(realm.mcpResources[0] as string, "mcp:tools");
+      grant.addResourceScope(realm.mcpResources[0] as string, MCP_TOOLS_SCOPE);
       await grant.save();
       return grant;
     },

@@ -1,6 +1,6 @@
 import type { Kysely } from "kysely";
-import { MCP_SCOPES } from "../../auth/mcp-access.ts";
 import type { RuntimeConfig } from "../../config/runtime-config.ts";
+import { MCP_SCOPES } from "../../contracts/platform.ts";
 import { ensureAdminUser } from "../../domain/users.ts";
 import { loadCimdConfig } from "../../store/cimd.ts";
 import type { Database } from "../../store/schema.ts";

@@ -1,5 +1,9 @@
-import { MCP_SCOPES } from "../../auth/mcp-access.ts";
-import { ACCESS_TOKEN_TYPE, PLATFORM_AUDIENCE, TOKEN_EXCHANGE_GRANT } from "../../contracts/platform.ts";
+import {
+  ACCESS_TOKEN_TYPE,
+  MCP_SCOPES,
+  PLATFORM_AUDIENCE,
+  TOKEN_EXCHANGE_GRANT,
+} from "../../contracts/platform.ts";
 
 /**
  * What the embedded identity provider defines at every start (DESIGN.md "Identity"): the `mcp:*`

@@ -1,5 +1,5 @@
-import { MCP_SCOPES } from "../../auth/mcp-access.ts";
 import type { RuntimeConfig } from "../../config/runtime-config.ts";
+import { MCP_SCOPES } from "../../contracts/platform.ts";
 import { parseTrustedHosts, type RegistrationPolicy } from "./policy.ts";
 
 /** The registration policy the settings describe. */

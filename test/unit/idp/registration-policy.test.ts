@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { MCP_SCOPES } from "../../../src/auth/mcp-access.ts";
+import { MCP_SCOPES } from "../../../src/contracts/platform.ts";
 import { createRegistrationGate } from "../../../src/idp/registration/gate.ts";
 import { checkRegistration, type RegistrationPolicy } from "../../../src/idp/registration/policy.ts";
 import { memoryRegistrationCounts, rateLimitKey } from "../../../src/idp/registration/rate-limit.ts";
