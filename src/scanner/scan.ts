@@ -10,10 +10,9 @@
 import { statSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import type { Kysely } from "kysely";
-import { ingestAnalysis } from "../domain/package-facts.ts";
 import { packageNameProblem, versionProblem } from "../domain/package-names.ts";
-import { countVulnerablePackages, latestAnalysisAt } from "../store/analysis-summary.ts";
-import { type ChangeCount, IngestError } from "../store/ingest.ts";
+import { recordAnalysis } from "../domain/record-analysis.ts";
+import type { ChangeCount } from "../store/ingest.ts";
 import type { ExternalObjectInput, ReferenceInput } from "../store/input-records.ts";
 import type { Database } from "../store/schema.ts";
 import { VERSION } from "../version.ts";
@@ -305,31 +304,31 @@ interface RecordOptions {
   factsOptions: FactsOptions;
 }
 
-/** Records the analysis in the store: all or nothing, and never before the application's latest one. */
-export async function recordAnalysis(
+/**
+ * Records the analysis in the store (domain/record-analysis.ts: all or nothing, never before the
+ * application's latest one), its packages' facts read from the registries first.
+ */
+export async function recordScan(
   db: Kysely<Database>,
   document: AnalysisDocument,
   scan: ScanResult,
   options: RecordOptions,
 ): Promise<ScanSummary> {
-  const analyzedAt = new Date(document.analyzedAt).toISOString();
-  const latest = await latestAnalysisAt(db, document.application);
-  if (latest !== undefined && latest >= analyzedAt) {
-    throw new IngestError(
-      `Analyses of ${document.application} are recorded in time order: the latest is ${latest}, ` +
-        `so ${analyzedAt} cannot be added after it`,
-    );
-  }
-  options.factsOptions.progress?.(`gathering package facts for ${document.packages.length} packages`);
-  const factsMissing = (await gatherPackageFacts(db, document.packages, options.factsOptions)).missing;
-  options.factsOptions.progress?.("recording the analysis");
-  const result = await ingestAnalysis(db, document.application, document);
+  const gather = async (packages: AnalysisDocument["packages"]) =>
+    (await gatherPackageFacts(db, packages, options.factsOptions)).missing;
+  const result = await recordAnalysis(
+    db,
+    document.application,
+    document,
+    { gather },
+    options.factsOptions.progress,
+  );
   return {
     ...unrecordedSummary(document, scan),
     analyzedAt: result.analyzedAt,
-    vulnerablePackages: await countVulnerablePackages(db, document.application, result.seq),
+    vulnerablePackages: result.counts.vulnerablePackages,
     seq: result.seq,
     changes: { packages: result.packages, externalObjects: result.objects, references: result.references },
-    factsMissing,
+    factsMissing: [...result.factsMissing],
   };
 }

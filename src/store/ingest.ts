@@ -10,6 +10,7 @@ import {
   packageKey,
   parsePackageKey,
 } from "./input-records.ts";
+import { toUtcSeconds } from "./insights.ts";
 import { objectVersion } from "./object-versions.ts";
 import {
   closeOccurrencePackages,
@@ -61,6 +62,18 @@ export interface IngestOptions {
 }
 
 /**
+ * An analysis dated at or before its application's latest one: refused, as analyses are recorded in time
+ * order. The same words wherever it is found (the early check of domain/record-analysis.ts, or this
+ * transaction, which a concurrent recording may have overtaken).
+ */
+export function outOfOrder(applicationName: string, latest: string, analyzedAt: string): IngestError {
+  return new IngestError(
+    `Application '${applicationName}' already has an analysis at ${toUtcSeconds(latest)}: ` +
+      `an analysis dated ${toUtcSeconds(analyzedAt)} must come later`,
+    "out-of-order",
+  );
+}
+/**
  * Records an analysis as the difference from the application's previous one: rows that did not change
  * stay as they are, vanished rows are closed at this analysis, new ones open at it.
  */
@@ -82,13 +95,8 @@ export async function ingestAnalysis(
       .orderBy("seq", "desc")
       .limit(1)
       .executeTakeFirst();
-    if (last && last.analyzed_at >= analyzedAt) {
-      throw new IngestError(
-        `Analyses of ${applicationName} are recorded in time order: the latest is ${last.analyzed_at}, ` +
-          `so ${analyzedAt} cannot be added after it`,
-        "out-of-order",
-      );
-    }
+    if (last && last.analyzed_at >= analyzedAt)
+      throw outOfOrder(applicationName, last.analyzed_at, analyzedAt);
     const seq = (last?.seq ?? 0) + 1;
     await trx
       .insertInto("analyses")

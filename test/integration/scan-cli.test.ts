@@ -163,8 +163,8 @@ for (const kind of STORE_KINDS) {
       assert.equal(result.code, 1);
       assert.equal(
         result.stderr,
-        "imaging: Analyses of firebase-cli are recorded in time order: the latest is 2024-02-15T10:00:00.000Z, " +
-          "so 2024-01-20T00:00:00.000Z cannot be added after it\n",
+        "imaging: Application 'firebase-cli' already has an analysis at 2024-02-15T10:00:00Z: " +
+          "an analysis dated 2024-01-20T00:00:00Z must come later\n",
       );
       assert.deepEqual(await counts(), before);
     });

@@ -7,7 +7,7 @@ import { createRegistryFetcher, redactUrl } from "../../scanner/registry/cached-
 import {
   analysisDocument,
   INPUT_READERS,
-  recordAnalysis,
+  recordScan,
   type ScanSummary,
   scanPath,
   unrecordedSummary,
@@ -159,7 +159,7 @@ async function scan(path: string, options: ScanCliOptions): Promise<ScanSummary>
   }
   if (options.output !== undefined) return unrecordedSummary(document, result);
   return withStore(options, (store) =>
-    recordAnalysis(store.db, document, result, {
+    recordScan(store.db, document, result, {
       factsOptions: { ...context },
     }),
   );

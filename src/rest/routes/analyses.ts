@@ -2,13 +2,12 @@ import type { FastifyError, FastifyInstance } from "fastify";
 import { type AnalysisUploadSummary, analysisUploadSummary } from "../../contracts/analysis-upload.ts";
 import { resourceJsonSchema } from "../../contracts/json-schema.ts";
 import { APPLICATION_NAME_PATTERN, applicationNameProblem } from "../../domain/application-names.ts";
-import { ingestAnalysis } from "../../domain/package-facts.ts";
+import { type RecordedAnalysis, recordAnalysis } from "../../domain/record-analysis.ts";
 import {
   analysisDocumentJsonSchema,
   analysisInputOf,
   parseAnalysisDocument,
 } from "../../scanner/analysis-document.ts";
-import { countAnalysis, findApplication, latestAnalyzedAt } from "../../store/applications.ts";
 import { IngestError } from "../../store/ingest.ts";
 import { toUtcSeconds } from "../../store/insights.ts";
 import { adminOnly } from "../authorization.ts";
@@ -140,24 +139,11 @@ export function analysisRoutes(app: FastifyInstance, deps: RestDeps, options: An
           `The document analyzes '${document.application}' but was sent to application '${name}'`,
         );
       }
-      const existing = await findApplication(deps.db, name);
-      if (existing) {
-        const latest = await latestAnalyzedAt(deps.db, existing.id);
-        if (latest !== undefined && latest >= new Date(document.analyzedAt).toISOString()) {
-          return refuse(
-            409,
-            `Application '${name}' already has an analysis at ${toUtcSeconds(latest)}: ` +
-              `an analysis dated ${toUtcSeconds(document.analyzedAt)} must come later`,
-          );
-        }
-      }
       // Registry facts follow in the background (scanner/facts/background.ts): their arrival recomputes
       // the affected versions and upgrades against the full version history.
-      let recorded: Awaited<ReturnType<typeof ingestAnalysis>>;
+      let recorded: RecordedAnalysis;
       try {
-        recorded = await ingestAnalysis(deps.db, name, analysisInputOf(document), {
-          queueMissingFacts: true,
-        });
+        recorded = await recordAnalysis(deps.db, name, analysisInputOf(document), "queued");
         options.onFactsQueued?.();
       } catch (error) {
         if (error instanceof IngestError) {
@@ -165,8 +151,7 @@ export function analysisRoutes(app: FastifyInstance, deps: RestDeps, options: An
         }
         throw error;
       }
-      const application = await findApplication(deps.db, name);
-      const counts = await countAnalysis(deps.db, application?.id ?? 0, recorded.seq);
+      const { counts } = recorded;
       const summary: AnalysisUploadSummary = {
         application: name,
         analyzedAt: toUtcSeconds(recorded.analyzedAt),
