@@ -20,6 +20,12 @@ export type Severity = (typeof SEVERITIES)[number];
 /** The severities an advisory can state, most severe first (what a gate's minSeverity may name). */
 export const KNOWN_SEVERITIES = ["CRITICAL", "HIGH", "MEDIUM", "LOW"] as const satisfies readonly Severity[];
 
+/** The order of KNOWN_SEVERITIES as a rank, in any case: CRITICAL 4 .. LOW 1; anything else (UNKNOWN) 0. */
+export function severityRank(severity: string): number {
+  const index = (KNOWN_SEVERITIES as readonly string[]).indexOf(severity.toUpperCase());
+  return index < 0 ? 0 : KNOWN_SEVERITIES.length - index;
+}
+
 /**
  * The `mcp:*` client scopes (DESIGN.md): what the gateway's protected resources support, what both
  * identity providers create and grant; calling tools needs `mcp:tools`.

@@ -3,8 +3,7 @@
  * rules in, each enabled rule's findings and the verdict out. The store reads the facts and keeps the
  * verdicts (store/gates.ts); the rules are here.
  */
-import { DEVELOPMENT_SCOPES } from "../contracts/platform.ts";
-import { effectiveGateParameters, type GateRule, severityRank } from "../store/gate-kinds.ts";
+import { DEVELOPMENT_SCOPES, severityRank } from "../contracts/platform.ts";
 import type {
   GateFinding,
   GateVerdict,
@@ -12,6 +11,7 @@ import type {
   PackageState,
   ReferenceInterval,
 } from "../store/gate-records.ts";
+import { effectiveGateParameters, type GateRule } from "./gate-kinds.ts";
 
 /**
  * The packages a rule counts: by default those a production install keeps (as Snyk counts them: npm dev

@@ -1,4 +1,4 @@
-import { gateParametersSchemas } from "../store/gate-kinds.ts";
+import { gateParametersSchemas } from "../domain/gate-kinds.ts";
 import { bodyField, declareBody } from "./body.ts";
 import { ProblemError } from "./problem.ts";
 

@@ -6,7 +6,6 @@ import type {
   GateRuleResult,
 } from "../contracts/resources.ts";
 import { EXTERNAL_OBJECT_COLUMNS, toExternalObject } from "./external-objects.ts";
-import { effectiveGateParameters, type GateRule, isGateKind } from "./gate-kinds.ts";
 import type { GateFinding, GateVerdict, PackageInterval, ReferenceInterval } from "./gate-records.ts";
 import { vulnerabilitiesOfVersions } from "./packages.ts";
 import type { Database, GateRulesTable } from "./schema.ts";
@@ -17,7 +16,17 @@ type Db = Kysely<Database>;
 /** At most this many referred objects are listed with a finding. */
 const FINDING_OBJECTS_MAX = 20;
 
-function toRule(row: GateRulesTable): GateRule {
+/** A quality gate rule as stored; its parameters as written (domain/gate-kinds.ts reads them). */
+export interface StoredGateRule {
+  description: string;
+  enabled: boolean;
+  id: string;
+  kind: string;
+  name: string;
+  parameters: Record<string, unknown>;
+}
+
+function toRule(row: GateRulesTable): StoredGateRule {
   let stored: unknown = {};
   try {
     stored = JSON.parse(row.parameters);
@@ -30,19 +39,20 @@ function toRule(row: GateRulesTable): GateRule {
     id: row.id,
     kind: row.kind,
     name: row.name,
-    parameters: isGateKind(row.kind)
-      ? effectiveGateParameters(row.kind, stored)
-      : ((stored ?? {}) as Record<string, unknown>),
+    parameters:
+      typeof stored === "object" && stored !== null && !Array.isArray(stored)
+        ? (stored as Record<string, unknown>)
+        : {},
   };
 }
 
 /** Every quality gate rule, ordered by id. */
-export async function listGateRules(db: Db): Promise<GateRule[]> {
+export async function listGateRules(db: Db): Promise<StoredGateRule[]> {
   const rows = await db.selectFrom("gate_rules").selectAll().orderBy("id").execute();
   return rows.map(toRule);
 }
 
-export async function findGateRule(db: Db, id: string): Promise<GateRule | undefined> {
+export async function findGateRule(db: Db, id: string): Promise<StoredGateRule | undefined> {
   const row = await db.selectFrom("gate_rules").selectAll().where("id", "=", id).executeTakeFirst();
   return row && toRule(row);
 }
@@ -53,7 +63,7 @@ export async function updateGateRule(
   id: string,
   change: { enabled?: boolean | undefined; parameters?: Record<string, unknown> | undefined },
   by: string,
-): Promise<GateRule | undefined> {
+): Promise<StoredGateRule | undefined> {
   await db
     .updateTable("gate_rules")
     .set({

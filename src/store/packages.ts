@@ -1,7 +1,6 @@
 import { type ExpressionBuilder, type Kysely, PostgresAdapter, type RawBuilder, sql } from "kysely";
-import { SCOPE_UNKNOWN } from "../contracts/platform.ts";
+import { SCOPE_UNKNOWN, severityRank } from "../contracts/platform.ts";
 import { EXTERNAL_OBJECT_COLUMNS, toExternalObject } from "./external-objects.ts";
-import { severityRank } from "./gate-kinds.ts";
 import { releaseDateOf, scopeOf } from "./insights.ts";
 import type { Database } from "./schema.ts";
 import { containsIgnoringCase, containsPattern, liveAt, referredAt, searchText } from "./sql-helpers.ts";

@@ -1,6 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import {
+  effectiveRule,
+  type GateRule,
+  mergeGateParameters,
+  parametersOfSomeKind,
+} from "../../domain/gate-kinds.ts";
 import { evaluateAnalysis, gateHistory } from "../../domain/gates.ts";
-import { type GateRule, mergeGateParameters, parametersOfSomeKind } from "../../store/gate-kinds.ts";
 import { findGateRule, listGateRules, updateGateRule } from "../../store/gates.ts";
 import { toUtcSeconds } from "../../store/insights.ts";
 import { adminOnly, applicationAt, readableApplication } from "../authorization.ts";
@@ -25,7 +30,7 @@ export function gateRoutes(app: FastifyInstance, deps: RestDeps): void {
   const knownRule = async (request: FastifyRequest<{ Params: { id: string } }>): Promise<void> => {
     const rule = await findGateRule(deps.db, request.params.id);
     if (!rule) refuse(404, `No quality gate rule with id '${request.params.id}'`);
-    ruleOfRequest.set(request, rule);
+    ruleOfRequest.set(request, effectiveRule(rule));
   };
 
   app.get(
@@ -40,7 +45,7 @@ export function gateRoutes(app: FastifyInstance, deps: RestDeps): void {
         },
       },
     },
-    async () => listGateRules(deps.db),
+    async () => (await listGateRules(deps.db)).map(effectiveRule),
   );
 
   app.put<{ Params: { id: string }; Body: BodyOf<typeof gateRuleUpdateBody> }>(
@@ -88,7 +93,8 @@ export function gateRoutes(app: FastifyInstance, deps: RestDeps): void {
         parameters = merged.value;
       }
       const subject = request.principal?.subject ?? "";
-      return updateGateRule(deps.db, id, { enabled: update.enabled, parameters }, subject);
+      const updated = await updateGateRule(deps.db, id, { enabled: update.enabled, parameters }, subject);
+      return updated && effectiveRule(updated);
     },
   );
 

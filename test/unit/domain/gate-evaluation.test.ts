@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { evaluateGates, ruleFindings, statesAt } from "../../../src/domain/gate-evaluation.ts";
-import type { GateRule } from "../../../src/store/gate-kinds.ts";
+import type { GateRule } from "../../../src/domain/gate-kinds.ts";
 import type { PackageInterval, PackageState } from "../../../src/store/gate-records.ts";
 
 const rule = (kind: string, parameters: Record<string, unknown> = {}, enabled = true): GateRule => ({

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { effectiveGateParameters, mergeGateParameters, severityRank } from "../../../src/store/gate-kinds.ts";
+import { severityRank } from "../../../src/contracts/platform.ts";
+import { effectiveGateParameters, mergeGateParameters } from "../../../src/domain/gate-kinds.ts";
 
 describe("gate rule parameters", () => {
   it("merges known keys, normalizing severities to upper case", () => {

@@ -1,5 +1,6 @@
 import { KNOWN_SEVERITIES } from "../contracts/platform.ts";
 import type { GateRuleKind } from "../contracts/resources.ts";
+import type { StoredGateRule } from "../store/gates.ts";
 
 /**
  * Quality gate rule kinds and their parameters, as pure functions: each kind names its parameters,
@@ -9,22 +10,10 @@ import type { GateRuleKind } from "../contracts/resources.ts";
 
 type Verdict<T> = { ok: true; value: T } | { ok: false; detail: string };
 
-export interface GateRule {
-  description: string;
-  enabled: boolean;
-  id: string;
-  kind: string;
-  name: string;
-  parameters: Record<string, unknown>;
-}
+/** A rule as the domain reads it: the stored rule, its parameters the kind's effective ones. */
+export type GateRule = StoredGateRule;
 
 const GATE_SEVERITIES = KNOWN_SEVERITIES;
-
-/** CRITICAL 4 .. LOW 1; anything else (UNKNOWN) 0. */
-export function severityRank(severity: string): number {
-  const index = (GATE_SEVERITIES as readonly string[]).indexOf(severity.toUpperCase());
-  return index < 0 ? 0 : GATE_SEVERITIES.length - index;
-}
 
 interface ParameterSpec {
   default: unknown;
@@ -156,4 +145,11 @@ export function effectiveGateParameters(kind: string, stored: unknown): Record<s
     result[key] = value === undefined ? spec.default : value;
   }
   return result;
+}
+
+/** The rule with its kind's effective parameters (defaults overlaid with what the store holds). */
+export function effectiveRule(rule: StoredGateRule): GateRule {
+  return isGateKind(rule.kind)
+    ? { ...rule, parameters: effectiveGateParameters(rule.kind, rule.parameters) }
+    : rule;
 }
