@@ -10,7 +10,7 @@ import type { StoredGateRule } from "../store/gates.ts";
 
 type Verdict<T> = { ok: true; value: T } | { ok: false; detail: string };
 
-/** A rule as the domain reads it: the stored rule, its parameters the kind's effective ones. */
+/** A quality gate rule: the stored one; effectiveRule() gives it its kind's effective parameters. */
 export type GateRule = StoredGateRule;
 
 const GATE_SEVERITIES = KNOWN_SEVERITIES;

@@ -207,7 +207,12 @@ for (const kind of STORE_KINDS) {
     it("refuses an analysis older than the latest one, and keeps the store unchanged", async () => {
       await assert.rejects(
         ingestAnalysis(store.db, "app", { ...first, analyzedAt: "2023-12-31T00:00:00Z" }),
-        (error: Error) => error instanceof IngestError && /time order/.test(error.message),
+        (error: Error) =>
+          error instanceof IngestError &&
+          error.reason === "out-of-order" &&
+          error.message ===
+            "Application 'app' already has an analysis at 2024-02-01T00:00:00Z: " +
+              "an analysis dated 2023-12-31T00:00:00Z must come later",
       );
       const app = await findApplication(store.db, "app");
       assert.equal((await resolveAnalysis(store.db, app?.id as number))?.seq, 2);
