@@ -55,7 +55,8 @@ export async function recordAnalysis(
   }
   progress?.("recording the analysis");
   const result = await ingestAnalysis(db, applicationName, input, { queueMissingFacts: facts === "queued" });
-  const application = await findApplication(db, applicationName);
-  if (!application) throw new Error(`the application '${applicationName}' was not recorded`);
-  return { ...result, counts: await countAnalysis(db, application.id, result.seq), factsMissing };
+  // a new application was created by the ingest
+  const applicationId = existing?.id ?? (await findApplication(db, applicationName))?.id;
+  if (applicationId === undefined) throw new Error(`the application '${applicationName}' was not recorded`);
+  return { ...result, counts: await countAnalysis(db, applicationId, result.seq), factsMissing };
 }

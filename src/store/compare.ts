@@ -437,6 +437,26 @@ function changeGroups(db: Db, applicationId: number, lo: number, hi: number) {
     .groupBy([...IDENTITY]);
 }
 
+/** A reference identity's row (of the change log or of the intervals) as the REST resource states it. */
+export function referenceChangeOf(r: {
+  source_full_name: string;
+  source_object_id: string;
+  target_full_name: string;
+  target_object_id: string;
+  package_name: string;
+  version: string;
+}): ReferenceChange {
+  return {
+    source: { fullName: r.source_full_name, id: r.source_object_id },
+    target: {
+      fullName: r.target_full_name,
+      id: r.target_object_id,
+      package: r.package_name,
+      version: r.version,
+    },
+  };
+}
+
 /** One direction (`sign`) of the reference changes over analyses lo+1..hi, and the page wanted. */
 export interface ReferenceChangeQuery {
   applicationId: number;
@@ -469,15 +489,7 @@ async function referenceChangesPage(db: Db, query: ReferenceChangeQuery): Promis
     .limit(paging.limit)
     .offset(paging.skip)
     .execute();
-  return rows.map((r) => ({
-    source: { fullName: r.source_full_name, id: r.source_object_id },
-    target: {
-      fullName: r.target_full_name,
-      id: r.target_object_id,
-      package: r.package_name,
-      version: r.version,
-    },
-  }));
+  return rows.map(referenceChangeOf);
 }
 
 /** Rows of the log read per step of the PostgreSQL walk. */
@@ -509,16 +521,7 @@ export async function referenceChangesWalk(
   /** Ends the current group; true when the page is full. */
   const close = (): boolean => {
     if (group && group.net === sign && matched++ >= paging.skip) {
-      const r = group.row;
-      page.push({
-        source: { fullName: r.source_full_name, id: r.source_object_id },
-        target: {
-          fullName: r.target_full_name,
-          id: r.target_object_id,
-          package: r.package_name,
-          version: r.version,
-        },
-      });
+      page.push(referenceChangeOf(group.row));
     }
     group = undefined;
     return page.length >= paging.limit;

@@ -133,7 +133,7 @@ export async function openStore(options: OpenStoreOptions): Promise<StoreHandle>
       handle.migrated = await migrateToLatest(migrating);
       const index = await ensurePgSearchIndex(migrating.db);
       // a new store builds it as part of its creation: only a later build is news
-      if (index === "built" && !handle.migrated.includes("001-initial"))
+      if (index === "built" && !createdNow(handle.migrated))
         handle.notices.push("built the trigram index of objects?q= (external_objects_search)");
       else if (typeof index === "object") handle.notices.push(index.missing);
     } catch (error) {
@@ -267,6 +267,9 @@ export const MIGRATIONS: readonly (readonly [name: string, migration: (kind: Sto
   ["026-read-model-rebuilds", readModelRebuildsMigration],
 ];
 
+/** Whether these applied migrations created the store: then start-up work on it is no news for the log. */
+const createdNow = (applied: readonly string[]): boolean => applied.includes(MIGRATIONS[0]?.[0] ?? "");
+
 /** The migrations' names, in order. */
 export const migrationNames: readonly string[] = MIGRATIONS.map(([name]) => name);
 
@@ -321,7 +324,7 @@ export async function migrateToLatest(handle: StoreHandle): Promise<string[]> {
   const applied = (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
   const rebuilt = await rebuildRequestedReadModels(handle.db);
   // a new store has nothing to rebuild: only an upgraded one says so
-  if (rebuilt.length > 0 && !applied.includes("001-initial"))
+  if (rebuilt.length > 0 && !createdNow(applied))
     handle.notices.push(`rebuilt the read models from the stored analyses (asked by ${rebuilt.join(", ")})`);
   return applied;
 }

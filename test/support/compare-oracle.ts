@@ -5,7 +5,12 @@
  */
 import type { Kysely } from "kysely";
 import type { ReferenceChange } from "../../src/contracts/resources.ts";
-import { type ComparisonPage, packagesOnlyInQuery, referencesOnlyInQuery } from "../../src/store/compare.ts";
+import {
+  type ComparisonPage,
+  packagesOnlyInQuery,
+  referenceChangeOf,
+  referencesOnlyInQuery,
+} from "../../src/store/compare.ts";
 import { vulnerabilitiesOfVersions } from "../../src/store/packages.ts";
 import type { Database } from "../../src/store/schema.ts";
 
@@ -73,15 +78,7 @@ export async function compareFromIntervals(
       .orderBy("source_object_id")
       .orderBy("package_version_id")
       .execute();
-    return rows.map((r) => ({
-      source: { fullName: r.source_full_name, id: r.source_object_id },
-      target: {
-        fullName: r.target_full_name,
-        id: r.target_object_id,
-        package: r.package_name,
-        version: r.version,
-      },
-    }));
+    return rows.map(referenceChangeOf);
   };
   return {
     packages: { added: plain(added), removed: plain(removed) },
